@@ -1,0 +1,91 @@
+# snb: one non-recursive Makefile.  Every apps/X.c becomes build/bin/snb-X,
+# every tools/snb-X.c becomes build/bin/snb-X, every libring/*.c goes into
+# build/libring.a.  BUILD=build-asan SAN=1 gives the sanitizer build.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -Ilibring
+LDLIBS  += -lpcap -lbsd
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRC   := $(wildcard libring/*.c)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB       := $(BUILD)/libring.a
+APP_SRC   := $(wildcard apps/*.c)
+TOOL_SRC  := $(wildcard tools/snb-*.c)
+BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%)
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TTOOL_SRC := $(wildcard tests/tools/*.c)
+TTOOLS    := $(TTOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(wildcard bench/*.c)
+BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+HDRS      := $(wildcard libring/*.h)
+
+.PHONY: all check check-fast bench demo install clean deps
+all: $(BINS) $(UNITS) $(TTOOLS) $(BENCHES)
+
+$(BUILD)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/snb-%: $(BUILD)/apps/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/snb-%: $(BUILD)/tools/snb-%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/tools/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+deps:
+	@sh tools/deps.sh
+
+# The whole suite, then the whole suite again under ASan+UBSan.
+check: deps
+	@$(MAKE) --no-print-directory -s all
+	@$(MAKE) --no-print-directory -s all BUILD=build-asan SAN=1 CFLAGS="-O1 -g"
+	@sh tests/run build build-asan
+
+# One pass, normal build only (for quick iterations).
+check-fast:
+	@$(MAKE) --no-print-directory -s all
+	@sh tests/run build
+
+bench: deps
+	@$(MAKE) --no-print-directory -s all
+	@sh bench/run build
+
+demo: deps
+	@$(MAKE) --no-print-directory -s all
+	@sh examples/demo.sh build
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7
+
+clean:
+	rm -rf build build-asan
