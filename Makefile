@@ -7,11 +7,11 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -Ilibring
-LDLIBS  += -lpcap -lbsd
+override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -Ilibring
+override LDLIBS += -lpcap -lbsd
 ifeq ($(SAN),1)
-CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS += -fsanitize=address,undefined
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRC   := $(wildcard libring/*.c)

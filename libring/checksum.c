@@ -1,0 +1,202 @@
+/*
+ * checksum.c: the Internet checksum.  See checksum.h for the byte-order
+ * conventions.
+ */
+#include <string.h>
+
+#include "checksum.h"
+#include "proto.h"
+
+/*
+ * Add v to acc with end-around carry, i.e. one's-complement addition on
+ * 64 bits.  2^64 - 1 is a multiple of 2^16 - 1, so the 64-bit sum folds
+ * to the same 16-bit one's-complement sum as adding 16-bit words would.
+ */
+static inline uint64_t
+add64(uint64_t acc, uint64_t v)
+{
+	acc += v;
+	return acc + (acc < v);
+}
+
+uint32_t
+cksum_add(uint32_t sum, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t acc = sum, a, b, c, d, tail;
+
+	/* Four independent loads per round let the CPU overlap them. */
+	while (len >= 32) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		memcpy(&c, p + 16, 8);
+		memcpy(&d, p + 24, 8);
+		acc = add64(acc, a);
+		acc = add64(acc, b);
+		acc = add64(acc, c);
+		acc = add64(acc, d);
+		p += 32;
+		len -= 32;
+	}
+	while (len >= 8) {
+		memcpy(&a, p, 8);
+		acc = add64(acc, a);
+		p += 8;
+		len -= 8;
+	}
+	if (len > 0) {
+		/*
+		 * The tail starts at an even offset, so zero-filling it to 8
+		 * bytes pads an odd final byte exactly as RFC 1071 asks:
+		 * with a zero byte after it, in memory order.
+		 */
+		tail = 0;
+		memcpy(&tail, p, len);
+		acc = add64(acc, tail);
+	}
+	/* 64 -> 32 bits; two rounds absorb the carry of the first. */
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	return (uint32_t)acc;
+}
+
+uint16_t
+cksum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * Sum len bytes at p as if the 16-bit field at offset off were zero, so
+ * callers get a storable checksum without first clearing the field.  off
+ * is even, keeping the piecewise sum aligned to 16-bit words.
+ */
+static uint32_t
+sum_skipping(uint32_t sum, const unsigned char *p, size_t len, size_t off)
+{
+	if (len < off + 2)
+		return cksum_add(sum, p, len);
+	sum = cksum_add(sum, p, off);
+	return cksum_add(sum, p + off + 2, len - off - 2);
+}
+
+/* Offset of the checksum field in a segment of protocol proto, or 0. */
+static size_t
+l4_cksum_offset(uint8_t proto)
+{
+	switch (proto) {
+	case SNB_IPPROTO_TCP:
+		return 16;
+	case SNB_IPPROTO_UDP:
+		return 6;
+	case SNB_IPPROTO_ICMP:
+	case SNB_IPPROTO_ICMPV6:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+static uint16_t
+l4_finish(uint32_t sum, const void *l4, size_t l4len, uint8_t proto)
+{
+	size_t off = l4_cksum_offset(proto);
+	uint16_t ck;
+
+	if (off != 0)
+		sum = sum_skipping(sum, l4, l4len, off);
+	else
+		sum = cksum_add(sum, l4, l4len);
+	ck = cksum_fold(sum);
+	/* RFC 768: a computed 0 goes on the wire as all ones. */
+	if (proto == SNB_IPPROTO_UDP && ck == 0)
+		ck = 0xffff;
+	return ck;
+}
+
+uint16_t
+ipv4_header_cksum(const void *iphdr)
+{
+	size_t hlen = ipv4_hlen(iphdr);
+
+	/* A bogus ihl < 5 must not make us skip past what we read. */
+	if (hlen < SNB_IPV4_HLEN)
+		hlen = SNB_IPV4_HLEN;
+	return cksum_fold(sum_skipping(0, iphdr, hlen,
+	    offsetof(struct ipv4_hdr, cksum)));
+}
+
+uint16_t
+ipv4_l4_cksum(const void *iphdr, const void *l4, size_t l4len, uint8_t proto)
+{
+	const unsigned char *ip = iphdr;
+	unsigned char ph[4];
+	uint32_t sum = 0;
+
+	if (proto != SNB_IPPROTO_ICMP) {
+		/* src and dst are adjacent: one 8-byte run. */
+		sum = cksum_add(sum, ip + offsetof(struct ipv4_hdr, src), 8);
+		ph[0] = 0;
+		ph[1] = proto;
+		ph[2] = (l4len >> 8) & 0xff;
+		ph[3] = l4len & 0xff;
+		sum = cksum_add(sum, ph, sizeof(ph));
+	}
+	return l4_finish(sum, l4, l4len, proto);
+}
+
+uint16_t
+ipv6_l4_cksum(const void *ip6hdr, const void *l4, size_t l4len, uint8_t proto)
+{
+	const unsigned char *ip6 = ip6hdr;
+	unsigned char ph[8];
+	uint32_t sum;
+
+	/* src and dst are adjacent: one 32-byte run. */
+	sum = cksum_add(0, ip6 + offsetof(struct ipv6_hdr, src), 32);
+	ph[0] = (l4len >> 24) & 0xff;
+	ph[1] = (l4len >> 16) & 0xff;
+	ph[2] = (l4len >> 8) & 0xff;
+	ph[3] = l4len & 0xff;
+	ph[4] = ph[5] = ph[6] = 0;
+	ph[7] = proto;
+	sum = cksum_add(sum, ph, sizeof(ph));
+	return l4_finish(sum, l4, l4len, proto);
+}
+
+/*
+ * RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), rather than eqn. 2: it never
+ * turns a non-zero sum into the -0 form, so the result matches a full
+ * recomputation.  Because one's-complement sums are byte-order
+ * independent, memory-order inputs give a memory-order result.
+ */
+uint16_t
+cksum_update16(uint16_t old_cksum, uint16_t old_field, uint16_t new_field)
+{
+	uint32_t sum;
+
+	sum = (uint16_t)~old_cksum;
+	sum += (uint16_t)~old_field;
+	sum += new_field;
+	return cksum_fold(sum);
+}
+
+uint16_t
+cksum_update32(uint16_t old_cksum, uint32_t old_field, uint32_t new_field)
+{
+	uint32_t sum;
+
+	/*
+	 * Whatever the host byte order, the two halves of a memory-order
+	 * 32-bit value are the two memory-order 16-bit words it covers, and
+	 * their order does not matter to the sum.
+	 */
+	sum = (uint16_t)~old_cksum;
+	sum += (uint16_t)~(old_field >> 16);
+	sum += (uint16_t)~(old_field & 0xffff);
+	sum += new_field >> 16;
+	sum += new_field & 0xffff;
+	return cksum_fold(sum);
+}

@@ -1,0 +1,298 @@
+/*
+ * ring.c: creating, attaching, publishing and sleeping on packet rings.
+ * The hot-path inlines live in ring.h; this file holds what runs once per
+ * burst or once per process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "ring.h"
+
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC 0x958458f6
+#endif
+
+_Static_assert(sizeof(struct ring_shm) <= RING_DATA_OFFSET, "ring header");
+_Static_assert(sizeof(struct packet) == 16, "packet header");
+
+int
+snb_is_hugetlbfs(const char *path, size_t *page)
+{
+	struct statfs sf;
+
+	if (statfs(path, &sf) == -1 || (unsigned)sf.f_type != HUGETLBFS_MAGIC)
+		return 0;
+	if (page)
+		*page = (size_t)sf.f_bsize;
+	return 1;
+}
+
+static uint32_t
+slot_size_for(uint32_t capacity)
+{
+	/* Data starts 16 bytes in; round the stride to whole cache lines. */
+	return (uint32_t)((PACKET_HDR + capacity + 63) & ~(size_t)63);
+}
+
+static size_t
+ring_file_size(uint32_t nslots, uint32_t slot_size, size_t page)
+{
+	size_t sz = RING_DATA_OFFSET + (size_t)nslots * slot_size;
+
+	return (sz + page - 1) / page * page;
+}
+
+int
+ring_create(const char *path, uint32_t nslots, uint32_t capacity,
+    uint32_t flags)
+{
+	struct ring_shm *shm;
+	size_t page = 4096, size;
+	uint32_t slot_size;
+	const char *base;
+	char dir[PATH_MAX], *slash;
+	int fd, e;
+
+	if (nslots < 2 || (nslots & (nslots - 1)) || nslots > (1u << 24) ||
+	    capacity < 64 || capacity > RING_MAX_CAPACITY) {
+		errno = EINVAL;
+		return -1;
+	}
+	strlcpy(dir, path, sizeof(dir));
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	snb_is_hugetlbfs(slash ? dir : ".", &page);
+	slot_size = slot_size_for(capacity);
+	size = ring_file_size(nslots, slot_size, page);
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		return -1;
+	if (ftruncate(fd, (off_t)size) == -1)
+		goto fail;
+	shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (shm == MAP_FAILED)
+		goto fail;
+	memset(shm, 0, sizeof(*shm));
+	shm->hdr.version = RING_VERSION;
+	shm->hdr.nslots = nslots;
+	shm->hdr.slot_size = slot_size;
+	shm->hdr.capacity = capacity;
+	shm->hdr.flags = flags;
+	shm->hdr.file_size = size;
+	base = strrchr(path, '/');
+	strlcpy(shm->hdr.name, base ? base + 1 : path, sizeof(shm->hdr.name));
+	/* The magic goes last: a half-made ring never looks valid. */
+	atomic_thread_fence(memory_order_release);
+	shm->hdr.magic = RING_MAGIC;
+	munmap(shm, size);
+	close(fd);
+	return 0;
+fail:
+	e = errno;
+	close(fd);
+	unlink(path);
+	errno = e;
+	return -1;
+}
+
+int
+ring_attach(struct ring *r, const char *path, enum ring_side side,
+    char *errbuf, size_t errlen)
+{
+	struct ring_shm *shm;
+	struct stat st;
+	int fd, prot;
+	uint32_t ns, ss, cap;
+
+	memset(r, 0, sizeof(*r));
+	prot = PROT_READ | (side == RING_OBSERVER ? 0 : PROT_WRITE);
+	fd = open(path, (side == RING_OBSERVER ? O_RDONLY : O_RDWR) |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < RING_DATA_OFFSET) {
+		snprintf(errbuf, errlen, "%s: not a ring (too small)", path);
+		close(fd);
+		return -1;
+	}
+	shm = mmap(NULL, (size_t)st.st_size, prot, MAP_SHARED, fd, 0);
+	close(fd);
+	if (shm == MAP_FAILED) {
+		snprintf(errbuf, errlen, "%s: mmap: %s", path, strerror(errno));
+		return -1;
+	}
+	ns = shm->hdr.nslots;
+	ss = shm->hdr.slot_size;
+	cap = shm->hdr.capacity;
+	if (shm->hdr.magic != RING_MAGIC) {
+		snprintf(errbuf, errlen, "%s: not a ring (bad magic)", path);
+		goto bad;
+	}
+	if (shm->hdr.version != RING_VERSION) {
+		snprintf(errbuf, errlen, "%s: ring version %u, expected %u",
+		    path, shm->hdr.version, RING_VERSION);
+		goto bad;
+	}
+	if (ns < 2 || (ns & (ns - 1)) || cap < 64 || cap > RING_MAX_CAPACITY ||
+	    ss < slot_size_for(cap) || ss % 64 ||
+	    RING_DATA_OFFSET + (uint64_t)ns * ss > (uint64_t)st.st_size) {
+		snprintf(errbuf, errlen, "%s: corrupt ring geometry "
+		    "(%u slots of %u bytes, capacity %u, file %lld bytes)",
+		    path, ns, ss, cap, (long long)st.st_size);
+		goto bad;
+	}
+	r->shm = shm;
+	r->slots = (unsigned char *)shm + RING_DATA_OFFSET;
+	r->mask = ns - 1;
+	r->slot_size = ss;
+	r->capacity = cap;
+	r->side = side;
+	r->map_len = (size_t)st.st_size;
+	strlcpy(r->path, path, sizeof(r->path));
+	r->head = atomic_load_explicit(&shm->prod.head, memory_order_acquire);
+	r->tail = atomic_load_explicit(&shm->cons.tail, memory_order_acquire);
+	if (side == RING_PRODUCER)
+		atomic_store(&shm->prod.pid, (int32_t)getpid());
+	else if (side == RING_CONSUMER)
+		atomic_store(&shm->cons.pid, (int32_t)getpid());
+	return 0;
+bad:
+	munmap(shm, (size_t)st.st_size);
+	return -1;
+}
+
+void
+ring_detach(struct ring *r)
+{
+	if (r->shm == NULL)
+		return;
+	if (r->side == RING_PRODUCER)
+		atomic_store(&r->shm->prod.pid, 0);
+	else if (r->side == RING_CONSUMER)
+		atomic_store(&r->shm->cons.pid, 0);
+	munmap(r->shm, r->map_len);
+	r->shm = NULL;
+}
+
+static void
+futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void
+futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = timeout_ms / 1000;
+	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+	syscall(SYS_futex, word, FUTEX_WAIT, val, timeout_ms < 0 ? NULL : &ts,
+	    NULL, 0);
+}
+
+void
+ring_commit(struct ring *r, uint32_t n)
+{
+	uint64_t bytes = 0;
+	uint32_t i;
+
+	if (n == 0)
+		return;
+	/* The slots are still in our cache: counting bytes here is cheap. */
+	for (i = 0; i < n; i++)
+		bytes += ring_slot(r, i)->len;
+	r->head += n;
+	atomic_store_explicit(&r->shm->prod.bytes,
+	    atomic_load_explicit(&r->shm->prod.bytes, memory_order_relaxed) +
+	    bytes, memory_order_relaxed);
+	atomic_store_explicit(&r->shm->prod.head, r->head,
+	    memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->shm->cons.waiting, memory_order_relaxed))
+		futex_wake(&r->shm->cons.waiting);
+}
+
+void
+ring_close(struct ring *r)
+{
+	atomic_store_explicit(&r->shm->prod.closed, 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	futex_wake(&r->shm->cons.waiting);
+}
+
+void
+ring_count_drops(struct ring *r, uint64_t n)
+{
+	atomic_store_explicit(&r->shm->prod.drops,
+	    atomic_load_explicit(&r->shm->prod.drops, memory_order_relaxed) + n,
+	    memory_order_relaxed);
+}
+
+void
+ring_release(struct ring *r, uint32_t n)
+{
+	if (n == 0)
+		return;
+	r->tail += n;
+	atomic_store_explicit(&r->shm->cons.tail, r->tail,
+	    memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->shm->prod.waiting, memory_order_relaxed))
+		futex_wake(&r->shm->prod.waiting);
+}
+
+int
+ring_eof(struct ring *r)
+{
+	/* Read closed before head: a close is published after the last head. */
+	if (!atomic_load_explicit(&r->shm->prod.closed, memory_order_acquire))
+		return 0;
+	return ring_avail(r, UINT32_MAX) == 0;
+}
+
+void
+ring_wait(struct ring *r, int timeout_ms)
+{
+	struct ring_shm *s = r->shm;
+
+	if (r->side == RING_CONSUMER) {
+		atomic_store_explicit(&s->cons.waiting, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&s->prod.head, memory_order_relaxed) ==
+		    r->tail && !atomic_load_explicit(&s->prod.closed,
+		    memory_order_relaxed))
+			futex_wait(&s->cons.waiting, 1, timeout_ms);
+		atomic_store_explicit(&s->cons.waiting, 0, memory_order_relaxed);
+	} else if (r->side == RING_PRODUCER) {
+		atomic_store_explicit(&s->prod.waiting, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (r->head - atomic_load_explicit(&s->cons.tail,
+		    memory_order_relaxed) > r->mask)
+			futex_wait(&s->prod.waiting, 1, timeout_ms);
+		atomic_store_explicit(&s->prod.waiting, 0, memory_order_relaxed);
+	}
+}
+
+uint64_t
+ring_fill(const struct ring *r)
+{
+	return atomic_load(&r->shm->prod.head) - atomic_load(&r->shm->cons.tail);
+}

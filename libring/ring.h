@@ -1,0 +1,228 @@
+/*
+ * ring.h: single-producer single-consumer packet rings in shared memory.
+ *
+ * A ring is one file (in hugetlbfs or /dev/shm) mapped by exactly two
+ * processes: the stage that produces into it and the stage that consumes
+ * from it.  The file holds a header and a power-of-two number of fixed-size
+ * slots; every slot holds one packet inline.  Packets cross a hop by copy
+ * into a slot, so no pointer ever crosses a process boundary and a process
+ * that dies leaves nothing to leak.
+ *
+ *	offset 0        struct ring_hdr     magic, version, geometry (read-only)
+ *	offset 64       struct ring_prod    written by the producer only
+ *	offset 128      struct ring_cons    written by the consumer only
+ *	offset 4096     slot[0] .. slot[nslots-1], each slot_size bytes
+ *
+ * Indexes are free-running 64-bit counters (they never wrap in practice):
+ * the slot of index i is i & (nslots - 1); the ring holds head - tail
+ * packets.  Each side keeps a private copy of the other side's index and
+ * re-reads the shared one only when the copy says "full" or "empty", so the
+ * hot path touches the other side's cache line once per burst, not once per
+ * packet.
+ *
+ * Memory ordering.  The producer writes slots, then publishes them with a
+ * store-release of prod.head; the consumer load-acquires prod.head before
+ * reading those slots.  Symmetrically the consumer store-releases cons.tail
+ * after it has finished reading slots, and the producer load-acquires it
+ * before overwriting them.  Sleeping uses a Dekker pattern: the sleeper sets
+ * its "waiting" word, issues a full fence, and re-checks the index; the
+ * waker publishes its index, issues a full fence, and then looks at the
+ * waiting word.  One of the two is guaranteed to see the other's store, so
+ * no wake-up is lost.
+ */
+#ifndef SNB_RING_H
+#define SNB_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RING_MAGIC		0x676e6972626e73ULL	/* "snbring" */
+#define RING_VERSION		1
+#define RING_DEFAULT_SLOTS	512
+#define RING_DEFAULT_CAPACITY	10240		/* bytes of packet per slot */
+#define RING_MAX_CAPACITY	65535		/* fits the uint16_t length */
+#define RING_DATA_OFFSET	4096
+#define RING_FLAG_LEAKY		0x1		/* producer drops when full */
+
+/* A packet as it sits in a slot. */
+struct packet {
+	uint16_t	len;		/* bytes of data[] in use */
+	uint16_t	flags;		/* reserved, 0 */
+	uint32_t	wirelen;	/* original length when truncated, else 0 */
+	uint64_t	ts_ns;		/* capture time (ns since epoch), 0 = none */
+	unsigned char	data[];		/* len bytes, 64-byte aligned */
+} __attribute__((aligned(16)));
+
+#define PACKET_HDR	sizeof(struct packet)
+
+/* Read-only after creation. */
+struct ring_hdr {
+	uint64_t	magic;
+	uint32_t	version;
+	uint32_t	nslots;		/* power of two */
+	uint32_t	slot_size;	/* bytes from one slot to the next */
+	uint32_t	capacity;	/* max packet length (<= slot_size - PACKET_HDR) */
+	uint32_t	flags;		/* RING_FLAG_* */
+	uint32_t	hdr_pad;
+	uint64_t	file_size;
+	char		name[24];	/* informational */
+} __attribute__((aligned(64)));
+
+/* Written only by the producer. */
+struct ring_prod {
+	_Atomic uint64_t head;		/* next index to publish */
+	_Atomic uint32_t closed;	/* 1: no more packets will come (EOF) */
+	_Atomic uint32_t waiting;	/* futex: producer sleeps for room */
+	_Atomic int32_t	pid;		/* attached producer, 0 = none */
+	uint32_t	pad;
+	_Atomic uint64_t bytes;		/* published (packets = head) */
+	_Atomic uint64_t drops;		/* leaky ring full */
+} __attribute__((aligned(64)));
+
+/* Written only by the consumer. */
+struct ring_cons {
+	_Atomic uint64_t tail;		/* next index to read */
+	_Atomic uint32_t waiting;	/* futex: consumer sleeps for data */
+	_Atomic int32_t	pid;		/* attached consumer, 0 = none */
+} __attribute__((aligned(64)));
+
+struct ring_shm {
+	struct ring_hdr	 hdr;
+	struct ring_prod prod;
+	struct ring_cons cons;
+};
+
+enum ring_side { RING_PRODUCER, RING_CONSUMER, RING_OBSERVER };
+
+/* A process's handle on a mapped ring (private memory). */
+struct ring {
+	struct ring_shm	*shm;
+	unsigned char	*slots;
+	uint64_t	 mask;
+	uint32_t	 slot_size;
+	uint32_t	 capacity;
+	enum ring_side	 side;
+	uint64_t	 head;		/* producer: local head; consumer: cached */
+	uint64_t	 tail;		/* consumer: local tail; producer: cached */
+	size_t		 map_len;
+	char		 path[256];
+};
+
+/*
+ * Create the ring file at path (O_EXCL, 0600 or 0660 when group is set,
+ * O_NOFOLLOW).  nslots must be a power of two; capacity the largest packet.
+ * Returns 0 or -1 with errno set.  The file is closed again; stages attach.
+ */
+int	ring_create(const char *path, uint32_t nslots, uint32_t capacity,
+	    uint32_t flags);
+/*
+ * Map an existing ring file as producer, consumer or observer.  Checks the
+ * magic, version and geometry against the file size; on failure returns -1
+ * and writes a reason (naming the file) into errbuf.
+ */
+int	ring_attach(struct ring *r, const char *path, enum ring_side side,
+	    char *errbuf, size_t errlen);
+/* Unmap; a producer or consumer clears its pid (it does not close). */
+void	ring_detach(struct ring *r);
+
+/* --- producer --- */
+
+/* Free slots, re-reading the consumer's tail only when the cache is short. */
+static inline uint32_t
+ring_room(struct ring *r, uint32_t want)
+{
+	uint64_t size = r->mask + 1;
+
+	if (size - (r->head - r->tail) < want)
+		r->tail = atomic_load_explicit(&r->shm->cons.tail,
+		    memory_order_acquire);
+	return (uint32_t)(size - (r->head - r->tail));
+}
+
+/* The slot i places after the local head (i < ring_room()). */
+static inline struct packet *
+ring_slot(struct ring *r, uint32_t i)
+{
+	return (struct packet *)(r->slots +
+	    ((r->head + i) & r->mask) * (uint64_t)r->slot_size);
+}
+
+/* Publish n filled slots; wakes the consumer if it sleeps. */
+void	ring_commit(struct ring *r, uint32_t n);
+/* Copy one packet into the next slot (room must have been checked). */
+static inline void
+ring_put(struct ring *r, uint32_t i, const void *data, uint16_t len)
+{
+	struct packet *p = ring_slot(r, i);
+
+	p->len = len;
+	p->flags = 0;
+	p->wirelen = 0;
+	p->ts_ns = 0;
+	__builtin_memcpy(p->data, data, len);
+}
+/* End of stream: the consumer drains what is there, then sees EOF. */
+void	ring_close(struct ring *r);
+/* Count packets a leaky ring had to drop. */
+void	ring_count_drops(struct ring *r, uint64_t n);
+
+/* --- consumer --- */
+
+/* Packets ready to read, re-reading the producer's head only when needed. */
+static inline uint32_t
+ring_avail(struct ring *r, uint32_t want)
+{
+	if (r->head - r->tail < want)
+		r->head = atomic_load_explicit(&r->shm->prod.head,
+		    memory_order_acquire);
+	return (uint32_t)(r->head - r->tail);
+}
+
+/*
+ * The packet i places after the local tail (i < ring_avail()).  Its length
+ * is clamped to the slot capacity: the producer is another process and is
+ * never trusted with our memory safety.
+ */
+static inline struct packet *
+ring_peek(struct ring *r, uint32_t i)
+{
+	struct packet *p = (struct packet *)(r->slots +
+	    ((r->tail + i) & r->mask) * (uint64_t)r->slot_size);
+
+	if (__builtin_expect(p->len > r->capacity, 0))
+		p->len = (uint16_t)r->capacity;
+	return p;
+}
+
+/* Hand n read slots back to the producer; wakes it if it sleeps. */
+void	ring_release(struct ring *r, uint32_t n);
+/* True once the producer closed the ring and everything was read. */
+int	ring_eof(struct ring *r);
+
+/* --- sleeping (both sides) --- */
+
+/*
+ * Sleep until the other side publishes (consumer: data or close; producer:
+ * room), or until timeout_ms passes, or a signal arrives.  Returns at once
+ * if the condition already holds.
+ */
+void	ring_wait(struct ring *r, int timeout_ms);
+
+/* Current fill (observer view). */
+uint64_t ring_fill(const struct ring *r);
+
+/* --- run directory --- */
+
+/*
+ * The run directory: $SNB_RUN_DIR if set, else /dev/hugepages/snb when
+ * hugetlbfs is mounted there with free pages, else /dev/shm/snb.  Created
+ * 0700 (0770 with a group) if missing; refuses one that is world-writable
+ * or not owned by us.  Returns a static string, or NULL with errbuf set.
+ */
+const char *snb_run_dir(char *errbuf, size_t errlen);
+/* True if path lives on hugetlbfs; *page gets the huge page size. */
+int	snb_is_hugetlbfs(const char *path, size_t *page);
+
+#endif
