@@ -208,6 +208,19 @@ futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
 	    NULL, 0);
 }
 
+/*
+ * Wake the other side if it sleeps.  The waker, not the sleeper, clears the
+ * word: a sleeper between its re-check and FUTEX_WAIT then finds 0 where it
+ * expects 1 and does not sleep at all, so the wake-up cannot be lost.
+ */
+static inline void
+wake(_Atomic uint32_t *waiting)
+{
+	if (atomic_load_explicit(waiting, memory_order_relaxed) &&
+	    atomic_exchange(waiting, 0))
+		futex_wake(waiting);
+}
+
 void
 ring_commit(struct ring *r, uint32_t n)
 {
@@ -226,8 +239,7 @@ ring_commit(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->shm->prod.head, r->head,
 	    memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->shm->cons.waiting, memory_order_relaxed))
-		futex_wake(&r->shm->cons.waiting);
+	wake(&r->shm->cons.waiting);
 }
 
 void
@@ -235,6 +247,7 @@ ring_close(struct ring *r)
 {
 	atomic_store_explicit(&r->shm->prod.closed, 1, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
+	atomic_store(&r->shm->cons.waiting, 0);
 	futex_wake(&r->shm->cons.waiting);
 }
 
@@ -255,8 +268,7 @@ ring_release(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->shm->cons.tail, r->tail,
 	    memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->shm->prod.waiting, memory_order_relaxed))
-		futex_wake(&r->shm->prod.waiting);
+	wake(&r->shm->prod.waiting);
 }
 
 int
@@ -294,5 +306,9 @@ ring_wait(struct ring *r, int timeout_ms)
 uint64_t
 ring_fill(const struct ring *r)
 {
-	return atomic_load(&r->shm->prod.head) - atomic_load(&r->shm->cons.tail);
+	/* Tail first: it never passes a head read after it. */
+	uint64_t tail = atomic_load(&r->shm->cons.tail);
+	uint64_t head = atomic_load(&r->shm->prod.head);
+
+	return head - tail;
 }

@@ -20,6 +20,10 @@
  * hot path touches the other side's cache line once per burst, not once per
  * packet.
  *
+ * Sleeping words ("waiting") are the one exception to "each side writes
+ * only its own section": the sleeper sets its word to 1, the waker swaps it
+ * back to 0 before FUTEX_WAKE (see wake() in ring.c).
+ *
  * Memory ordering.  The producer writes slots, then publishes them with a
  * store-release of prod.head; the consumer load-acquires prod.head before
  * reading those slots.  Symmetrically the consumer store-releases cons.tail
@@ -52,7 +56,7 @@ struct packet {
 	uint16_t	flags;		/* reserved, 0 */
 	uint32_t	wirelen;	/* original length when truncated, else 0 */
 	uint64_t	ts_ns;		/* capture time (ns since epoch), 0 = none */
-	unsigned char	data[];		/* len bytes, 64-byte aligned */
+	unsigned char	data[];		/* len bytes (slot start + 16) */
 } __attribute__((aligned(16)));
 
 #define PACKET_HDR	sizeof(struct packet)
@@ -111,8 +115,7 @@ struct ring {
 };
 
 /*
- * Create the ring file at path (O_EXCL, 0600 or 0660 when group is set,
- * O_NOFOLLOW).  nslots must be a power of two; capacity the largest packet.
+ * Create the ring file at path (O_EXCL, O_NOFOLLOW, mode 0600).  nslots must be a power of two; capacity the largest packet.
  * Returns 0 or -1 with errno set.  The file is closed again; stages attach.
  */
 int	ring_create(const char *path, uint32_t nslots, uint32_t capacity,
@@ -182,8 +185,10 @@ ring_avail(struct ring *r, uint32_t want)
 
 /*
  * The packet i places after the local tail (i < ring_avail()).  Its length
- * is clamped to the slot capacity: the producer is another process and is
- * never trusted with our memory safety.
+ * is clamped to the slot capacity: the producer is another process and a
+ * bug there must not become an overrun here.  (A producer rewriting len
+ * while we read could still defeat the clamp; such a producer runs as our
+ * uid, owns the 0600 file, and could as well ptrace us.)
  */
 static inline struct packet *
 ring_peek(struct ring *r, uint32_t i)

@@ -1,0 +1,43 @@
+# Common set-up for the bats tests.  tests/run puts the build's bin/ and
+# tests/ directories first in PATH and sets SNB_BUILD.
+: "${SNB_BUILD:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)/build}"
+PATH="$SNB_BUILD/bin:$SNB_BUILD/tests:$PATH"
+# Stress counts are divided by this in the sanitizer run.
+: "${SNB_TEST_SCALE:=1}"
+
+setup() {
+	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
+	T="$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+	# Every test must leave the run directory empty.
+	if [ -d "$SNB_RUN_DIR" ]; then
+		left=$(ls -A "$SNB_RUN_DIR")
+		rm -rf "$SNB_RUN_DIR"
+		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
+	fi
+}
+
+# Fail with a message unless the output contains $1.
+assert_output_has() {
+	case "$output" in
+	*"$1"*) ;;
+	*) echo "expected output to contain: $1"; echo "got: $output"; return 1 ;;
+	esac
+}
+
+# pids of snb-run's children
+children_of() {
+	ps -o pid= --ppid "$1" 2>/dev/null | tr -d ' '
+}
+
+# Total CPU seconds (utime+stime) of the given pids, in clock ticks.
+cpu_ticks() {
+	t=0
+	for p in "$@"; do
+		s=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)
+		t=$((t + s))
+	done
+	echo "$t"
+}
