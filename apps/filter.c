@@ -15,6 +15,8 @@
 #include "app.h"
 #include "bpf.h"
 
+#define PARSE_PREFIX	"can't parse filter expression: "
+
 static struct snb_bpf *prog;
 static struct port *in, *out, *rej;
 static uint64_t *matched, *rejected, *drop_nomatch, *drop_oversize;
@@ -47,7 +49,7 @@ filter_init(int argc, char **argv)
 		{ "reject-port", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char errbuf[256], *expr;
+	char errbuf[256], *expr, *msg;
 	struct bpf_program bp;
 	pcap_t *pd;
 	int ch;
@@ -64,8 +66,13 @@ filter_init(int argc, char **argv)
 	expr = join_words(argc - optind, argv + optind);
 	if ((pd = pcap_open_dead(DLT_EN10MB, 65535)) == NULL)
 		errx(1, "pcap_open_dead failed");
-	if (pcap_compile(pd, &bp, expr, 1, PCAP_NETMASK_UNKNOWN) == -1)
-		errx(2, "bad filter expression '%s': %s", expr, pcap_geterr(pd));
+	if (pcap_compile(pd, &bp, expr, 1, PCAP_NETMASK_UNKNOWN) == -1) {
+		/* Our message already says what libpcap 1.10 prefixes. */
+		msg = pcap_geterr(pd);
+		if (strncmp(msg, PARSE_PREFIX, strlen(PARSE_PREFIX)) == 0)
+			msg += strlen(PARSE_PREFIX);
+		errx(2, "bad filter expression '%s': %s", expr, msg);
+	}
 	/* libpcap accepts a few programs our interpreter refuses (bpf.h). */
 	if ((prog = snb_bpf_load(bp.bf_insns, bp.bf_len, errbuf,
 	    sizeof(errbuf))) == NULL)

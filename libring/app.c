@@ -22,6 +22,7 @@ struct port	*app_ports;
 int		 app_nports;
 
 static const struct app_desc *app;
+char		**app_argv;	/* the app's argv; global: apps keep pointers */
 static struct stage_file *stage;
 static volatile sig_atomic_t detach_requested;
 static int done_requested;
@@ -31,7 +32,6 @@ static uint64_t wake_at_ns;
 #define IDLE_SPIN	64
 #define IDLE_YIELD	(IDLE_SPIN + 16)
 #define SLEEP_MS	100	/* safety net; a peer's wake-up comes first */
-#define SLEEP_MULTI_MS	2	/* several rings could wake us: poll them */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax()	__builtin_ia32_pause()
@@ -243,15 +243,15 @@ count_packets(void)
 
 /*
  * Nothing happened this breath: find what we wait for.  If some input holds
- * packets, an output must be full, so sleep for room on it; otherwise sleep
- * for data on an input.  A stage with several candidates can only sleep on
- * one futex, so it sleeps briefly and looks again.
+ * packets, an output must be full, so sleep for room on the full outputs;
+ * otherwise sleep for data on the open inputs (and for room on full outputs:
+ * a source waits only for those).
  */
 static void
 idle_sleep(void)
 {
-	struct ring *in_wait = NULL, *out_wait = NULL;
-	int i, j, n_in = 0, blocked_out = 0, timeout = SLEEP_MS;
+	struct ring *ins[16], *outs[16];
+	int i, j, n_in = 0, n_out = 0, blocked_out = 0, timeout = SLEEP_MS;
 	uint64_t now;
 
 	for (i = 0; i < app_nports; i++) {
@@ -261,17 +261,12 @@ idle_sleep(void)
 			if (p->flags & PORT_IN) {
 				if (ring_avail(r, 1) > 0)
 					blocked_out = 1;
-				else if (!ring_eof(r)) {
-					in_wait = r;
-					n_in++;
-				}
-			} else if (ring_room(r, 1) == 0) {
-				out_wait = r;
-			}
+				else if (!ring_eof(r) && n_in < 16)
+					ins[n_in++] = r;
+			} else if (ring_room(r, 1) == 0 && n_out < 16)
+				outs[n_out++] = r;
 		}
 	}
-	if (n_in > 1)
-		timeout = SLEEP_MULTI_MS;
 	if (wake_at_ns) {
 		now = app_now_ns();
 		if (wake_at_ns <= now)
@@ -280,10 +275,10 @@ idle_sleep(void)
 			timeout = (int)((wake_at_ns - now) / 1000000);
 	}
 	stage->idle_sleeps++;
-	if ((blocked_out || n_in == 0) && out_wait)
-		ring_wait(out_wait, timeout);
-	else if (!blocked_out && in_wait)
-		ring_wait(in_wait, timeout);
+	if (n_out && (blocked_out || n_in == 0))
+		ring_wait_many(outs, n_out, timeout);
+	else if (!blocked_out && n_in)
+		ring_wait_many(ins, n_in, timeout);
 	else {
 		struct timespec ts = { timeout / 1000,
 		    (long)(timeout % 1000) * 1000000L };
@@ -315,7 +310,6 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	const char *stats = NULL, *label = NULL;
 	struct sigaction sa;
 	unsigned idle = 0;
-	char **app_argv;
 	int i, first;
 
 	app = desc;

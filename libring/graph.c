@@ -214,15 +214,21 @@ lex(struct lexer *lx)
 			if (!quoted && n > 2 && w[0] == '[' && w[n - 1] == ']') {
 				w[n - 1] = '\0';
 				memmove(w, w + 1, n - 1);
-				if (!valid_name(w))
-					return fail(lx->err, lx->errlen, pos,
+				if (!valid_name(w)) {
+					fail(lx->err, lx->errlen, pos,
 					    "bad port name '%s'", w);
+					free(w);
+					return -1;
+				}
 				push_tok(lx, T_PORT, w, pos);
 			} else if (!quoted && w[0] == '@') {
 				memmove(w, w + 1, n);
-				if (!valid_name(w))
-					return fail(lx->err, lx->errlen, pos,
+				if (!valid_name(w)) {
+					fail(lx->err, lx->errlen, pos,
 					    "bad label '@%s'", w);
+					free(w);
+					return -1;
+				}
 				push_tok(lx, T_REF, w, pos);
 			} else if (!quoted && n > 1 && w[n - 1] == ':') {
 				w[n - 1] = '\0';

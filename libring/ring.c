@@ -280,27 +280,83 @@ ring_eof(struct ring *r)
 	return ring_avail(r, UINT32_MAX) == 0;
 }
 
-void
-ring_wait(struct ring *r, int timeout_ms)
+/* The word this side sleeps on, and whether it may sleep now. */
+static _Atomic uint32_t *
+wait_word(struct ring *r)
+{
+	return r->side == RING_CONSUMER ? &r->shm->cons.waiting :
+	    &r->shm->prod.waiting;
+}
+
+static int
+still_blocked(struct ring *r)
 {
 	struct ring_shm *s = r->shm;
 
-	if (r->side == RING_CONSUMER) {
-		atomic_store_explicit(&s->cons.waiting, 1, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load_explicit(&s->prod.head, memory_order_relaxed) ==
-		    r->tail && !atomic_load_explicit(&s->prod.closed,
-		    memory_order_relaxed))
-			futex_wait(&s->cons.waiting, 1, timeout_ms);
-		atomic_store_explicit(&s->cons.waiting, 0, memory_order_relaxed);
-	} else if (r->side == RING_PRODUCER) {
-		atomic_store_explicit(&s->prod.waiting, 1, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (r->head - atomic_load_explicit(&s->cons.tail,
-		    memory_order_relaxed) > r->mask)
-			futex_wait(&s->prod.waiting, 1, timeout_ms);
-		atomic_store_explicit(&s->prod.waiting, 0, memory_order_relaxed);
-	}
+	if (r->side == RING_CONSUMER)
+		return atomic_load_explicit(&s->prod.head, memory_order_relaxed)
+		    == r->tail && !atomic_load_explicit(&s->prod.closed,
+		    memory_order_relaxed);
+	return r->head - atomic_load_explicit(&s->cons.tail,
+	    memory_order_relaxed) > r->mask;
+}
+
+void
+ring_wait(struct ring *r, int timeout_ms)
+{
+	ring_wait_many(&r, 1, timeout_ms);
+}
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
+/*
+ * Several rings: FUTEX_WAITV (Linux 5.16) sleeps on all their words at
+ * once.  Without it, sleep on the first ring and wake up every
+ * WAIT_POLL_MS to look at the others.
+ */
+#define WAIT_POLL_MS	2
+
+void
+ring_wait_many(struct ring **rs, int n, int timeout_ms)
+{
+	static int no_waitv;
+	struct futex_waitv fw[16];
+	struct timespec ts;
+	int i, blocked = 1;
+
+	if (n <= 0 || n > 16)
+		return;
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(wait_word(rs[i]), 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < n && blocked; i++)
+		blocked = still_blocked(rs[i]);
+	if (blocked && n == 1)
+		futex_wait(wait_word(rs[0]), 1, timeout_ms);
+	else if (blocked && !no_waitv) {
+		for (i = 0; i < n; i++) {
+			fw[i].val = 1;
+			fw[i].uaddr = (uint64_t)(uintptr_t)wait_word(rs[i]);
+			fw[i].flags = FUTEX_32;	/* shared: not FUTEX_PRIVATE */
+			fw[i].__reserved = 0;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += timeout_ms / 1000;
+		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (syscall(SYS_futex_waitv, fw, n, 0, &ts, CLOCK_MONOTONIC)
+		    == -1 && errno == ENOSYS)
+			no_waitv = 1;
+	} else if (blocked)
+		futex_wait(wait_word(rs[0]), 1, timeout_ms < WAIT_POLL_MS ?
+		    timeout_ms : WAIT_POLL_MS);
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(wait_word(rs[i]), 0, memory_order_relaxed);
 }
 
 uint64_t

@@ -214,6 +214,8 @@ int	ring_eof(struct ring *r);
  * if the condition already holds.
  */
 void	ring_wait(struct ring *r, int timeout_ms);
+/* The same for up to 16 rings: wakes when any of them is ready. */
+void	ring_wait_many(struct ring **rs, int n, int timeout_ms);
 
 /* Current fill (observer view). */
 uint64_t ring_fill(const struct ring *r);

@@ -50,6 +50,7 @@ static char		 where[PATH_MAX];	/* "FILE:" or "" for errors */
 static int		 restart_on_failure, max_restarts = 10, verbose;
 static uint32_t		 ring_slots = RING_DEFAULT_SLOTS;
 static uint32_t		 ring_capacity = RING_DEFAULT_CAPACITY;
+char			*text;		/* the graph's source (global for LSan) */
 
 static void __attribute__((noreturn))
 usage(void)
@@ -528,7 +529,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char errbuf[1024], name[GRAPH_NAME_MAX] = "", *text = NULL;
+	char errbuf[1024], name[GRAPH_NAME_MAX] = "";
 	const char *file = NULL, *base;
 	sigset_t set;
 	size_t len = 0;
