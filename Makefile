@@ -19,7 +19,12 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libring.a
 APP_SRC   := $(wildcard apps/*.c)
 TOOL_SRC  := $(wildcard tools/snb-*.c)
-BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%)
+# A driver is a directory of back-ends: drivers/nic/*.c -> snb-nic.
+NIC_SRC   := $(wildcard drivers/nic/*.c)
+NIC_OBJ   := $(NIC_SRC:%.c=$(BUILD)/%.o)
+NIC_LIBS  := -lxdp -lbpf -lelf -lz
+BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%) \
+             $(if $(NIC_SRC),$(BUILD)/bin/snb-nic)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TTOOL_SRC := $(wildcard tests/tools/*.c)
@@ -42,6 +47,10 @@ $(LIB): $(LIB_OBJ)
 $(BUILD)/bin/snb-%: $(BUILD)/apps/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/snb-nic: $(NIC_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(NIC_LIBS)
 
 $(BUILD)/bin/snb-%: $(BUILD)/tools/snb-%.o $(LIB)
 	@mkdir -p $(dir $@)

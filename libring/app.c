@@ -3,6 +3,7 @@
  * detach.  See app.h for the contract.
  */
 #include <err.h>
+#include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -27,6 +28,9 @@ static struct stage_file *stage;
 static volatile sig_atomic_t detach_requested;
 static int done_requested;
 static uint64_t wake_at_ns;
+static struct pollfd app_fds[APP_MAX_FDS];
+static int app_nfds, fd_poll_ms = 1;
+#define FD_POLL_MAX_MS	16
 
 /* Back-off: empty breaths spent spinning, then yielding, then sleeping. */
 #define IDLE_SPIN	64
@@ -52,6 +56,16 @@ void
 app_done(void)
 {
 	done_requested = 1;
+}
+
+void
+app_wait_fd(int fd, short events)
+{
+	if (app_nfds == APP_MAX_FDS)
+		errx(1, "too many file descriptors to wait on");
+	app_fds[app_nfds].fd = fd;
+	app_fds[app_nfds].events = events;
+	app_nfds++;
 }
 
 void
@@ -275,6 +289,22 @@ idle_sleep(void)
 			timeout = (int)((wake_at_ns - now) / 1000000);
 	}
 	stage->idle_sleeps++;
+	if (app_nfds && !blocked_out) {
+		/*
+		 * A device waits on its file descriptors.  A futex cannot be
+		 * polled, so with input rings too it polls the fds with a
+		 * timeout that grows while nothing happens (1 to 16 ms) and
+		 * then looks at the rings again.
+		 */
+		if (n_in) {
+			if (timeout > fd_poll_ms)
+				timeout = fd_poll_ms;
+			if (fd_poll_ms < FD_POLL_MAX_MS)
+				fd_poll_ms *= 2;
+		}
+		poll(app_fds, (nfds_t)app_nfds, timeout);
+		return;
+	}
 	if (n_out && (blocked_out || n_in == 0))
 		ring_wait_many(outs, n_out, timeout);
 	else if (!blocked_out && n_in)
@@ -304,13 +334,46 @@ finish(int eof)
 		}
 }
 
+/*
+ * A replacement stage (snb-ctl swap) is attached but must not touch the
+ * rings while the old stage still runs: say "ready" on the launcher's pipe,
+ * then wait for SIGUSR1 (go: the old stage has detached) or SIGTERM (the
+ * swap was called off).  On go, take the indexes the old stage left.
+ */
+static void
+standby(int fd)
+{
+	sigset_t set, old;
+	int sig, i, j;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (write(fd, "r", 1) != 1)
+		err(1, "standby: tell the launcher");
+	close(fd);
+	if (sigwait(&set, &sig) != 0 || sig != SIGUSR1) {
+		for (i = 0; i < app_nports; i++)
+			for (j = 0; j < app_ports[i].nrings; j++)
+				app_ports[i].rings[j].side = RING_OBSERVER;
+		exit(0);
+	}
+	for (i = 0; i < app_nports; i++)
+		for (j = 0; j < app_ports[i].nrings; j++)
+			ring_resync(&app_ports[i].rings[j]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 int
 app_main(const struct app_desc *desc, int argc, char **argv)
 {
 	const char *stats = NULL, *label = NULL;
 	struct sigaction sa;
 	unsigned idle = 0;
-	int i, first;
+	int i, first, standby_fd = -1;
+	uint64_t restarts = 0;
 
 	app = desc;
 	for (first = 1; first < argc; first++) {
@@ -323,6 +386,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			stats = a + 12;
 		else if (strncmp(a, "--snb-label=", 12) == 0)
 			label = a + 12;
+		else if (strncmp(a, "--snb-standby-fd=", 17) == 0)
+			standby_fd = atoi(a + 17);
+		else if (strncmp(a, "--snb-restarts=", 15) == 0)
+			restarts = strtoull(a + 15, NULL, 10);
 		else
 			break;
 	}
@@ -337,6 +404,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	}
 	/* Counters exist before init so apps can register theirs there. */
 	open_stage_file(stats, label);
+	stage->restarts = restarts;
 	/* The app's own argv: its name, then the words after ours. */
 	if ((app_argv = calloc((size_t)(argc - first + 2), sizeof(char *))) ==
 	    NULL)
@@ -359,6 +427,8 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	if (standby_fd >= 0)
+		standby(standby_fd);
 
 	for (;;) {
 		int n = app->breathe();
@@ -374,6 +444,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		}
 		if (n > 0) {
 			idle = 0;
+			fd_poll_ms = 1;
 			if ((stage->breaths & 63) == 0)
 				count_packets();
 			continue;

@@ -20,6 +20,9 @@
  *	--snb-out=PORT=PATH	attach ring PATH as producer on output PORT
  *	--snb-stats=PATH	create the stage's counter file at PATH
  *	--snb-label=LABEL	the stage's name in the graph
+ *	--snb-standby-fd=FD	a replacement (swap): bind, write one byte to
+ *				FD, wait for SIGUSR1 before the first breath
+ *	--snb-restarts=N	how often the launcher restarted this stage
  */
 #ifndef SNB_APP_H
 #define SNB_APP_H
@@ -82,6 +85,12 @@ uint64_t *app_counter(const char *name);
 
 /* A source calls this when it has nothing more to send. */
 void	app_done(void);
+/*
+ * A device app (a socket, a tap) registers the descriptors its idle sleep
+ * must also wake for, e.g. app_wait_fd(sock, POLLIN).
+ */
+#define APP_MAX_FDS	8
+void	app_wait_fd(int fd, short events);
 /* A paced app: do not sleep past this CLOCK_MONOTONIC time (ns). */
 void	app_wake_at(uint64_t ns);
 uint64_t app_now_ns(void);
@@ -102,6 +111,7 @@ struct stage_file {
 	char		label[32];
 	uint64_t	breaths;	/* built-in counters first */
 	uint64_t	idle_sleeps;
+	uint64_t	restarts;	/* by the launcher (--restart) */
 	uint64_t	packets_in;
 	uint64_t	packets_out;
 	struct stage_counter counters[STAGE_MAX_COUNTERS];

@@ -179,6 +179,17 @@ bad:
 }
 
 void
+ring_resync(struct ring *r)
+{
+	r->head = atomic_load_explicit(&r->shm->prod.head, memory_order_acquire);
+	r->tail = atomic_load_explicit(&r->shm->cons.tail, memory_order_acquire);
+	if (r->side == RING_PRODUCER)
+		atomic_store(&r->shm->prod.pid, (int32_t)getpid());
+	else if (r->side == RING_CONSUMER)
+		atomic_store(&r->shm->cons.pid, (int32_t)getpid());
+}
+
+void
 ring_detach(struct ring *r)
 {
 	if (r->shm == NULL)

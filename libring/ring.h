@@ -127,6 +127,11 @@ int	ring_create(const char *path, uint32_t nslots, uint32_t capacity,
  */
 int	ring_attach(struct ring *r, const char *path, enum ring_side side,
 	    char *errbuf, size_t errlen);
+/*
+ * Take over the shared indexes (a replacement stage, after the stage it
+ * replaces detached) and claim the side with our pid.
+ */
+void	ring_resync(struct ring *r);
 /* Unmap; a producer or consumer clears its pid (it does not close). */
 void	ring_detach(struct ring *r);
 

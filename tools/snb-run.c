@@ -7,6 +7,8 @@
  */
 #define _GNU_SOURCE
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -211,6 +213,13 @@ cleanup(void)
 	}
 	snprintf(path, sizeof(path), "%s/snb-run.pid", graph_dir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/ctl", graph_dir);
+	unlink(path);
+	for (i = 0; i < g.nstages; i++) {
+		stage_path(i, path, sizeof(path));
+		strlcat(path, ".new", sizeof(path));
+		unlink(path);
+	}
 	if (rmdir(graph_dir) == -1 && errno != ENOENT)
 		warn("%s", graph_dir);
 	graph_dir[0] = '\0';
@@ -285,23 +294,30 @@ create_rings(void)
 	}
 }
 
-static void
-start_stage(int i)
+/*
+ * Fork and exec stage i's app (exe with words), bound to the stage's rings.
+ * stats is the counter file; ready_fd >= 0 starts it in standby (swap).
+ */
+static pid_t
+spawn(int i, const char *exe, char **words, int nwords, const char *stats,
+    int ready_fd)
 {
 	struct stage *s = &g.stages[i];
 	char **argv, path[PATH_MAX];
 	sigset_t none;
-	int a = 0, j;
+	int a = 0, nfree, j;
 	pid_t parent = getpid(), pid;
 
-	argv = calloc((size_t)(g.nlinks + s->argc + 4), sizeof(char *));
+	argv = calloc((size_t)(g.nlinks + nwords + 8), sizeof(char *));
 	if (argv == NULL)
 		err(1, NULL);
-	argv[a++] = procs[i].path;
-	if (asprintf(&argv[a++], "--snb-label=%s", s->label) == -1)
+	argv[a++] = (char *)exe;
+	if (asprintf(&argv[a++], "--snb-label=%s", s->label) == -1 ||
+	    asprintf(&argv[a++], "--snb-stats=%s", stats) == -1 ||
+	    asprintf(&argv[a++], "--snb-restarts=%d", procs[i].restarts) == -1)
 		err(1, NULL);
-	stage_path(i, path, sizeof(path));
-	if (asprintf(&argv[a++], "--snb-stats=%s", path) == -1)
+	if (ready_fd >= 0 &&
+	    asprintf(&argv[a++], "--snb-standby-fd=%d", ready_fd) == -1)
 		err(1, NULL);
 	for (j = 0; j < g.nlinks; j++) {
 		struct link *l = &g.links[j];
@@ -313,8 +329,9 @@ start_stage(int i)
 		    l->from_port, path) == -1)
 			err(1, NULL);
 	}
-	for (j = 0; j < s->argc; j++)
-		argv[a++] = s->argv[j];
+	nfree = a;
+	for (j = 0; j < nwords; j++)
+		argv[a++] = words[j];
 	argv[a] = NULL;
 
 	if ((pid = fork()) == -1)
@@ -331,15 +348,23 @@ start_stage(int i)
 		warn("%s", argv[0]);
 		_exit(127);
 	}
-	procs[i].pid = pid;
-	procs[i].done = 0;
 	if (verbose)
 		warnx("started %s (pid %ld)", s->label, (long)pid);
-	for (j = 1; j < 3; j++)
-		free(argv[j]);
-	for (j = 3; j < a - s->argc; j++)
+	for (j = 1; j < nfree; j++)
 		free(argv[j]);
 	free(argv);
+	return pid;
+}
+
+static void
+start_stage(int i)
+{
+	char stats[PATH_MAX];
+
+	stage_path(i, stats, sizeof(stats));
+	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
+	    g.stages[i].argc, stats, -1);
+	procs[i].done = 0;
 }
 
 static int
@@ -397,14 +422,299 @@ stop_all(void)
 	}
 }
 
+/* ---- the control socket (snb-ctl) ---- */
+
+static int stop_requested;
+
+static int
+ctl_listen(void)
+{
+	struct sockaddr_un sun;
+	mode_t old;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/ctl",
+	    graph_dir) >= sizeof(sun.sun_path))
+		errx(1, "%s/ctl: path too long for a socket", graph_dir);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		err(1, "socket");
+	old = umask(0177);	/* the socket is 0600 from birth */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		warn("%s", sun.sun_path);
+		umask(old);
+		die_cleanup(1);
+	}
+	umask(old);
+	if (listen(fd, 8) == -1)
+		err(1, "listen");
+	return fd;
+}
+
+/* Wait up to ms for pid to exit; returns its status or -1. */
+static int
+wait_for(pid_t pid, int ms)
+{
+	uint64_t deadline = now_ms() + (uint64_t)ms;
+	int status;
+
+	for (;;) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		if (now_ms() > deadline)
+			return -1;
+		usleep(200);
+	}
+}
+
+static int
+find_stage(const char *label)
+{
+	int i;
+
+	for (i = 0; i < g.nstages; i++)
+		if (strcmp(g.stages[i].label, label) == 0)
+			return i;
+	return -1;
+}
+
+/* Do the ports of info fit stage i's links?  -1 with a reason if not. */
+static int
+ports_fit(int i, const struct app_info *info, char *why, size_t len)
+{
+	int j, p, found;
+
+	for (j = 0; j < g.nlinks; j++) {
+		struct link *l = &g.links[j];
+		const char *port = l->from == i ? l->from_port : l->to_port;
+		int out = l->from == i;
+		if (l->from != i && l->to != i)
+			continue;
+		for (p = 0, found = 0; p < info->nports && !found; p++)
+			found = info->ports[p].out == out &&
+			    (!strcmp(info->ports[p].name, port) ||
+			    !strcmp(info->ports[p].name, "*"));
+		if (!found) {
+			snprintf(why, len, "%s has no %s port '%s'", info->app,
+			    out ? "output" : "input", port);
+			return -1;
+		}
+	}
+	for (p = 0; p < info->nports; p++) {
+		if (!info->ports[p].required)
+			continue;
+		for (j = 0, found = 0; j < g.nlinks && !found; j++)
+			found = info->ports[p].out ? (g.links[j].from == i &&
+			    !strcmp(g.links[j].from_port, info->ports[p].name)) :
+			    (g.links[j].to == i &&
+			    !strcmp(g.links[j].to_port, info->ports[p].name));
+		if (!found) {
+			snprintf(why, len, "%s needs its %s port '%s' connected",
+			    info->app, info->ports[p].out ? "output" : "input",
+			    info->ports[p].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Swap stage i for `spec` (APP ARGS): start the replacement in standby on
+ * the same rings, wait until it is attached, retire the old stage at a
+ * breath boundary (SIGTERM: it finishes its breath and detaches), then let
+ * the replacement go.  Packets in the rings stay where they are.
+ */
+static void
+ctl_swap(int i, const char *spec, FILE *out)
+{
+	struct app_info *info;
+	char errbuf[512], path[PATH_MAX], stats[PATH_MAX], tmp[PATH_MAX];
+	char **words, c;
+	struct pollfd pfd;
+	uint64_t t0, t1;
+	int n, fds[2], status, k;
+	pid_t pid, old = procs[i].pid;
+
+	if ((words = graph_words(spec, &n, errbuf, sizeof(errbuf))) == NULL) {
+		fprintf(out, "error: %s\n", errbuf);
+		return;
+	}
+	if (n == 0 || strchr(words[0], '/') || find_app(words[0], path,
+	    sizeof(path)) == -1) {
+		fprintf(out, "error: unknown app '%s'\n", n ? words[0] : "");
+		goto fail;
+	}
+	if ((info = calloc(1, sizeof(*info))) == NULL)
+		err(1, NULL);
+	if (describe(path, info, errbuf, sizeof(errbuf)) == -1 ||
+	    ports_fit(i, info, errbuf, sizeof(errbuf)) == -1) {
+		fprintf(out, "error: %s; %s keeps running\n", errbuf,
+		    g.stages[i].label);
+		free(info);
+		goto fail;
+	}
+	if (old == 0) {
+		fprintf(out, "error: %s is not running\n", g.stages[i].label);
+		free(info);
+		goto fail;
+	}
+	stage_path(i, stats, sizeof(stats));
+	snprintf(tmp, sizeof(tmp), "%s.new", stats);
+	if (pipe(fds) == -1)
+		err(1, "pipe");
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	pid = spawn(i, path, words + 1, n - 1, tmp, fds[1]);
+	close(fds[1]);
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 10000) != 1 || read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		status = wait_for(pid, 2000);
+		unlink(tmp);
+		fprintf(out, "error: replacement %s failed to start (%s %d); "
+		    "%s keeps running\n", words[0], status != -1 &&
+		    WIFSIGNALED(status) ? "signal" : "status", status == -1 ? -1
+		    : WIFEXITED(status) ? WEXITSTATUS(status) :
+		    WTERMSIG(status), g.stages[i].label);
+		free(info);
+		goto fail;
+	}
+	close(fds[0]);
+	t0 = app_now_ns();
+	kill(old, SIGTERM);
+	if ((status = wait_for(old, 5000)) == -1) {
+		kill(pid, SIGTERM);
+		wait_for(pid, 2000);
+		unlink(tmp);
+		fprintf(out, "error: %s (pid %ld) did not stop; swap called "
+		    "off\n", g.stages[i].label, (long)old);
+		free(info);
+		goto fail;
+	}
+	rename(tmp, stats);
+	kill(pid, SIGUSR1);
+	t1 = app_now_ns();
+	procs[i].pid = pid;
+	strlcpy(procs[i].path, path, sizeof(procs[i].path));
+	for (k = 0; k < g.stages[i].argc; k++)
+		free(g.stages[i].argv[k]);
+	free(g.stages[i].argv);
+	strlcpy(g.stages[i].app, words[0], sizeof(g.stages[i].app));
+	free(words[0]);
+	memmove(words, words + 1, (size_t)n * sizeof(char *));
+	g.stages[i].argv = words;
+	g.stages[i].argc = n - 1;
+	g.stages[i].info = info;	/* kept for the graph's lifetime */
+	fprintf(out, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n",
+	    g.stages[i].label, (long)old, (long)pid, (t1 - t0) / 1e6);
+	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms",
+	    g.stages[i].label, spec, (long)old, (long)pid, (t1 - t0) / 1e6);
+	return;
+fail:
+	graph_words_free(words);
+}
+
+static void
+ctl_show(FILE *out)
+{
+	struct ring r;
+	char path[PATH_MAX], errbuf[256];
+	int i, j;
+
+	fprintf(out, "graph %s pid %ld dir %s\n", strrchr(graph_dir, '/') + 1,
+	    (long)getpid(), graph_dir);
+	for (i = 0; i < g.nstages; i++) {
+		fprintf(out, "stage %s pid %ld restarts %d app %s",
+		    g.stages[i].label, (long)procs[i].pid, procs[i].restarts,
+		    g.stages[i].app);
+		for (j = 0; j < g.stages[i].argc; j++)
+			fprintf(out, " '%s'", g.stages[i].argv[j]);
+		fprintf(out, "\n");
+	}
+	for (i = 0; i < g.nlinks; i++) {
+		struct link *l = &g.links[i];
+		ring_path(l, path, sizeof(path));
+		fprintf(out, "link %s.%s -> %s.%s", g.stages[l->from].label,
+		    l->from_port, g.stages[l->to].label, l->to_port);
+		if (ring_attach(&r, path, RING_OBSERVER, errbuf,
+		    sizeof(errbuf)) == 0) {
+			fprintf(out, " fill %llu/%llu packets %llu",
+			    (unsigned long long)ring_fill(&r),
+			    (unsigned long long)r.mask + 1,
+			    (unsigned long long)atomic_load(&r.shm->prod.head));
+			ring_detach(&r);
+		}
+		fprintf(out, "\n");
+	}
+}
+
+/* One request per connection: NUL-separated words, then EOF. */
+static void
+ctl_serve(int lfd)
+{
+	char req[65536], *w[4] = { NULL, NULL, NULL, NULL }, *p;
+	struct timeval tv = { 2, 0 };
+	size_t len = 0;
+	ssize_t r;
+	FILE *out;
+	int fd, n = 0, i, status;
+
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (len < sizeof(req) - 1 &&
+	    (r = read(fd, req + len, sizeof(req) - 1 - len)) > 0)
+		len += (size_t)r;
+	req[len] = '\0';
+	for (p = req; p < req + len && n < 4; p += strlen(p) + 1)
+		w[n++] = p;
+	if ((out = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return;
+	}
+	if (n == 0)
+		fprintf(out, "error: empty request\n");
+	else if (strcmp(w[0], "show") == 0 && n == 1)
+		ctl_show(out);
+	else if (strcmp(w[0], "stop") == 0 && n == 1) {
+		fprintf(out, "ok: stopping %s\n", strrchr(graph_dir, '/') + 1);
+		stop_requested = 1;
+	} else if ((strcmp(w[0], "swap") == 0 && n == 3) ||
+	    (strcmp(w[0], "restart") == 0 && n == 2)) {
+		if ((i = find_stage(w[1])) == -1)
+			fprintf(out, "error: no stage '%s'\n", w[1]);
+		else if (w[0][0] == 's')
+			ctl_swap(i, w[2], out);
+		else if (procs[i].pid == 0)
+			fprintf(out, "error: %s is not running\n", w[1]);
+		else {
+			pid_t old = procs[i].pid;
+			kill(old, SIGTERM);
+			status = wait_for(old, 5000);
+			if (status == -1) {
+				kill(old, SIGKILL);
+				wait_for(old, 2000);
+			}
+			start_stage(i);
+			fprintf(out, "ok: restarted %s: pid %ld -> %ld\n",
+			    w[1], (long)old, (long)procs[i].pid);
+		}
+	} else
+		fprintf(out, "error: unknown request '%s' (show, stop, "
+		    "restart LABEL, swap LABEL 'APP ARGS')\n", w[0]);
+	fclose(out);
+}
+
 static int
 supervise(void)
 {
 	struct signalfd_siginfo si;
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	sigset_t set;
 	uint64_t next, now;
-	int i, status, first_fail = 0, live, timeout, sfd, delay;
+	int i, status, first_fail = 0, live, timeout, sfd, delay, cfd;
 	pid_t pid;
 
 	sigemptyset(&set);
@@ -414,9 +724,14 @@ supervise(void)
 	sigaddset(&set, SIGHUP);
 	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC)) == -1)
 		err(1, "signalfd");
+	cfd = ctl_listen();
 	for (i = 0; i < g.nstages; i++)
 		start_stage(i);
 	for (;;) {
+		if (stop_requested) {
+			stop_all();
+			return 0;
+		}
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			for (i = 0; i < g.nstages; i++)
 				if (procs[i].pid == pid)
@@ -467,11 +782,16 @@ supervise(void)
 		if (live == 0)
 			return 0;
 		timeout = next ? (int)(next - now) : -1;
-		pfd.fd = sfd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, timeout) <= 0)
+		pfd[0].fd = sfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = cfd;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, timeout) <= 0)
 			continue;
-		if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		if (pfd[1].revents & POLLIN)
+			ctl_serve(cfd);
+		if (!(pfd[0].revents & POLLIN) ||
+		    read(sfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 		    si.ssi_signo == SIGHUP) {
