@@ -158,10 +158,14 @@ filter_breathe(void)
 					(*drop_oversize)++;
 			}
 		}
+		/*
+		 * Release before commit: a stage killed in between loses
+		 * what it held instead of sending it twice after a restart.
+		 */
+		ring_release(r, n);
 		ring_commit(ro, n_out);
 		if (rr)
 			ring_commit(rr, n_rej);
-		ring_release(r, n);
 		total += (int)n;
 	}
 	if (in->nrings > 0)

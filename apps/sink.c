@@ -13,9 +13,9 @@
 #include "app.h"
 #include "synth.h"
 
-static uint64_t *packets, *bytes, *seq_errors;
+static uint64_t *packets, *bytes, *seq_errors, *seq_lost;
 static uint64_t next_seq, expect = UINT64_MAX, t_first, t_last;
-static int check_seq, summary;
+static int check_seq, summary, allow_loss;
 static struct port *in;
 
 static void
@@ -25,6 +25,7 @@ sink_init(int argc, char **argv)
 		{ "check-seq", no_argument, NULL, 'c' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "expect", required_argument, NULL, 'e' },
+		{ "allow-loss", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *end;
@@ -38,14 +39,17 @@ sink_init(int argc, char **argv)
 		case 's':
 			summary = 1;
 			break;
+		case 'l':
+			allow_loss = 1;
+			break;
 		case 'e':
 			expect = strtoull(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0')
 				errx(2, "bad --expect '%s'", optarg);
 			break;
 		default:
-			errx(2, "usage: snb-sink [--check-seq] [--summary] "
-			    "[--expect N]");
+			errx(2, "usage: snb-sink [--check-seq [--allow-loss]] "
+			    "[--summary] [--expect N]");
 		}
 	}
 	if (optind != argc)
@@ -53,6 +57,7 @@ sink_init(int argc, char **argv)
 	packets = app_counter("packets");
 	bytes = app_counter("bytes");
 	seq_errors = app_counter("seq-errors");
+	seq_lost = app_counter("seq-lost");
 }
 
 static int
@@ -74,7 +79,10 @@ sink_breathe(void)
 			*bytes += p->len;
 			if (check_seq) {
 				uint64_t s = synth_seq(p->data, p->len);
-				if (s != next_seq)
+				/* A gap is loss; going back is an error. */
+				if (s > next_seq && allow_loss)
+					*seq_lost += s - next_seq;
+				else if (s != next_seq)
 					(*seq_errors)++;
 				next_seq = s + 1;
 			}
@@ -99,9 +107,10 @@ sink_stop(int eof)
 	if (summary)
 		fprintf(stderr, "sink: %" PRIu64 " packets, %" PRIu64
 		    " bytes, %.3f s, %.3f Mpps, %.3f Gbps, %" PRIu64
-		    " sequence errors\n", *packets, *bytes, secs,
-		    secs > 0 ? *packets / secs / 1e6 : 0.0,
-		    secs > 0 ? *bytes * 8 / secs / 1e9 : 0.0, *seq_errors);
+		    " sequence errors, %" PRIu64 " lost\n", *packets, *bytes,
+		    secs, secs > 0 ? *packets / secs / 1e6 : 0.0,
+		    secs > 0 ? *bytes * 8 / secs / 1e9 : 0.0, *seq_errors,
+		    *seq_lost);
 	if (eof && expect != UINT64_MAX && *packets != expect) {
 		fprintf(stderr, "snb-sink: received %" PRIu64 " packets, "
 		    "expected %" PRIu64 "\n", *packets, expect);
@@ -121,7 +130,7 @@ static const struct port_desc ports[] = {
 
 static const struct app_desc desc = {
 	.name = "sink",
-	.usage = "[--check-seq] [--summary] [--expect N]",
+	.usage = "[--check-seq [--allow-loss]] [--summary] [--expect N]",
 	.summary = "Count packets and discard them.",
 	.ports = ports,
 	.init = sink_init,

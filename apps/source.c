@@ -17,7 +17,7 @@ static unsigned char *tmpl;		/* a frame of max_size bytes */
 static uint32_t min_size = 64, max_size = 64;
 static uint64_t count = UINT64_MAX, sent, rate, seed = 1;
 static uint64_t t_start;
-static int seq;
+static int seq, hold;
 static struct port *out;
 
 static uint64_t
@@ -50,6 +50,7 @@ source_init(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "seq", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "hold", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *dash;
@@ -85,9 +86,12 @@ source_init(int argc, char **argv)
 		case 'S':
 			seed = parse_u64("--seed", optarg);
 			break;
+		case 'H':
+			hold = 1;
+			break;
 		default:
 			errx(2, "usage: snb-source [--size N|MIN-MAX] "
-			    "[--count N] [--rate PPS] [--seq] [--seed N]");
+			    "[--count N] [--rate PPS] [--seq] [--seed N] [--hold]");
 		}
 	}
 	if (optind != argc)
@@ -118,7 +122,11 @@ source_breathe(void)
 		errx(1, "output port 'out' is not connected");
 	r = &out->rings[0];
 	if (sent >= count) {
-		app_done();
+		/* --hold: keep the graph up (for inspection) until stopped. */
+		if (hold)
+			app_wake_at(app_now_ns() + 1000000000ULL);
+		else
+			app_done();
 		return 0;
 	}
 	n = ring_room(r, APP_BURST);
@@ -165,7 +173,7 @@ static const struct port_desc ports[] = {
 static const struct app_desc desc = {
 	.name = "source",
 	.usage = "[--size N|MIN-MAX] [--count N] [--rate PPS] [--seq] "
-	    "[--seed N]",
+	    "[--seed N] [--hold]",
 	.summary = "Generate synthetic Ethernet/IPv4/UDP packets.",
 	.ports = ports,
 	.init = source_init,

@@ -87,9 +87,10 @@ tee_breathe(void)
 				memcpy(q->data, p->data, len);
 			}
 		}
+		/* Release first: a crash loses what we held, never duplicates. */
+		ring_release(r, n);
 		for (k = 0; k < nouts; k++)
 			ring_commit(outs[k], used[k]);
-		ring_release(r, n);
 		*packets += n;
 		total += (int)n;
 	}

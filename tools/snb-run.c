@@ -35,11 +35,14 @@
 #define STOP_GRACE_MS	3000	/* SIGTERM, then SIGKILL after this */
 #define RESTART_MIN_MS	100
 #define RESTART_MAX_MS	5000
+#define QUICK_FAIL_MS	250	/* a failure sooner than this after start */
 
 struct proc {
 	pid_t		 pid;		/* 0 = not running */
 	int		 done;		/* exited 0 (end of stream) */
-	int		 restarts;
+	int		 restarts;	/* in all */
+	int		 quick;		/* failures in a row, each quick */
+	uint64_t	 started;	/* ms */
 	uint64_t	 restart_at;	/* ms, CLOCK_MONOTONIC; 0 = none */
 	char		 path[PATH_MAX];/* the app's executable */
 };
@@ -365,6 +368,7 @@ start_stage(int i)
 	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
 	    g.stages[i].argc, stats, -1);
 	procs[i].done = 0;
+	procs[i].started = now_ms();
 }
 
 static int
@@ -745,22 +749,32 @@ supervise(void)
 			}
 			report(i, status);
 			procs[i].pid = 0;
+			/*
+			 * Back off while a stage keeps failing quickly; one
+			 * that ran a while starts again from the minimum.
+			 * --max-restarts bounds the quick failures in a row.
+			 */
+			if (now_ms() - procs[i].started >= QUICK_FAIL_MS)
+				procs[i].quick = 0;
 			if (restart_on_failure &&
-			    procs[i].restarts < max_restarts) {
-				delay = RESTART_MIN_MS << (procs[i].restarts <
-				    6 ? procs[i].restarts : 6);
+			    procs[i].quick < max_restarts) {
+				delay = RESTART_MIN_MS << (procs[i].quick <
+				    6 ? procs[i].quick : 6);
 				if (delay > RESTART_MAX_MS)
 					delay = RESTART_MAX_MS;
+				procs[i].quick++;
 				procs[i].restarts++;
 				procs[i].restart_at = now_ms() + (uint64_t)delay;
-				warnx("restarting %s in %d ms (restart %d of "
-				    "%d)", g.stages[i].label, delay,
-				    procs[i].restarts, max_restarts);
+				warnx("restarting %s in %d ms (restart %d, "
+				    "%d of %d quick)", g.stages[i].label, delay,
+				    procs[i].restarts, procs[i].quick,
+				    max_restarts);
 				continue;
 			}
 			if (restart_on_failure)
-				warnx("%s failed %d times: stopping the graph",
-				    g.stages[i].label, procs[i].restarts + 1);
+				warnx("%s failed %d times in a row: stopping "
+				    "the graph", g.stages[i].label,
+				    procs[i].quick + 1);
 			if (!first_fail)
 				first_fail = status_code(status);
 			stop_all();
