@@ -91,7 +91,7 @@ app_room(struct port *out, uint32_t want)
 	uint32_t room;
 
 	if (out == NULL || out->nrings == 0)
-		return want > UINT32_MAX ? UINT32_MAX : want;
+		return want;
 	room = ring_room(&out->rings[0], want);
 	return room < want ? room : want;
 }
@@ -283,8 +283,10 @@ idle_sleep(void)
 	}
 	if (wake_at_ns) {
 		now = app_now_ns();
-		if (wake_at_ns <= now)
+		if (wake_at_ns <= now) {
+			wake_at_ns = 0;	/* spent: the app sets a new one */
 			return;
+		}
 		if ((wake_at_ns - now) / 1000000 < (uint64_t)timeout)
 			timeout = (int)((wake_at_ns - now) / 1000000);
 	}
@@ -402,6 +404,12 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		usage_help(stdout);
 		return 0;
 	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;	/* no SA_RESTART: wake from futex */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 	/* Counters exist before init so apps can register theirs there. */
 	open_stage_file(stats, label);
 	stage->restarts = restarts;
@@ -421,12 +429,6 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			bind_port(argv[i] + 10, PORT_OUT);
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;	/* no SA_RESTART: wake from futex */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
 	if (standby_fd >= 0)
 		standby(standby_fd);
 

@@ -44,6 +44,7 @@ struct proc {
 	int		 quick;		/* failures in a row, each quick */
 	uint64_t	 started;	/* ms */
 	uint64_t	 restart_at;	/* ms, CLOCK_MONOTONIC; 0 = none */
+	struct app_info	*swap_info;	/* the replacement's, after a swap */
 	char		 path[PATH_MAX];/* the app's executable */
 };
 
@@ -610,7 +611,9 @@ ctl_swap(int i, const char *spec, FILE *out)
 	memmove(words, words + 1, (size_t)n * sizeof(char *));
 	g.stages[i].argv = words;
 	g.stages[i].argc = n - 1;
-	g.stages[i].info = info;	/* kept for the graph's lifetime */
+	free(procs[i].swap_info);
+	procs[i].swap_info = info;
+	g.stages[i].info = info;
 	fprintf(out, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n",
 	    g.stages[i].label, (long)old, (long)pid, (t1 - t0) / 1e6);
 	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms",
@@ -1007,6 +1010,8 @@ main(int argc, char **argv)
 	create_rings();
 	rc = supervise();
 	cleanup();
+	for (i = 0; i < g.nstages; i++)
+		free(procs[i].swap_info);
 	graph_free(&g);
 	free(procs);
 	free(infos);
