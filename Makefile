@@ -18,13 +18,16 @@ LIB_SRC   := $(wildcard libring/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB       := $(BUILD)/libring.a
 APP_SRC   := $(wildcard apps/*.c)
+# A larger app is a directory: apps/NAME/*.c -> snb-NAME.
+APP_DIRS  := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 TOOL_SRC  := $(wildcard tools/snb-*.c)
 # A driver is a directory of back-ends: drivers/nic/*.c -> snb-nic.
 NIC_SRC   := $(wildcard drivers/nic/*.c)
 NIC_OBJ   := $(NIC_SRC:%.c=$(BUILD)/%.o)
 NIC_LIBS  := -lxdp -lbpf -lelf -lz
 BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%) \
-             $(if $(NIC_SRC),$(BUILD)/bin/snb-nic)
+             $(if $(NIC_SRC),$(BUILD)/bin/snb-nic) \
+             $(APP_DIRS:%=$(BUILD)/bin/snb-%)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TTOOL_SRC := $(wildcard tests/tools/*.c)
@@ -45,6 +48,12 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/bin/snb-%: $(BUILD)/apps/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.SECONDEXPANSION:
+$(APP_DIRS:%=$(BUILD)/bin/snb-%): $(BUILD)/bin/snb-%: \
+    $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard apps/%/*.c)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

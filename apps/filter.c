@@ -92,22 +92,6 @@ filter_init(int argc, char **argv)
  * ring_peek() checked it.  Returns 0 when o's slots are too small.
  */
 static int
-copy_packet(struct ring *o, uint32_t i, const struct packet *p, uint32_t len)
-{
-	struct packet *q;
-
-	if (len > o->capacity)
-		return 0;
-	q = ring_slot(o, i);
-	q->len = (uint16_t)len;
-	q->flags = p->flags;
-	q->wirelen = p->wirelen;
-	q->ts_ns = p->ts_ns;
-	memcpy(q->data, p->data, len);
-	return 1;
-}
-
-static int
 filter_breathe(void)
 {
 	struct ring *ro, *rr;
@@ -138,13 +122,11 @@ filter_breathe(void)
 		for (i = 0; i < n; i++) {
 			struct packet *p = ring_peek(r, i);
 
-			len = *(volatile uint16_t *)&p->len;
-			if (len > r->capacity)
-				len = r->capacity;
+			len = packet_len(r, p);
 			wire = p->wirelen;
 			if (snb_bpf_run(prog, p->data, len, wire ? wire : len)) {
 				(*matched)++;
-				if (copy_packet(ro, n_out, p, len))
+				if (ring_put_packet(ro, n_out, p, len))
 					n_out++;
 				else
 					(*drop_oversize)++;
@@ -152,7 +134,7 @@ filter_breathe(void)
 				(*drop_nomatch)++;
 			} else {
 				(*rejected)++;
-				if (copy_packet(rr, n_rej, p, len))
+				if (ring_put_packet(rr, n_rej, p, len))
 					n_rej++;
 				else
 					(*drop_oversize)++;

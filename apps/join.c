@@ -65,22 +65,15 @@ join_breathe(void)
 		if (n > room - used)
 			n = room - used;
 		for (i = 0; i < n; i++) {
-			struct packet *p = ring_peek(r, i), *q;
+			struct packet *p = ring_peek(r, i);
 
 			/* Read once: the producer could change it under us. */
-			len = *(volatile uint16_t *)&p->len;
-			if (len > r->capacity)
-				len = r->capacity;
+			len = packet_len(r, p);
 			if (len > out->capacity) {
 				(*drop_oversize)++;
 				continue;
 			}
-			q = ring_slot(out, used++);
-			q->len = (uint16_t)len;
-			q->flags = p->flags;
-			q->wirelen = p->wirelen;
-			q->ts_ns = p->ts_ns;
-			memcpy(q->data, p->data, len);
+			ring_put_packet(out, used++, p, len);
 		}
 		ring_release(r, n);
 		total += (int)n;

@@ -115,9 +115,7 @@ pcap_write_breathe(void)
 			struct packet *p = ring_peek(r, i);
 
 			/* Read once: the producer could change it under us. */
-			len = *(volatile uint16_t *)&p->len;
-			if (len > r->capacity)
-				len = r->capacity;
+			len = packet_len(r, p);
 			ts = ts_mode == TS_ZERO ? 0 : ts_mode == TS_NOW ||
 			    p->ts_ns == 0 ? realtime_ns() : p->ts_ns;
 			h.ts.tv_sec = (time_t)(ts / 1000000000ULL);

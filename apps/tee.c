@@ -69,22 +69,13 @@ tee_breathe(void)
 			struct packet *p = ring_peek(r, i);
 
 			/* Read once: the producer could change it under us. */
-			len = *(volatile uint16_t *)&p->len;
-			if (len > r->capacity)
-				len = r->capacity;
+			len = packet_len(r, p);
 			for (k = 0; k < nouts; k++) {
-				struct packet *q;
-
 				if (len > outs[k]->capacity) {
 					(*drop_oversize)++;
 					continue;
 				}
-				q = ring_slot(outs[k], used[k]++);
-				q->len = (uint16_t)len;
-				q->flags = p->flags;
-				q->wirelen = p->wirelen;
-				q->ts_ns = p->ts_ns;
-				memcpy(q->data, p->data, len);
+				ring_put_packet(outs[k], used[k]++, p, len);
 			}
 		}
 		/* Release first: a crash loses what we held, never duplicates. */

@@ -206,6 +206,39 @@ ring_peek(struct ring *r, uint32_t i)
 	return p;
 }
 
+/*
+ * A packet's length, read once and clamped: use this, not p->len, when
+ * the length decides how many bytes to touch.
+ */
+static inline uint32_t
+packet_len(const struct ring *r, const struct packet *p)
+{
+	uint32_t len = *(const volatile uint16_t *)&p->len;
+
+	return len > r->capacity ? r->capacity : len;
+}
+
+/*
+ * Copy len bytes of p, with its metadata, into output slot i of r.
+ * Returns 0 (nothing written) when len exceeds r's capacity.
+ */
+static inline int
+ring_put_packet(struct ring *r, uint32_t i, const struct packet *p,
+    uint32_t len)
+{
+	struct packet *q;
+
+	if (len > r->capacity)
+		return 0;
+	q = ring_slot(r, i);
+	q->len = (uint16_t)len;
+	q->flags = p->flags;
+	q->wirelen = p->wirelen;
+	q->ts_ns = p->ts_ns;
+	__builtin_memcpy(q->data, p->data, len);
+	return 1;
+}
+
 /* Hand n read slots back to the producer; wakes it if it sleeps. */
 void	ring_release(struct ring *r, uint32_t n);
 /* True once the producer closed the ring and everything was read. */
