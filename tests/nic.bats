@@ -83,7 +83,7 @@ wait_open() {
 # capture NS IF FILE: record frames arriving on IF; stop with cap_stop.
 capture() {
 	local i
-	ip netns exec "$1" tcpdump -i "$2" -Q in -nn -U -Z root -w "$3" \
+	ip netns exec "$1" tcpdump -i "$2" -Q in -nn -s 4096 -U --immediate-mode -Z root -w "$3" \
 	    2> "$3.err" &
 	CAP_PID=$!
 	PIDS="$PIDS $!"
@@ -91,7 +91,7 @@ capture() {
 		grep -q "listening on" "$3.err" && break
 		sleep 0.05
 	done
-	sleep 0.3	# tcpdump says it listens a moment before it does
+	sleep 0.2	# tcpdump says it listens a moment before it does
 }
 
 cap_stop() {
@@ -164,6 +164,7 @@ bounce() {
 	send_mix "$P" vB "$n" "$T/sent.pcap"
 	cap_stop
 	got=$(tcpdump -r "$T/got.pcap" 2>/dev/null | wc -l)
+	cat "$T/got.pcap.err"
 	echo "captured $got frames, counters: $(snb-top --json --once -i 0.01 bounce | jq -c '.graphs[0].stages[].counters')"
 	[ "$got" -eq "$n" ]
 	same_frames "$T/got.pcap" "$T/sent.pcap" "tcp port 80"

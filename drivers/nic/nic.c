@@ -1,0 +1,441 @@
+/*
+ * snb-nic: a network interface as a device app.  Frames the interface
+ * receives go to port "out"; packets arriving on port "in" are sent.
+ *
+ * The back-end is chosen by a prefix: afpacket:IF, xdp:IF, tap:NAME, or
+ * none (AF_XDP when the driver has native XDP, else AF_PACKET).  This file
+ * is the part every back-end shares: options, the breath, link watching
+ * and counters.  See nic.h for the back-end interface.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <linux/if_packet.h>
+
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "nic.h"
+
+#define MS		1000000ULL
+#define CHECK_BUSY_NS	(100 * MS)	/* link and stats while packets move */
+#define CHECK_IDLE_NS	(1 * MS)	/* ... and on idle breaths: see check() */
+#define TX_RETRY_NS	200000ULL	/* kernel queue full: look again soon */
+#define RX_GRACE_NS	(10 * MS)	/* output ring full: wait this long */
+
+static const struct nic_ops *backends[] = { &afpacket_ops, &xdp_ops,
+    &tap_ops };
+
+static struct nic nic = { .queue = -1, .fanout = -1, .fd = -1 };
+static const struct nic_ops *ops;	/* NULL until the first breath */
+static int auto_mode;			/* no prefix: try XDP, fall back */
+static int promisc, mtu;
+static struct port *in, *out;
+static uint64_t last_check, full_since;
+static int first_ring;
+
+#define USAGE	"[afpacket:|xdp:|tap:]IFNAME [--promisc] [--queue N] " \
+		"[--mtu N] [--fanout GROUP]"
+
+int
+nic_fail(char *errbuf, size_t len, int e, const char *fmt, ...)
+{
+	char what[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(errbuf, len, "%s: %s", what, strerror(e));
+	return e;
+}
+
+/* An interface ioctl on ifr, named ifname: 0 or an errno value. */
+static int
+if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	static int fd = -1;
+
+	if (fd == -1 && (fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC,
+	    0)) == -1)
+		err(1, "socket");
+	strlcpy(ifr->ifr_name, ifname, sizeof(ifr->ifr_name));
+	return ioctl(fd, req, ifr) == -1 ? errno : 0;
+}
+
+int
+nic_set_up(const char *ifname)
+{
+	struct ifreq ifr;
+	int e;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if ((e = if_ioctl(ifname, SIOCGIFFLAGS, &ifr)) != 0 ||
+	    (ifr.ifr_flags & IFF_UP))
+		return e;
+	ifr.ifr_flags |= IFF_UP;
+	return if_ioctl(ifname, SIOCSIFFLAGS, &ifr);
+}
+
+static void
+set_mtu(void)
+{
+	struct ifreq ifr;
+	int e;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_mtu = mtu;
+	if ((e = if_ioctl(nic.ifname, SIOCSIFMTU, &ifr)) != 0)
+		errx(1, "%s: --mtu %d: %s%s", nic.ifname, mtu, strerror(e),
+		    e == EPERM ? " (needs CAP_NET_ADMIN)" : "");
+}
+
+/*
+ * Promiscuous mode as a packet-socket membership rather than IFF_PROMISC:
+ * the kernel drops the membership when this process exits, however it
+ * exits, so a crash cannot leave the interface promiscuous.  The socket
+ * has protocol 0 and so never receives anything itself; it stays open.
+ */
+static void
+set_promisc(void)
+{
+	struct packet_mreq mr;
+	int fd;
+
+	memset(&mr, 0, sizeof(mr));
+	mr.mr_ifindex = nic.ifindex;
+	mr.mr_type = PACKET_MR_PROMISC;
+	if ((fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0)) == -1 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
+	    sizeof(mr)) == -1)
+		err(1, "%s: --promisc%s", nic.ifname, errno == EPERM ?
+		    " (needs CAP_NET_RAW)" : "");
+}
+
+static long
+parse_num(const char *opt, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+		errx(2, "bad %s '%s' (%ld..%ld)", opt, s, min, max);
+	return v;
+}
+
+static void
+nic_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "promisc", no_argument, NULL, 'p' },
+		{ "queue", required_argument, NULL, 'q' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "fanout", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *spec, *name, *colon;
+	size_t i;
+	int ch;
+
+	/* Options may follow IFNAME: the graph keys a device by its first
+	 * word, so "nic eth0 --promisc | ... | nic eth0" is one process. */
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			promisc = 1;
+			break;
+		case 'q':
+			nic.queue = (int)parse_num("--queue", optarg, 0, 65535);
+			break;
+		case 'm':
+			mtu = (int)parse_num("--mtu", optarg, 68, 65535);
+			break;
+		case 'f':
+			nic.fanout = (int)parse_num("--fanout", optarg, 0,
+			    65535);
+			break;
+		case 'h':
+			printf("usage: snb-nic " USAGE "\n");
+			exit(0);
+		default:
+			errx(2, "usage: snb-nic " USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		errx(2, "usage: snb-nic " USAGE);
+	spec = argv[optind];
+	strlcpy(nic.spec, spec, sizeof(nic.spec));
+	/* ':' cannot occur in a Linux interface name: it is the prefix. */
+	if ((colon = strchr(spec, ':')) != NULL) {
+		for (i = 0; i < sizeof(backends) / sizeof(*backends); i++)
+			if (strncmp(spec, backends[i]->name, colon - spec) == 0
+			    && backends[i]->name[colon - spec] == '\0')
+				ops = backends[i];
+		if (ops == NULL)
+			errx(2, "unknown back-end '%.*s' in '%s' (afpacket, "
+			    "xdp, tap)", (int)(colon - spec), spec, spec);
+		name = colon + 1;
+	} else {
+		auto_mode = 1;
+		ops = nic.fanout >= 0 ? &afpacket_ops : &xdp_ops;
+		name = spec;
+	}
+	if (*name == '\0' || strlen(name) >= IFNAMSIZ || strchr(name, '/'))
+		errx(2, "bad interface name '%s'", name);
+	strlcpy(nic.ifname, name, sizeof(nic.ifname));
+	if (nic.fanout >= 0 && ops != &afpacket_ops)
+		errx(2, "--fanout needs the afpacket back-end");
+	/* A tap may not exist yet: opening it creates it. */
+	if (ops != &tap_ops &&
+	    (nic.ifindex = (int)if_nametoindex(name)) == 0)
+		errx(1, "no such interface '%s'", name);
+	nic.native_only = auto_mode;
+
+	/* The device is opened on the first breath, once the runtime has
+	 * bound the ports: what is wired decides what to open. */
+}
+
+/* Counters appear once the device is open: tests and tools can wait for
+ * "rx-packets" to know the nic is receiving. */
+static void
+make_counters(void)
+{
+	nic.c.rx_packets = app_counter("rx-packets");
+	nic.c.rx_bytes = app_counter("rx-bytes");
+	nic.c.tx_packets = app_counter("tx-packets");
+	nic.c.tx_bytes = app_counter("tx-bytes");
+	nic.c.drop_ring_full = app_counter("drop-ring-full");
+	nic.c.drop_oversize = app_counter("drop-oversize");
+	nic.c.drop_kernel = app_counter("drop-kernel");
+	nic.c.drop_tx_error = app_counter("drop-tx-error");
+	nic.c.drop_link_down = app_counter("drop-link-down");
+	nic.c.link_down = app_counter("link-down");
+}
+
+static void
+open_device(void)
+{
+	char errbuf[256];
+	int e, existed = nic.ifindex != 0;
+
+	in = app_port("in");
+	out = app_port("out");
+	nic.rx = out != NULL && out->nrings > 0;
+	nic.tx = in != NULL && in->nrings > 0;
+	/* Before open: native XDP refuses an MTU too big for its buffers. */
+	if (mtu && existed)
+		set_mtu();
+	if ((e = ops->open(&nic, errbuf, sizeof(errbuf))) != 0 && auto_mode &&
+	    ops == &xdp_ops) {
+		fprintf(stderr, "snb-nic: %s: %s; using AF_PACKET\n",
+		    nic.ifname, errbuf);
+		ops = &afpacket_ops;
+		e = ops->open(&nic, errbuf, sizeof(errbuf));
+	}
+	if (e == EPERM || e == EACCES)
+		errx(1, "%s: %s (needs %s)", nic.spec, errbuf, ops->caps);
+	if (e == ENODEV)
+		errx(1, "no such interface '%s'", nic.ifname);
+	if (e)
+		errx(1, "%s: %s", nic.spec, errbuf);
+	if (mtu && !existed)
+		set_mtu();
+	if (promisc)
+		set_promisc();
+	if (nic.queue >= 0 && ops != &xdp_ops)
+		fprintf(stderr, "snb-nic: %s: --queue is ignored by %s (use "
+		    "--fanout to share an interface)\n", nic.ifname,
+		    ops->name);
+	if (nic.rx)
+		app_wait_fd(nic.fd, POLLIN);
+	make_counters();
+	last_check = app_now_ns();
+}
+
+void
+nic_link_lost(struct nic *n)
+{
+	if (n->down)
+		return;
+	n->down = 1;
+	(*n->c.link_down)++;
+	fprintf(stderr, "snb-nic: %s: link down; pausing\n", n->ifname);
+}
+
+/*
+ * Link state and the device's own counters.  Runs every CHECK_BUSY_NS
+ * while packets move and on the first idle breath after CHECK_IDLE_NS: an
+ * AF_PACKET socket whose interface went down holds an error that makes
+ * poll() return at once until it is read, so an idle nic must clear it
+ * soon or it would spin.
+ */
+static void
+check(void)
+{
+	struct ifreq ifr;
+	int e;
+
+	if (ops->check)
+		ops->check(&nic);
+	if (ops->stats)
+		ops->stats(&nic);
+	memset(&ifr, 0, sizeof(ifr));
+	if ((e = if_ioctl(nic.ifname, SIOCGIFFLAGS, &ifr)) == ENODEV)
+		errx(1, "%s: interface removed", nic.ifname);
+	else if (e)
+		errx(1, "%s: SIOCGIFFLAGS: %s", nic.ifname, strerror(e));
+	/* Only an interface set down pauses us.  Carrier (IFF_RUNNING) is
+	 * the kernel's to handle, and it is reported late after a change
+	 * (linkwatch), which would drop the first frames of a fresh link. */
+	if (!(ifr.ifr_flags & IFF_UP))
+		nic_link_lost(&nic);
+	else if (nic.down) {
+		nic.down = 0;
+		fprintf(stderr, "snb-nic: %s: link up\n", nic.ifname);
+	}
+}
+
+/*
+ * Receive a burst.  When the output ring is full the frames wait in the
+ * kernel's queue (4 MiB for AF_PACKET, 2048 frames for AF_XDP) for up to
+ * RX_GRACE_NS: the consumer may just be slow to get a CPU, and a TPACKET_V3
+ * block alone can hold more frames than a ring has slots.  After that the
+ * world cannot wait any longer (DESIGN 3): frames are drained from the
+ * kernel and counted in drop-ring-full until there is room again.  While
+ * waiting, an otherwise idle breath sleeps on the ring (may_wait); a breath
+ * that sent packets must not, as we may be our own consumer (nic X | nic X).
+ */
+static uint32_t
+rx_step(int may_wait)
+{
+	struct rx_burst b;
+	struct timespec ts;
+	uint64_t now;
+
+	memset(&b, 0, sizeof(b));
+	b.ring = &out->rings[0];
+	b.room = ring_room(b.ring, APP_BURST);
+	if (b.room == 0) {
+		now = app_now_ns();
+		if (full_since == 0)
+			full_since = now;
+		if (now - full_since < RX_GRACE_NS) {
+			if (may_wait) {
+				ring_wait(b.ring, 1);
+				b.room = ring_room(b.ring, APP_BURST);
+			}
+			if (b.room == 0)
+				return 0;
+		}
+	}
+	if (b.room > APP_BURST)
+		b.room = APP_BURST;
+	if (b.room)
+		full_since = 0;
+	b.budget = b.room ? b.room : APP_BURST;
+	if (ops != &afpacket_ops) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		b.ts_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+		    (uint64_t)ts.tv_nsec;
+	}
+	ops->rx(&nic, &b);
+	if (b.n)
+		ring_commit(b.ring, b.n);
+	return b.seen;
+}
+
+static uint32_t
+tx_step(void)
+{
+	uint32_t n, k, total = 0;
+	int j;
+
+	for (j = 0; j < in->nrings; j++) {
+		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
+
+		if ((n = ring_avail(r, APP_BURST)) == 0)
+			continue;
+		if (n > APP_BURST)
+			n = APP_BURST;
+		if (nic.down) {
+			/* A down link is the world not waiting: drop. */
+			*nic.c.drop_link_down += n;
+			k = n;
+		} else if ((k = ops->tx(&nic, r, n)) < n)
+			app_wake_at(app_now_ns() + TX_RETRY_NS);
+		ring_release(r, k);
+		total += k;
+	}
+	first_ring = (first_ring + 1) % in->nrings;
+	return total;
+}
+
+static int
+nic_breathe(void)
+{
+	uint64_t now;
+	uint32_t n = 0;
+
+	if (nic.fd == -1)
+		open_device();
+	/* A retry deadline from the last breath is moot: we look now. */
+	app_wake_at(0);
+	if (nic.tx)
+		n += tx_step();
+	if (nic.rx)
+		n += rx_step(n == 0);
+	now = app_now_ns();
+	if (now - last_check >= (n ? CHECK_BUSY_NS : CHECK_IDLE_NS)) {
+		last_check = now;
+		check();
+	}
+	return (int)n;
+}
+
+static void
+nic_stop(int eof)
+{
+	if (nic.fd == -1)
+		return;
+	if (ops->stats)
+		ops->stats(&nic);
+	ops->close(&nic);
+	nic.fd = -1;
+}
+
+static const struct port_desc ports[] = {
+	{ "in", PORT_IN },
+	{ "out", PORT_OUT },
+	{ NULL, 0 }
+};
+
+static const struct app_desc desc = {
+	.name = "nic",
+	.usage = USAGE,
+	.summary = "Receive frames from a network interface to 'out'; send "
+	    "the packets of 'in'.",
+	.device = 1,
+	.ports = ports,
+	.init = nic_init,
+	.breathe = nic_breathe,
+	.stop = nic_stop,
+};
+
+int
+main(int argc, char **argv)
+{
+	return app_main(&desc, argc, argv);
+}

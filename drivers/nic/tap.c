@@ -1,0 +1,155 @@
+/*
+ * tap.c: the tap back-end.  tap:NAME creates the tap device NAME, or
+ * attaches to it when it exists (a persistent tap from `ip tuntap add`),
+ * and brings it up.  Frames the host sends on NAME are ours to read();
+ * frames we write() arrive on NAME as if received from a wire.
+ *
+ * No IFF_VNET_HDR: the host then computes checksums and segments before
+ * handing frames over, so what we read is what a wire would carry.  The
+ * tap disappears when we exit unless it was made persistent.
+ */
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+
+#include <linux/if_tun.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "nic.h"
+
+#define MAX_FRAME	65536	/* anything larger than a slot is dropped */
+
+struct tap {
+	int		 fd;
+	unsigned char	 scratch[MAX_FRAME];	/* frames we drop land here */
+};
+
+static int
+tap_open(struct nic *nic, char *errbuf, size_t len)
+{
+	struct ifreq ifr;
+	struct tap *t;
+	int e;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return nic_fail(errbuf, len, errno, "calloc");
+	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (t->fd == -1) {
+		e = nic_fail(errbuf, len, errno, "/dev/net/tun");
+		free(t);
+		return e;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	strlcpy(ifr.ifr_name, nic->ifname, sizeof(ifr.ifr_name));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (ioctl(t->fd, TUNSETIFF, &ifr) == -1) {
+		e = errno;
+		/* EINVAL: the name is taken by a device that is no tap (or
+		 * a tun); EBUSY: another process has the tap open. */
+		e = nic_fail(errbuf, len, e, "TUNSETIFF%s", e == EINVAL ?
+		    " (not a tap device?)" : e == EBUSY ? " (in use?)" : "");
+		goto fail;
+	}
+	if ((e = nic_set_up(nic->ifname)) != 0) {
+		nic_fail(errbuf, len, e, "bringing %s up", nic->ifname);
+		goto fail;
+	}
+	nic->ifindex = (int)if_nametoindex(nic->ifname);
+	nic->fd = t->fd;
+	nic->priv = t;
+	return 0;
+fail:
+	close(t->fd);
+	free(t);
+	return e;
+}
+
+static void
+tap_rx(struct nic *nic, struct rx_burst *b)
+{
+	struct tap *t = nic->priv;
+	struct iovec iov[2];
+	struct packet *slot;
+	ssize_t n;
+	int iovcnt;
+
+	while (b->seen < b->budget) {
+		/* Read straight into the next slot when there is room; the
+		 * scratch buffer behind it catches an oversize frame, so its
+		 * length is known and it is dropped whole. */
+		iovcnt = 0;
+		slot = NULL;
+		if (b->n < b->room) {
+			slot = ring_slot(b->ring, b->n);
+			iov[iovcnt].iov_base = slot->data;
+			iov[iovcnt++].iov_len = b->ring->capacity;
+		}
+		iov[iovcnt].iov_base = t->scratch;
+		iov[iovcnt++].iov_len = sizeof(t->scratch);
+		if ((n = readv(t->fd, iov, iovcnt)) == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			if (errno == EBADFD || errno == ENODEV)
+				errx(1, "%s: tap removed", nic->ifname);
+			return;
+		}
+		/* nic_rx_slot() hands back the slot we read into, or counts
+		 * the drop; nothing more to copy. */
+		(void)nic_rx_slot(nic, b, (uint32_t)n, b->ts_ns);
+	}
+}
+
+static uint32_t
+tap_tx(struct nic *nic, struct ring *in, uint32_t n)
+{
+	struct tap *t = nic->priv;
+	struct packet *p;
+	uint32_t i, len;
+
+	for (i = 0; i < n; i++) {
+		p = ring_peek(in, i);
+		len = nic_tx_len(in, p);
+		if (write(t->fd, p->data, len) == (ssize_t)len) {
+			(*nic->c.tx_packets)++;
+			*nic->c.tx_bytes += len;
+			continue;
+		}
+		if (errno == EINTR || errno == EAGAIN)
+			break;
+		if (errno == EIO || errno == ENETDOWN || errno == ENXIO) {
+			nic_link_lost(nic);
+			*nic->c.drop_link_down += n - i;
+			return n;
+		}
+		(*nic->c.drop_tx_error)++;
+	}
+	return i;
+}
+
+static void
+tap_close(struct nic *nic)
+{
+	struct tap *t = nic->priv;
+
+	close(t->fd);
+	free(t);
+	nic->priv = NULL;
+}
+
+const struct nic_ops tap_ops = {
+	.name = "tap",
+	.caps = "CAP_NET_ADMIN",
+	.open = tap_open,
+	.rx = tap_rx,
+	.tx = tap_tx,
+	.close = tap_close,
+};
