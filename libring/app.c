@@ -2,6 +2,7 @@
  * app.c: port binding, --describe, the breathe loop, idling, EOF and
  * detach.  See app.h for the contract.
  */
+#define _GNU_SOURCE	/* ppoll */
 #include <err.h>
 #include <poll.h>
 #include <errno.h>
@@ -29,8 +30,8 @@ static volatile sig_atomic_t detach_requested;
 static int done_requested;
 static uint64_t wake_at_ns;
 static struct pollfd app_fds[APP_MAX_FDS];
-static int app_nfds, fd_poll_ms = 1;
-#define FD_POLL_MAX_MS	16
+static int app_nfds;
+static sigset_t wake_mask;	/* our mask with RING_WAKE_SIGNAL unblocked */
 
 /* Back-off: empty breaths spent spinning, then yielding, then sleeping. */
 #define IDLE_SPIN	64
@@ -214,6 +215,12 @@ open_stage_file(const char *path, const char *label)
 }
 
 static void
+on_wake(int sig)
+{
+	(void)sig;	/* only here to interrupt ppoll() */
+}
+
+static void
 on_term(int sig)
 {
 	(void)sig;
@@ -293,18 +300,17 @@ idle_sleep(void)
 	stage->idle_sleeps++;
 	if (app_nfds && !blocked_out) {
 		/*
-		 * A device waits on its file descriptors.  A futex cannot be
-		 * polled, so with input rings too it polls the fds with a
-		 * timeout that grows while nothing happens (1 to 16 ms) and
-		 * then looks at the rings again.
+		 * A device sleeps in ppoll() on its descriptors; its input
+		 * rings are armed so that a producer signals us instead of
+		 * waking a futex nobody waits on.
 		 */
-		if (n_in) {
-			if (timeout > fd_poll_ms)
-				timeout = fd_poll_ms;
-			if (fd_poll_ms < FD_POLL_MAX_MS)
-				fd_poll_ms *= 2;
+		struct timespec ts = { timeout / 1000,
+		    (long)(timeout % 1000) * 1000000L };
+		if (n_in == 0 || ring_wait_arm(ins, n_in)) {
+			ppoll(app_fds, (nfds_t)app_nfds, &ts, &wake_mask);
+			if (n_in)
+				ring_wait_disarm(ins, n_in);
 		}
-		poll(app_fds, (nfds_t)app_nfds, timeout);
 		return;
 	}
 	if (n_out && (blocked_out || n_in == 0))
@@ -408,8 +414,17 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	sa.sa_handler = on_term;	/* no SA_RESTART: wake from futex */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_wake;
+	sigaction(RING_WAKE_SIGNAL, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	{
+		sigset_t block;
+		sigemptyset(&block);
+		sigaddset(&block, RING_WAKE_SIGNAL);
+		sigprocmask(SIG_BLOCK, &block, &wake_mask);
+		sigdelset(&wake_mask, RING_WAKE_SIGNAL);
+	}
 	/* Counters exist before init so apps can register theirs there. */
 	open_stage_file(stats, label);
 	stage->restarts = restarts;
@@ -446,7 +461,6 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		}
 		if (n > 0) {
 			idle = 0;
-			fd_poll_ms = 1;
 			if ((stage->breaths & 63) == 0)
 				count_packets();
 			continue;

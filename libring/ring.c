@@ -4,6 +4,7 @@
  * burst or once per process.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -225,11 +226,19 @@ futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
  * expects 1 and does not sleep at all, so the wake-up cannot be lost.
  */
 static inline void
-wake(_Atomic uint32_t *waiting)
+wake(_Atomic uint32_t *waiting, _Atomic int32_t *sleeper)
 {
-	if (atomic_load_explicit(waiting, memory_order_relaxed) &&
-	    atomic_exchange(waiting, 0))
+	uint32_t how;
+	int32_t pid;
+
+	if (!atomic_load_explicit(waiting, memory_order_relaxed))
+		return;
+	how = atomic_exchange(waiting, 0);
+	if (how == RING_WAIT_FUTEX)
 		futex_wake(waiting);
+	else if (how == RING_WAIT_SIGNAL &&
+	    (pid = atomic_load_explicit(sleeper, memory_order_relaxed)) > 0)
+		kill(pid, RING_WAKE_SIGNAL);
 }
 
 void
@@ -250,7 +259,7 @@ ring_commit(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->shm->prod.head, r->head,
 	    memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	wake(&r->shm->cons.waiting);
+	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
 }
 
 void
@@ -258,8 +267,7 @@ ring_close(struct ring *r)
 {
 	atomic_store_explicit(&r->shm->prod.closed, 1, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	atomic_store(&r->shm->cons.waiting, 0);
-	futex_wake(&r->shm->cons.waiting);
+	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
 }
 
 void
@@ -279,7 +287,7 @@ ring_release(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->shm->cons.tail, r->tail,
 	    memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	wake(&r->shm->prod.waiting);
+	wake(&r->shm->prod.waiting, &r->shm->prod.pid);
 }
 
 int
@@ -312,6 +320,31 @@ still_blocked(struct ring *r)
 	    memory_order_relaxed) > r->mask;
 }
 
+int
+ring_wait_arm(struct ring **rs, int n)
+{
+	int i, blocked = 1;
+
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(wait_word(rs[i]), RING_WAIT_SIGNAL,
+		    memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < n && blocked; i++)
+		blocked = still_blocked(rs[i]);
+	if (!blocked)
+		ring_wait_disarm(rs, n);
+	return blocked;
+}
+
+void
+ring_wait_disarm(struct ring **rs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(wait_word(rs[i]), 0, memory_order_relaxed);
+}
+
 void
 ring_wait(struct ring *r, int timeout_ms)
 {
@@ -340,7 +373,8 @@ ring_wait_many(struct ring **rs, int n, int timeout_ms)
 	if (n <= 0 || n > 16)
 		return;
 	for (i = 0; i < n; i++)
-		atomic_store_explicit(wait_word(rs[i]), 1, memory_order_relaxed);
+		atomic_store_explicit(wait_word(rs[i]), RING_WAIT_FUTEX,
+		    memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n && blocked; i++)
 		blocked = still_blocked(rs[i]);

@@ -21,8 +21,9 @@
  * packet.
  *
  * Sleeping words ("waiting") are the one exception to "each side writes
- * only its own section": the sleeper sets its word to 1, the waker swaps it
- * back to 0 before FUTEX_WAKE (see wake() in ring.c).
+ * only its own section": the sleeper sets its word to RING_WAIT_FUTEX (or
+ * RING_WAIT_SIGNAL if it sleeps in poll()), the waker swaps it back to 0
+ * before FUTEX_WAKE or kill() (see wake() in ring.c).
  *
  * Memory ordering.  The producer writes slots, then publishes them with a
  * store-release of prod.head; the consumer load-acquires prod.head before
@@ -37,6 +38,7 @@
 #ifndef SNB_RING_H
 #define SNB_RING_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +51,8 @@
 #define RING_MAX_CAPACITY	65535		/* fits the uint16_t length */
 #define RING_DATA_OFFSET	4096
 #define RING_FLAG_LEAKY		0x1		/* producer drops when full */
+#define RING_WAIT_FUTEX		1	/* "waiting" values: how to wake */
+#define RING_WAIT_SIGNAL	2
 
 /* A packet as it sits in a slot. */
 struct packet {
@@ -254,6 +258,16 @@ int	ring_eof(struct ring *r);
 void	ring_wait(struct ring *r, int timeout_ms);
 /* The same for up to 16 rings: wakes when any of them is ready. */
 void	ring_wait_many(struct ring **rs, int n, int timeout_ms);
+/*
+ * For a process that sleeps in poll() on its own descriptors (a device):
+ * arm the rings so that the peer, instead of FUTEX_WAKE, sends us
+ * RING_WAKE_SIGNAL.  Keep that signal blocked and ppoll() with it
+ * unblocked, so a wake-up between arming and sleeping is not lost.
+ * Returns 0 (and disarms) if some ring is ready already.
+ */
+#define RING_WAKE_SIGNAL	SIGUSR2
+int	ring_wait_arm(struct ring **rs, int n);
+void	ring_wait_disarm(struct ring **rs, int n);
 
 /* Current fill (observer view). */
 uint64_t ring_fill(const struct ring *r);
