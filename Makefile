@@ -34,10 +34,15 @@ TTOOL_SRC := $(wildcard tests/tools/*.c)
 TTOOLS    := $(TTOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-HDRS      := $(wildcard libring/*.h)
+HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h)
 
 .PHONY: all check check-fast bench demo install clean deps
 all: $(BINS) $(UNITS) $(TTOOLS) $(BENCHES)
+
+# Unit tests, benches and fuzz targets that include an app's .c files.
+LWAFTR_C  := $(wildcard apps/lwaftr/*.c)
+$(BUILD)/tests/unit/test_lwaftr_conf.o $(BUILD)/tests/unit/test_lwaftr_bt.o: $(LWAFTR_C)
+$(BUILD)/bench/lwaftr_bt_bench.o: $(LWAFTR_C)
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -51,11 +56,12 @@ $(BUILD)/bin/snb-%: $(BUILD)/apps/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-.SECONDEXPANSION:
-$(APP_DIRS:%=$(BUILD)/bin/snb-%): $(BUILD)/bin/snb-%: \
-    $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard apps/%/*.c)) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+define APP_DIR_RULE
+$(BUILD)/bin/snb-$(1): $(patsubst %.c,$(BUILD)/%.o,$(wildcard apps/$(1)/*.c)) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach d,$(APP_DIRS),$(eval $(call APP_DIR_RULE,$(d))))
 
 $(BUILD)/bin/snb-nic: $(NIC_OBJ) $(LIB)
 	@mkdir -p $(dir $@)

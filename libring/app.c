@@ -86,6 +86,18 @@ app_port(const char *name)
 	return NULL;
 }
 
+struct port *
+app_port_dir(const char *name, int dir)
+{
+	int i;
+
+	for (i = 0; i < app_nports; i++)
+		if (app_ports[i].flags == dir &&
+		    strcmp(app_ports[i].name, name) == 0)
+			return &app_ports[i];
+	return NULL;
+}
+
 uint32_t
 app_room(struct port *out, uint32_t want)
 {
@@ -161,7 +173,7 @@ bind_port(const char *arg, int dir)
 	if (find_desc(name, dir) == NULL)
 		errx(2, "no %s port '%s' on %s", dir == PORT_IN ? "input" :
 		    "output", name, app->name);
-	if ((p = app_port(name)) == NULL) {
+	if ((p = app_port_dir(name, dir)) == NULL) {
 		app_ports = reallocarray(app_ports, (size_t)app_nports + 1,
 		    sizeof(*app_ports));
 		if (app_ports == NULL)
@@ -170,8 +182,6 @@ bind_port(const char *arg, int dir)
 		memset(p, 0, sizeof(*p));
 		strlcpy(p->name, name, sizeof(p->name));
 		p->flags = dir;
-	} else if (p->flags != dir) {
-		errx(2, "port '%s' bound as both input and output", name);
 	} else if (dir == PORT_OUT) {
 		errx(2, "output port '%s' bound twice", name);
 	}

@@ -69,6 +69,8 @@ int	app_main(const struct app_desc *desc, int argc, char **argv);
 
 /* The bound port called name, or NULL when the graph left it open. */
 struct port *app_port(const char *name);
+/* The same, for apps with an input and an output of one name (lwaftr v4). */
+struct port *app_port_dir(const char *name, int dir);
 /* All bound ports, for apps with any-name ports (tee). */
 extern struct port	*app_ports;
 extern int		 app_nports;
@@ -97,7 +99,7 @@ uint64_t app_now_ns(void);
 
 /* Counter file layout (one per stage, read by snb-top). */
 #define STAGE_MAGIC	0x6567617473626e73ULL	/* "snbstage" */
-#define STAGE_MAX_COUNTERS 64
+#define STAGE_MAX_COUNTERS 128
 struct stage_counter {
 	char		name[48];
 	uint64_t	value;

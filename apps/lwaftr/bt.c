@@ -1,0 +1,491 @@
+/*
+ * bt.c: the binding table, (IPv4, port) -> softwire.
+ *
+ * Layout, built once and then read-only:
+ *
+ *	rec[]	open-addressing hash table keyed by IPv4: buckets of 4
+ *		16-byte records, one bucket a cache line, a power of two
+ *		of them, records at most half the slots, linear probing
+ *		bucket by bucket.  A lookup reads one line and compares
+ *		its 4 keys without branching; the next line is needed
+ *		only when a bucket is full and has no match (rare at
+ *		load 1/2), so the probe loop rarely mispredicts
+ *	psid[]	every softwire's PSID, grouped by address, sorted
+ *	sw[]	the softwires in the same order
+ *
+ * A record holds the address's port-set shape (shift and mask, from
+ * psid-length and reserved-ports-bit-count) and where its softwires start
+ * in psid[]/sw[].  When an address has every PSID of its port set (the
+ * usual case for a provisioned table) the softwire is sw[base + psid];
+ * otherwise it is a binary search in psid[base .. base + count), a small
+ * array (2 bytes an entry) rather than the 40-byte softwires.
+ *
+ * Burst lookups run in three passes over the keys: hash and prefetch the
+ * records, then resolve records and prefetch the softwire (or the middle
+ * of its PSID run), then finish the searches.  Each pass issues all its
+ * memory accesses before any is waited for, so a table far bigger than
+ * the caches costs about one memory latency per burst, not per packet.
+ *
+ * BR addresses are few: a linear scan while there are at most 8, a small
+ * hash set beyond.
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwaftr.h"
+
+struct bt_rec {
+	uint32_t	ipv4;		/* network order */
+	uint32_t	base;		/* first softwire of the address */
+	uint32_t	count;		/* its softwires; 0: empty slot */
+	uint16_t	mask;		/* (1 << psid_length) - 1 */
+	uint8_t		shift;		/* 16 - reserved - psid_length */
+	uint8_t		dense;		/* count == mask + 1: index by psid */
+};
+
+struct lwaftr_bt {
+	struct bt_rec	*rec;		/* BT_WAYS records a bucket */
+	uint32_t	 mask;		/* buckets - 1 */
+	size_t		 naddr;
+	struct softwire	*sw;
+	uint16_t	*psid;
+	size_t		 nsw;
+	uint8_t		(*br)[16];	/* distinct BR addresses */
+	size_t		 nbr;
+	uint32_t	*brset;		/* index + 1, 0 = empty */
+	uint32_t	 brmask;
+};
+
+#define BT_WAYS		4	/* records a bucket: 64 bytes */
+#define BR_LINEAR	8
+#define BT_CHUNK	64	/* keys a burst pass keeps in locals */
+
+/*
+ * A 32-bit mixer (xor-shift / multiply, full avalanche): addresses of a
+ * provisioned pool are consecutive, and a weak hash would cluster them
+ * into long probe runs.
+ */
+static inline uint32_t
+bt_hash(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+static uint32_t
+br_hash(const uint8_t a[16])
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, a + 8, 8);
+	x = (x ^ (y * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
+	return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
+static void
+berr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+berr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+fmt4(uint32_t a, char buf[16])
+{
+	const uint8_t *b = (const uint8_t *)&a;
+
+	snprintf(buf, 16, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+	return buf;
+}
+
+/* Sort key: address (host order) then PSID; idx is the file position. */
+struct bt_key {
+	uint64_t	key;
+	uint64_t	idx;
+};
+
+/*
+ * LSD radix sort on the 48-bit keys, 8 bits a pass, skipping the passes
+ * whose byte is the same in every key (most of an address pool's high
+ * bytes).  Stable, so equal keys keep file order: the first of duplicate
+ * softwires is the one named first in messages.
+ */
+static int
+bt_sort(struct bt_key *k, size_t n)
+{
+	struct bt_key *tmp, *a = k, *b, *t;
+	size_t cnt[256], i, sum, c;
+	int shift;
+
+	if (n < 2)
+		return 0;
+	if ((tmp = malloc(n * sizeof(*tmp))) == NULL)
+		return -1;
+	b = tmp;
+	for (shift = 0; shift < 48; shift += 8) {
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(a[i].key >> shift) & 0xff]++;
+		if (cnt[(a[0].key >> shift) & 0xff] == n)
+			continue;
+		for (i = 0, sum = 0; i < 256; i++) {
+			c = cnt[i];
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			b[cnt[(a[i].key >> shift) & 0xff]++] = a[i];
+		t = a;
+		a = b;
+		b = t;
+	}
+	if (a != k)
+		memcpy(k, a, n * sizeof(*k));
+	free(tmp);
+	return 0;
+}
+
+static int
+bt_add_br(struct lwaftr_bt *bt, const uint8_t br[16], size_t *cap)
+{
+	uint32_t h, *ns, nm, i;
+	size_t j;
+	void *nb;
+
+	for (h = br_hash(br) & bt->brmask; bt->brset[h];
+	    h = (h + 1) & bt->brmask)
+		if (memcmp(bt->br[bt->brset[h] - 1], br, 16) == 0)
+			return 0;
+	if (bt->nbr == *cap) {
+		if ((nb = realloc(bt->br, *cap * 2 * 16)) == NULL)
+			return -1;
+		bt->br = nb;
+		*cap *= 2;
+	}
+	memcpy(bt->br[bt->nbr], br, 16);
+	bt->brset[h] = (uint32_t)++bt->nbr;
+	if (bt->nbr * 2 <= bt->brmask + 1)
+		return 0;
+	/* keep the load at most 1/2: rehash into twice the slots */
+	nm = bt->brmask * 2 + 1;
+	if ((ns = calloc((size_t)nm + 1, sizeof(*ns))) == NULL)
+		return -1;
+	for (j = 0; j < bt->nbr; j++) {
+		for (i = br_hash(bt->br[j]) & nm; ns[i]; i = (i + 1) & nm)
+			;
+		ns[i] = (uint32_t)j + 1;
+	}
+	free(bt->brset);
+	bt->brset = ns;
+	bt->brmask = nm;
+	return 0;
+}
+
+struct lwaftr_bt *
+lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
+    size_t errlen)
+{
+	struct lwaftr_bt *bt;
+	struct bt_key *k = NULL;
+	struct bt_rec *r;
+	const struct softwire *s, *f;
+	size_t i, j, g, naddr, slots, brcap = 4;
+	int w;
+	uint32_t h;
+	char b1[16];
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (n > UINT32_MAX) {
+		berr(err, errlen, "binding table: too many softwires");
+		return NULL;
+	}
+	if ((bt = calloc(1, sizeof(*bt))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		s = &sw[i];
+		if (s->psid_length > 16 || s->reserved_bits > 16 ||
+		    s->psid_length + s->reserved_bits > 16) {
+			berr(err, errlen, "softwire %zu (%s psid %u): "
+			    "psid-length %u + reserved-ports-bit-count %u is "
+			    "more than 16", i + 1, fmt4(s->ipv4, b1), s->psid,
+			    s->psid_length, s->reserved_bits);
+			goto fail;
+		}
+		if (s->psid_length < 16 && s->psid >> s->psid_length) {
+			berr(err, errlen, "softwire %zu (%s psid %u): psid "
+			    "out of range for psid-length %u", i + 1,
+			    fmt4(s->ipv4, b1), s->psid, s->psid_length);
+			goto fail;
+		}
+	}
+	if (n > 0 && (k = malloc(n * sizeof(*k))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		k[i].key = (uint64_t)ntohl(sw[i].ipv4) << 16 | sw[i].psid;
+		k[i].idx = i;
+	}
+	if (bt_sort(k, n) == -1)
+		goto nomem;
+
+	/*
+	 * The sorted copy first: one pass of scattered reads, after which
+	 * the checks and the records walk memory in order.
+	 */
+	bt->nsw = n;
+	bt->sw = malloc((n ? n : 1) * sizeof(*bt->sw));
+	bt->psid = malloc((n ? n : 1) * sizeof(*bt->psid));
+	if (bt->sw == NULL || bt->psid == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		bt->sw[i] = sw[k[i].idx];
+		bt->psid[i] = bt->sw[i].psid;
+	}
+
+	/* conflicts: one port-set shape per address, one softwire per PSID */
+	naddr = 0;
+	for (i = 0; i < n; i = j) {
+		f = &bt->sw[i];
+		for (j = i + 1; j < n && bt->sw[j].ipv4 == f->ipv4; j++) {
+			s = &bt->sw[j];
+			if (s->psid == bt->sw[j - 1].psid) {
+				berr(err, errlen, "softwire %zu (%s psid %u) "
+				    "duplicates softwire %zu", (size_t)k[j].idx
+				    + 1, fmt4(s->ipv4, b1), s->psid,
+				    (size_t)k[j - 1].idx + 1);
+				goto fail;
+			}
+			if (s->psid_length != f->psid_length ||
+			    s->reserved_bits != f->reserved_bits) {
+				size_t x = k[i].idx, y = k[j].idx;
+
+				if (x > y) {
+					x = k[j].idx;
+					y = k[i].idx;
+				}
+				berr(err, errlen, "softwires %zu and %zu "
+				    "share %s but not its port set "
+				    "(psid-length %u/%u, reserved-ports-bit-"
+				    "count %u/%u)", x + 1, y + 1,
+				    fmt4(s->ipv4, b1), sw[x].psid_length,
+				    sw[y].psid_length, sw[x].reserved_bits,
+				    sw[y].reserved_bits);
+				goto fail;
+			}
+		}
+		naddr++;
+	}
+
+	for (slots = 16; slots < naddr * 2; slots *= 2)
+		;
+	bt->mask = (uint32_t)(slots / BT_WAYS) - 1;
+	bt->naddr = naddr;
+	/* 64-byte aligned: a bucket is exactly one cache line */
+	bt->rec = aligned_alloc(64, slots * sizeof(*bt->rec));
+	bt->br = malloc(brcap * 16);
+	bt->brmask = 15;
+	bt->brset = calloc(bt->brmask + 1, sizeof(*bt->brset));
+	if (bt->rec == NULL || bt->br == NULL || bt->brset == NULL)
+		goto nomem;
+	memset(bt->rec, 0, slots * sizeof(*bt->rec));
+	for (i = 0; i < n; i++) {
+		/* neighbours mostly share their BR: skip the set then */
+		if (i > 0 && memcmp(bt->sw[i].br, bt->sw[i - 1].br, 16) == 0)
+			continue;
+		if (bt_add_br(bt, bt->sw[i].br, &brcap) == -1)
+			goto nomem;
+	}
+	for (i = 0; i < n; i = j) {
+		f = &bt->sw[i];
+		for (j = i + 1; j < n && bt->sw[j].ipv4 == f->ipv4; j++)
+			;
+		g = j - i;
+		/* first free record of the first bucket with one */
+		for (h = bt_hash(f->ipv4) & bt->mask;; h = (h + 1) & bt->mask) {
+			r = &bt->rec[(size_t)h * BT_WAYS];
+			for (w = 0; w < BT_WAYS && r[w].count; w++)
+				;
+			if (w < BT_WAYS)
+				break;
+		}
+		r += w;
+		r->ipv4 = f->ipv4;
+		r->base = (uint32_t)i;
+		r->count = (uint32_t)g;
+		r->mask = (uint16_t)((1u << f->psid_length) - 1);
+		r->shift = (uint8_t)(16 - f->reserved_bits - f->psid_length);
+		r->dense = g == (size_t)r->mask + 1;
+	}
+	free(k);
+	return bt;
+nomem:
+	berr(err, errlen, "binding table: out of memory");
+fail:
+	free(k);
+	lwaftr_bt_free(bt);
+	return NULL;
+}
+
+void
+lwaftr_bt_free(struct lwaftr_bt *bt)
+{
+	if (bt == NULL)
+		return;
+	free(bt->rec);
+	free(bt->sw);
+	free(bt->psid);
+	free(bt->br);
+	free(bt->brset);
+	free(bt);
+}
+
+/*
+ * Buckets fill front to back and nothing is ever removed, so a bucket
+ * whose last record is empty ends the probe sequence.
+ */
+static inline const struct bt_rec *
+bt_probe(const struct lwaftr_bt *bt, uint32_t ipv4, uint32_t h)
+{
+	const struct bt_rec *b;
+	unsigned m;
+
+	for (;; h = (h + 1) & bt->mask) {
+		b = &bt->rec[(size_t)h * BT_WAYS];
+		m = ((b[0].ipv4 == ipv4) & (b[0].count != 0)) |
+		    ((b[1].ipv4 == ipv4) & (b[1].count != 0)) << 1 |
+		    ((b[2].ipv4 == ipv4) & (b[2].count != 0)) << 2 |
+		    ((b[3].ipv4 == ipv4) & (b[3].count != 0)) << 3;
+		if (m)
+			return &b[__builtin_ctz(m)];
+		if (b[BT_WAYS - 1].count == 0)
+			return NULL;
+	}
+}
+
+static inline uint32_t
+bt_psid(const struct bt_rec *r, uint16_t port)
+{
+	return ((uint32_t)ntohs(port) >> r->shift) & r->mask;
+}
+
+/*
+ * The softwire of psid among a sparse address's, or NULL.  Branch-free
+ * halving (the compare becomes a conditional move): with random ports a
+ * branchy search mispredicts about every other step.
+ */
+static inline const struct softwire *
+bt_search(const struct lwaftr_bt *bt, const struct bt_rec *r, uint32_t psid)
+{
+	const uint16_t *p = bt->psid + r->base;
+	uint32_t lo = 0, n = r->count, half;
+
+	while (n > 1) {
+		half = n / 2;
+		lo = p[lo + half] <= psid ? lo + half : lo;
+		n -= half;
+	}
+	if (p[lo] == psid)
+		return &bt->sw[r->base + lo];
+	return NULL;
+}
+
+const struct softwire *
+lwaftr_bt_lookup(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t port)
+{
+	const struct bt_rec *r;
+	uint32_t psid;
+
+	if ((r = bt_probe(bt, ipv4, bt_hash(ipv4) & bt->mask)) == NULL)
+		return NULL;
+	psid = bt_psid(r, port);
+	if (r->dense)
+		return &bt->sw[r->base + psid];
+	return bt_search(bt, r, psid);
+}
+
+void
+lwaftr_bt_lookup_burst(const struct lwaftr_bt *bt, const uint32_t *ipv4,
+    const uint16_t *port, int n, const struct softwire **out)
+{
+	const struct bt_rec *rr[BT_CHUNK];
+	uint32_t h[BT_CHUNK], psid[BT_CHUNK];
+	int i, m, base;
+
+	for (base = 0; base < n; base += BT_CHUNK) {
+		m = n - base < BT_CHUNK ? n - base : BT_CHUNK;
+		for (i = 0; i < m; i++) {
+			h[i] = bt_hash(ipv4[base + i]) & bt->mask;
+			__builtin_prefetch(&bt->rec[(size_t)h[i] * BT_WAYS]);
+		}
+		for (i = 0; i < m; i++) {
+			const struct bt_rec *r;
+			const struct softwire *s;
+
+			r = rr[i] = bt_probe(bt, ipv4[base + i], h[i]);
+			out[base + i] = NULL;
+			if (r == NULL)
+				continue;
+			psid[i] = bt_psid(r, port[base + i]);
+			if (r->dense) {
+				/*
+				 * The caller reads the softwire next; at 40
+				 * bytes it may straddle two lines.
+				 */
+				s = &bt->sw[r->base + psid[i]];
+				__builtin_prefetch(s);
+				__builtin_prefetch((const char *)(s + 1) - 1);
+				out[base + i] = s;
+				rr[i] = NULL;
+			} else {
+				__builtin_prefetch(&bt->psid[r->base +
+				    r->count / 2]);
+			}
+		}
+		for (i = 0; i < m; i++)
+			if (rr[i] != NULL)
+				out[base + i] = bt_search(bt, rr[i], psid[i]);
+	}
+}
+
+int
+lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4)
+{
+	return bt_probe(bt, ipv4, bt_hash(ipv4) & bt->mask) != NULL;
+}
+
+int
+lwaftr_bt_is_br(const struct lwaftr_bt *bt, const uint8_t br[16])
+{
+	uint32_t h;
+	size_t i;
+
+	if (bt->nbr <= BR_LINEAR) {
+		for (i = 0; i < bt->nbr; i++)
+			if (memcmp(bt->br[i], br, 16) == 0)
+				return 1;
+		return 0;
+	}
+	for (h = br_hash(br) & bt->brmask; bt->brset[h];
+	    h = (h + 1) & bt->brmask)
+		if (memcmp(bt->br[bt->brset[h] - 1], br, 16) == 0)
+			return 1;
+	return 0;
+}

@@ -1,0 +1,93 @@
+/*
+ * lwaftr.h: the pieces of snb-lwaftr (RFC 7596 lightweight 4over6 AFTR)
+ * and the interfaces between them.
+ *
+ *	conf.c	the softwire-config text syntax -> struct lwaftr_conf
+ *	bt.c	the binding table: (IPv4, port) -> softwire, batched lookups
+ *	main.c	the data path: ports v4 and v6, encap/decap, hairpinning,
+ *		ICMP, fragments, ARP/NDP, VLAN, counters
+ *
+ * Addresses are kept in network byte order as they sit in packets
+ * (uint32_t for IPv4, 16 bytes for IPv6), so the data path compares and
+ * copies without swapping.
+ */
+#ifndef SNB_LWAFTR_H
+#define SNB_LWAFTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One softwire: a B4's share of an IPv4 address (RFC 7597 port sets). */
+struct softwire {
+	uint32_t	ipv4;		/* network order */
+	uint16_t	psid;
+	uint8_t		psid_length;	/* 0..16 */
+	uint8_t		reserved_bits;	/* reserved-ports-bit-count (a) */
+	uint8_t		b4[16];		/* b4-ipv6 */
+	uint8_t		br[16];		/* br-address */
+};
+
+/* What the config says of one side (external = IPv4, internal = IPv6). */
+struct lwaftr_side {
+	int		allow_incoming_icmp;	/* default 1 */
+	int		generate_icmp_errors;	/* default 1 */
+	uint32_t	mtu;			/* default 1460 ext, 1500 int */
+	uint32_t	err_rate_packets;	/* default 600000 */
+	uint32_t	err_rate_period;	/* seconds, default 2 */
+	uint32_t	reasm_max_frags;	/* default 40 */
+	uint32_t	reasm_max_packets;	/* default 20000 */
+	char		*ingress_filter;	/* pcap expression or NULL */
+	char		*egress_filter;
+	int		vlan_tag;		/* -1 = untagged */
+	uint32_t	flow_label;		/* internal only, default 0 */
+	int		hairpinning;		/* internal only, default 1 */
+	/* instance { queue { external-interface | internal-interface } } */
+	uint8_t		ip[16];			/* IPv4 in the first 4 bytes */
+	uint8_t		mac[6];
+	int		has_nh_ip, has_nh_mac;	/* next-hop { ip | mac } */
+	uint8_t		nh_ip[16];
+	uint8_t		nh_mac[6];
+};
+
+struct lwaftr_conf {
+	struct lwaftr_side	 ext, in;
+	struct softwire		*sw;		/* binding-table, in file order */
+	size_t			 nsw;
+};
+
+/*
+ * Parse text (from file, used in messages) into c.  Unknown fields, bad
+ * values and missing required ones are errors: returns -1 with
+ * "FILE:LINE:COL: message" in err.  lwaftr_conf_free() in both cases.
+ */
+int	lwaftr_conf_parse(struct lwaftr_conf *c, const char *text,
+	    const char *file, char *err, size_t errlen);
+int	lwaftr_conf_load(struct lwaftr_conf *c, const char *path, char *err,
+	    size_t errlen);
+void	lwaftr_conf_free(struct lwaftr_conf *c);
+
+/*
+ * The binding table.  Built once from the softwires (conflicting entries,
+ * e.g. overlapping port sets of one IPv4 address, are an error), then
+ * read-only: a reload builds a new table and swaps the pointer.
+ */
+struct lwaftr_bt;
+
+struct lwaftr_bt *lwaftr_bt_build(const struct softwire *sw, size_t n,
+	    char *err, size_t errlen);
+void	lwaftr_bt_free(struct lwaftr_bt *bt);
+/* The softwire owning (ipv4, port) (both network order), or NULL. */
+const struct softwire *lwaftr_bt_lookup(const struct lwaftr_bt *bt,
+	    uint32_t ipv4, uint16_t port);
+/*
+ * n lookups at once; the table's memory accesses overlap (prefetch all,
+ * then resolve all), which is what makes a large table cheap.
+ */
+void	lwaftr_bt_lookup_burst(const struct lwaftr_bt *bt, const uint32_t *ipv4,
+	    const uint16_t *port, int n, const struct softwire **out);
+/* Is ipv4 (network order) in the table at all (any port)? */
+int	lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4);
+/* Is this address a br-address of some softwire? */
+int	lwaftr_bt_is_br(const struct lwaftr_bt *bt, const uint8_t br[16]);
+
+#endif

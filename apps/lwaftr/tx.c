@@ -1,0 +1,410 @@
+/*
+ * tx.c: everything between "this L3 packet goes out side s" and a filled
+ * output slot: Ethernet and VLAN headers, the egress filter, IPv4/IPv6
+ * fragmentation to the side's MTU, frames held while the next hop's MAC
+ * is being resolved, and the ARP requests / neighbour solicitations that
+ * resolve it.
+ *
+ * The common case costs nothing extra: tx_begin() hands out the L3 spot of
+ * the next output slot itself, the caller writes the packet there, and
+ * tx_end() only writes the Ethernet header and counts.  A frame that must
+ * be fragmented, held, or does not fit a slot is built in the side's
+ * scratch buffer instead and copied out from there.
+ *
+ * Every frame that leaves counts once in out-ipvX-frag-not, or in
+ * out-ipvX-frag per fragment, whatever it carries (ARP and NDP too): the
+ * reference counts at its fragmenter, which every outgoing frame crosses.
+ */
+#include <arpa/inet.h>
+#include <err.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/stdlib.h>
+
+#include "checksum.h"
+#include "dp.h"
+#include "ndp.h"
+#include "proto.h"
+
+#define SCRATCH_HEAD	64	/* room for VLAN tag and Ethernet header */
+#define SCRATCH_SIZE	(SCRATCH_HEAD + 65536 + 128)
+
+static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static uint16_t frag_id4;
+static uint32_t frag_id6;
+
+void
+frag_ids_init(void)
+{
+	/* The vectors number fragments from 0x4242 + 1 in --deterministic. */
+	if (lw_deterministic) {
+		frag_id4 = 0x4242;
+		frag_id6 = 0x42424242;
+	} else {
+		frag_id4 = (uint16_t)arc4random();
+		frag_id6 = arc4random();
+	}
+}
+
+uint16_t next_frag_id4(void) { return ++frag_id4; }
+uint32_t next_frag_id6(void) { return ++frag_id6; }
+
+static inline int
+is_ip(const struct side *s, uint16_t type)
+{
+	return type == (s->v6 ? SNB_ETH_IPV6 : SNB_ETH_IPV4);
+}
+
+/* Output slots a packet of l3len bytes takes on side s. */
+uint32_t
+tx_frames_big(const struct side *s, size_t l3len)
+{
+	size_t per;
+
+	if (s->v6)
+		per = (s->mtu - SNB_IPV6_HLEN - SNB_IPV6_FRAG_HLEN) & ~7u;
+	else
+		per = (s->mtu - SNB_IPV4_MAX_HLEN) & ~7u;
+	return (uint32_t)((l3len + per - 1) / per);
+}
+
+/* Free output slots left this breath. */
+static inline uint32_t
+room_left(const struct side *s)
+{
+	return s->room - s->nout;
+}
+
+/* The next output slot's frame start (after the room for a VLAN tag). */
+static inline uint8_t *
+slot_frame(struct side *s, uint32_t i)
+{
+	return ring_slot(s->ro, s->nout + i)->data + (s->vlan ? 4 : 0);
+}
+
+static inline int
+slot_fits(const struct side *s, size_t flen)
+{
+	return flen + (s->vlan ? 4 : 0) <= s->ro->capacity;
+}
+
+/* tx_begin() when the frame cannot simply go to the next slot. */
+uint8_t *
+tx_begin_slow(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
+    const uint8_t *src)
+{
+	uint8_t *f;
+	uint16_t t = htons(type);
+
+	s->cur_l3len = l3len;
+	s->cur_type = type;
+	s->cur_dst = dst != NULL;
+	if (s->ro != NULL && room_left(s) > 0 &&
+	    slot_fits(s, SNB_ETH_HLEN + l3len) &&
+	    (!is_ip(s, type) || l3len <= s->mtu) &&
+	    (dst != NULL || (s->nh_known && s->nheld == 0))) {
+		f = slot_frame(s, 0);
+		s->cur_slot = 1;
+	} else {
+		f = s->scratch + SCRATCH_HEAD;
+		s->cur_slot = 0;
+	}
+	if (l3len > 65536)	/* callers never ask; keep scratch safe */
+		abort();
+	memcpy(f, dst ? dst : s->nh_mac, 6);
+	memcpy(f + 6, src ? src : s->mac, 6);
+	memcpy(f + 12, &t, 2);
+	s->cur = f;
+	return f + SNB_ETH_HLEN;
+}
+
+/* IPv4 options a later fragment repeats: those with the copied bit. */
+static size_t
+copied_options(const uint8_t *ip, size_t hlen, uint8_t *out)
+{
+	size_t i = SNB_IPV4_HLEN, n = 0, ol;
+
+	while (i < hlen) {
+		uint8_t t = ip[i];
+		if (t == SNB_IPOPT_EOL)
+			break;
+		if (t == SNB_IPOPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= hlen || (ol = ip[i + 1]) < 2 || i + ol > hlen)
+			break;
+		if (t & 0x80) {
+			memcpy(out + n, ip + i, ol);
+			n += ol;
+		}
+		i += ol;
+	}
+	while (n % 4)
+		out[n++] = SNB_IPOPT_EOL;
+	return n;
+}
+
+/* RFC 791 fragmentation of the IPv4 packet at ip into output slots. */
+static void
+frag4(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
+{
+	uint8_t hdr[SNB_IPV4_MAX_HLEN], *f;
+	size_t hlen = (ip[0] & 0x0f) * 4u, h, off = 0, data = len - hlen, n;
+	uint16_t fo, base, id = htons(next_frag_id4()), v;
+	int first = 1;
+	uint32_t nfrag = 0;
+
+	memcpy(&fo, ip + 6, 2);
+	base = ntohs(fo);
+	memcpy(hdr, ip, hlen);
+	h = hlen;
+	while (off < data) {
+		n = (s->mtu - h) & ~7u;
+		if (off + n >= data)
+			n = data - off;
+		if (room_left(s) == 0 || !slot_fits(s, SNB_ETH_HLEN + h + n)) {
+			lw_ctr[DROP_OUTPUT_FULL]++;
+			return;
+		}
+		f = slot_frame(s, 0);
+		memcpy(f, eth, SNB_ETH_HLEN);
+		memcpy(f + SNB_ETH_HLEN, hdr, h);
+		v = htons((uint16_t)(h + n));
+		memcpy(f + SNB_ETH_HLEN + 2, &v, 2);
+		memcpy(f + SNB_ETH_HLEN + 4, &id, 2);
+		v = htons((uint16_t)(((base & SNB_IP_OFFMASK) + off / 8) |
+		    (base & (SNB_IP_DF | SNB_IP_MF)) |
+		    (off + n < data ? SNB_IP_MF : 0)));
+		memcpy(f + SNB_ETH_HLEN + 6, &v, 2);
+		f[SNB_ETH_HLEN] = (uint8_t)(0x40 | (h / 4));
+		v = ipv4_header_cksum(f + SNB_ETH_HLEN);
+		memcpy(f + SNB_ETH_HLEN + 10, &v, 2);
+		memcpy(f + SNB_ETH_HLEN + h, ip + hlen + off, n);
+		tx_slot_done(s, SNB_ETH_HLEN + h + n);
+		nfrag++;
+		off += n;
+		if (first) {
+			first = 0;
+			h = SNB_IPV4_HLEN + copied_options(ip, hlen,
+			    hdr + SNB_IPV4_HLEN);
+		}
+	}
+	lw_ctr[OUT_IPV4_FRAG] += nfrag;
+}
+
+/*
+ * RFC 8200 4.5 fragmentation of the IPv6 packet at ip (we only ever send
+ * packets without extension headers: the whole payload is fragmentable).
+ */
+static void
+frag6(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
+{
+	size_t off = 0, data = len - SNB_IPV6_HLEN, n;
+	size_t per = (s->mtu - SNB_IPV6_HLEN - SNB_IPV6_FRAG_HLEN) & ~7u;
+	uint32_t id = htonl(next_frag_id6()), nfrag = 0;
+	uint16_t v;
+	uint8_t *f;
+
+	while (off < data) {
+		n = off + per >= data ? data - off : per;
+		if (room_left(s) == 0 || !slot_fits(s, SNB_ETH_HLEN +
+		    SNB_IPV6_HLEN + SNB_IPV6_FRAG_HLEN + n)) {
+			lw_ctr[DROP_OUTPUT_FULL]++;
+			return;
+		}
+		f = slot_frame(s, 0);
+		memcpy(f, eth, SNB_ETH_HLEN);
+		f += SNB_ETH_HLEN;
+		memcpy(f, ip, SNB_IPV6_HLEN);
+		v = htons((uint16_t)(SNB_IPV6_FRAG_HLEN + n));
+		memcpy(f + 4, &v, 2);
+		f[6] = SNB_IPPROTO_FRAGMENT;
+		f[40] = ip[6];
+		f[41] = 0;
+		v = htons((uint16_t)(off | (off + n < data ? SNB_IP6F_MORE :
+		    0)));
+		memcpy(f + 42, &v, 2);
+		memcpy(f + 44, &id, 4);
+		memcpy(f + 48, ip + SNB_IPV6_HLEN + off, n);
+		tx_slot_done(s, SNB_ETH_HLEN + 48 + n);
+		nfrag++;
+		off += n;
+	}
+	lw_ctr[OUT_IPV6_FRAG] += nfrag;
+}
+
+/*
+ * Put the frame at eth (Ethernet header complete) out: in place if it is
+ * slot nout's, else copied or fragmented into slots.
+ */
+static void
+emit(struct side *s, const uint8_t *eth, size_t l3len, uint16_t type,
+    int in_slot, int flags)
+{
+	size_t flen = SNB_ETH_HLEN + l3len;
+
+	if (s->ro == NULL)
+		return;
+	if (is_ip(s, type) && l3len > s->mtu) {
+		if (flags & TX_NOFRAG) {
+			lw_ctr[DROP_OUTPUT_FULL]++;
+			return;
+		}
+		if (s->v6)
+			frag6(s, eth, eth + SNB_ETH_HLEN, l3len);
+		else
+			frag4(s, eth, eth + SNB_ETH_HLEN, l3len);
+		return;
+	}
+	if (!in_slot) {
+		if (room_left(s) == 0 || !slot_fits(s, flen)) {
+			lw_ctr[DROP_OUTPUT_FULL]++;
+			return;
+		}
+		memcpy(slot_frame(s, 0), eth, flen);
+	}
+	tx_slot_done(s, flen);
+	lw_ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
+}
+
+static void
+hold(struct side *s)
+{
+	struct held *h;
+
+	if (s->nheld == HELD_MAX) {
+		lw_ctr[DROP_NEXT_HOP_UNRESOLVED]++;
+		return;
+	}
+	h = &s->held[(s->held_head + s->nheld) % HELD_MAX];
+	if ((h->l3 = malloc(s->cur_l3len)) == NULL) {
+		lw_ctr[DROP_NEXT_HOP_UNRESOLVED]++;
+		return;
+	}
+	memcpy(h->l3, s->cur + SNB_ETH_HLEN, s->cur_l3len);
+	h->len = (uint32_t)s->cur_l3len;
+	h->type = s->cur_type;
+	s->nheld++;
+	/* The first frame to wait asks for the next hop right away. */
+	if (!s->nh_known && !s->sol_sent)
+		tx_solicit(s, 1);
+}
+
+/* tx_end() for frames filtered, held, fragmented or built aside. */
+int
+tx_end_slow(struct side *s, int flags)
+{
+	size_t flen = SNB_ETH_HLEN + s->cur_l3len;
+
+	if ((flags & TX_FILTER) && s->egress != NULL &&
+	    snb_bpf_run(s->egress, s->cur, (unsigned)flen,
+	    (unsigned)flen) == 0)
+		return 0;
+	if (!s->cur_dst && (!s->nh_known || s->nheld > 0)) {
+		hold(s);
+		return 1;
+	}
+	emit(s, s->cur, s->cur_l3len, s->cur_type, s->cur_slot, flags);
+	return 1;
+}
+
+/* Send held frames while there is room, in order. */
+void
+tx_flush_held(struct side *s)
+{
+	while (s->nheld > 0 && s->nh_known) {
+		struct held *h = &s->held[s->held_head];
+		uint8_t *f = s->scratch + SCRATCH_HEAD;
+		uint16_t t = htons(h->type);
+
+		if (s->ro != NULL && room_left(s) < tx_frames(s, h->len))
+			return;
+		memcpy(f, s->nh_mac, 6);
+		memcpy(f + 6, s->mac, 6);
+		memcpy(f + 12, &t, 2);
+		memcpy(f + SNB_ETH_HLEN, h->l3, h->len);
+		emit(s, f, h->len, h->type, 0, 0);
+		free(h->l3);
+		h->l3 = NULL;
+		s->held_head = (s->held_head + 1) % HELD_MAX;
+		s->nheld--;
+	}
+}
+
+/* At exit: what still waits is lost. */
+void
+tx_drop_held(struct side *s)
+{
+	while (s->nheld > 0) {
+		struct held *h = &s->held[s->held_head];
+		free(h->l3);
+		h->l3 = NULL;
+		s->held_head = (s->held_head + 1) % HELD_MAX;
+		s->nheld--;
+		lw_ctr[DROP_NEXT_HOP_UNRESOLVED]++;
+	}
+}
+
+void
+tx_learn(struct side *s, const uint8_t mac[6])
+{
+	memcpy(s->nh_mac, mac, 6);
+	s->nh_known = 1;
+	if (s->nheld > 0)
+		lw_room_taken = 1;
+	tx_flush_held(s);
+}
+
+/*
+ * Ask for the next hop's MAC.  v4: an ARP request (broadcast).  v6: a
+ * neighbour solicitation; the periodic one goes to the target's
+ * solicited-node group (RFC 4861 7.2.2), the one a waiting packet
+ * triggers straight to the target's address on the broadcast MAC, which
+ * reaches it even where multicast listener state is not set up yet.
+ */
+void
+tx_solicit(struct side *s, int directed)
+{
+	static const uint8_t zero[6];
+	uint8_t dst[6], group[16], *o;
+	uint32_t spa, tpa;
+
+	if (s->v6) {
+		if (directed)
+			memcpy(dst, bcast, 6);
+		else {
+			ndp_solicited_node(s->cf->nh_ip, group);
+			ndp_multicast_mac(group, dst);
+		}
+		o = tx_begin(s, SNB_ETH_IPV6, NDP_PKT_LEN, dst, NULL);
+		ndp_build_ns(o, s->cf->ip, s->mac, s->cf->nh_ip, !directed);
+		if (tx_end(s, 0))
+			cnt(OUT_NDP_NS, SNB_ETH_HLEN + NDP_PKT_LEN);
+	} else {
+		memcpy(&spa, s->cf->ip, 4);
+		memcpy(&tpa, s->cf->nh_ip, 4);
+		o = tx_begin(s, SNB_ETH_ARP, ARP_PKT_LEN, bcast, NULL);
+		arp_build(o, SNB_ARP_REQUEST, s->mac, spa, zero, tpa);
+		if (tx_end(s, 0))
+			cnt(OUT_ARP_REQUEST, SNB_ETH_HLEN + ARP_PKT_LEN);
+	}
+	s->sol_sent = 1;
+	s->sol_due = lw_now() + 1000000000ULL;
+}
+
+void
+tx_init(struct side *s)
+{
+	if ((s->scratch = malloc(SCRATCH_SIZE)) == NULL)
+		err(1, NULL);
+}
+
+void
+tx_fini(struct side *s)
+{
+	tx_drop_held(s);
+	free(s->scratch);
+	s->scratch = NULL;
+}

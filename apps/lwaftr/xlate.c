@@ -1,0 +1,206 @@
+/*
+ * xlate.c: the softwire core (RFC 7596 5 and 6).
+ *
+ * to_b4(): an IPv4 packet for a softwire's address and port set is
+ * encapsulated in IPv6 from the softwire's BR address to its B4 (hop
+ * limit 255, traffic class = the IPv4 TOS byte, the configured flow
+ * label), its TTL decremented first.  Packets arrive here from the
+ * internet, hairpinned from a B4, or made by the AFTR itself (ICMP
+ * errors); only the counting differs.
+ *
+ * from_b4(): an IPv6 packet from a B4 must carry IPv4 whose source
+ * address and port belong to the softwire with exactly this B4 address
+ * and BR address (RFC 7596 5.2); it is then decapsulated (its TTL left
+ * alone, as the vectors show), or hairpinned when its destination is one
+ * of our softwires' addresses.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "dp.h"
+#include "proto.h"
+
+/* The packet counts as received: per origin (see to_b4). */
+static void
+count_in(const struct pkt *pk, enum origin origin)
+{
+	if (origin == FROM_INET)
+		cnt(IN_IPV4, pk->flen);
+	else if (origin == FROM_HAIRPIN) {
+		cnt(IN_IPV6, pk->outer_flen);
+		cnt(HAIRPIN_IPV4, pk->flen);
+	}
+}
+
+/* Drop pk, counted in c, in the received counters and its side's drops. */
+static void
+drop4(const struct pkt *pk, enum origin origin, enum lw_counter c)
+{
+	if (origin == FROM_AFTR)
+		return;
+	cnt(c, pk->flen);
+	count_in(pk, origin);
+	if (origin == FROM_INET)
+		cnt(DROP_ALL_IPV4, pk->flen);
+	else
+		cnt(DROP_ALL_IPV6, pk->outer_flen);
+}
+
+void
+to_b4(struct pkt *pk, const struct softwire *sw, int looked_up,
+    enum origin origin)
+{
+	uint8_t *ip = pk->l3, *o;
+	size_t len = pk->len, hlen = (ip[0] & 0x0f) * 4u;
+	uint32_t dst, w;
+	uint16_t port, c, old, new, v;
+
+	if (origin == FROM_INET && ip[9] == SNB_IPPROTO_ICMP) {
+		if (!lw_s4.cf->allow_incoming_icmp) {
+			drop4(pk, origin, DROP_IN_POLICY_ICMPV4);
+			return;
+		}
+		if (len >= hlen + SNB_ICMP_HLEN)
+			memcpy(&c, ip + hlen + 2, 2);
+		if (len < hlen + SNB_ICMP_HLEN || ipv4_l4_cksum(ip, ip + hlen,
+		    len - hlen, SNB_IPPROTO_ICMP) != c) {
+			drop4(pk, origin, DROP_BAD_CKSUM_ICMPV4);
+			return;
+		}
+	}
+	if (!looked_up) {
+		if (!ipv4_b4_port(ip, len, TOWARD_B4, &port)) {
+			drop4(pk, origin, DROP_UNKNOWN_PROTO_IPV4);
+			return;
+		}
+		memcpy(&dst, ip + 16, 4);
+		sw = lwaftr_bt_lookup(lw_bt, dst, port);
+	}
+	if (sw == NULL) {
+		drop4(pk, origin, DROP_NO_DEST_SW_IPV4);
+		if (origin != FROM_AFTR)
+			icmp4_error(ip, len, SNB_ICMP_DEST_UNREACH,
+			    SNB_ICMP_UNREACH_HOST, 0);
+		return;
+	}
+	/*
+	 * Decrement the TTL in place: an ICMP error quotes the packet as we
+	 * would have sent it (the vectors show TTL 0 in "time exceeded").
+	 */
+	memcpy(&old, ip + 8, 2);
+	if (ip[8] > 0)
+		ip[8]--;
+	memcpy(&new, ip + 8, 2);
+	memcpy(&c, ip + 10, 2);
+	c = cksum_update16(c, old, new);
+	memcpy(ip + 10, &c, 2);
+	if (ip[8] == 0) {
+		drop4(pk, origin, DROP_TTL_ZERO_IPV4);
+		if (origin != FROM_AFTR)
+			icmp4_error(ip, len, SNB_ICMP_TIME_EXCEEDED,
+			    SNB_ICMP_TIMXCEED_TTL, 0);
+		return;
+	}
+	memcpy(&v, ip + 6, 2);
+	if (len + SNB_IPV6_HLEN > lw_s6.mtu && (ntohs(v) & SNB_IP_DF)) {
+		drop4(pk, origin, DROP_OVER_MTU_DF_IPV4);
+		if (origin != FROM_AFTR)
+			icmp4_error(ip, len, SNB_ICMP_DEST_UNREACH,
+			    SNB_ICMP_UNREACH_NEEDFRAG,
+			    (uint16_t)(lw_s6.mtu - SNB_IPV6_HLEN));
+		return;
+	}
+	o = tx_begin(&lw_s6, SNB_ETH_IPV6, SNB_IPV6_HLEN + len, NULL, NULL);
+	w = htonl(6u << 28 | (uint32_t)ip[1] << 20 |
+	    (lw_s6.cf->flow_label & 0xfffff));
+	memcpy(o, &w, 4);
+	v = htons((uint16_t)len);
+	memcpy(o + 4, &v, 2);
+	o[6] = SNB_IPPROTO_IPIP;
+	o[7] = 255;
+	memcpy(o + 8, sw->br, 16);
+	memcpy(o + 24, sw->b4, 16);
+	memcpy(o + SNB_IPV6_HLEN, ip, len);
+	if (tx_end(&lw_s6, TX_FILTER)) {
+		count_in(pk, origin);
+		cnt(OUT_IPV6, SNB_ETH_HLEN + SNB_IPV6_HLEN + len);
+	}
+}
+
+static void
+drop6(const struct pkt *pk, enum lw_counter c)
+{
+	cnt(c, pk->flen);
+	cnt(IN_IPV6, pk->flen);
+	cnt(DROP_ALL_IPV6, pk->flen);
+}
+
+void
+from_b4(struct pkt *pk, const struct softwire *sw, int looked_up)
+{
+	uint8_t *ip6 = pk->l3, *ip = ip6 + SNB_IPV6_HLEN, *o;
+	size_t plen = pk->len - SNB_IPV6_HLEN, len, hlen;
+	struct pkt in4;
+	uint32_t src, dst;
+	uint16_t v, port;
+
+	if (ip6[6] == SNB_IPPROTO_ICMPV6) {
+		icmp6_translate(pk);
+		return;
+	}
+	if (ip6[6] != SNB_IPPROTO_IPIP) {
+		drop6(pk, DROP_UNKNOWN_PROTO_IPV6);
+		return;
+	}
+	if (plen < SNB_IPV4_HLEN || (ip[0] >> 4) != 4 ||
+	    (hlen = (ip[0] & 0x0f) * 4u) < SNB_IPV4_HLEN) {
+		drop6(pk, DROP_UNKNOWN_PROTO_IPV6);
+		return;
+	}
+	memcpy(&v, ip + 2, 2);
+	len = ntohs(v);
+	if (len < hlen || len > plen) {
+		drop6(pk, DROP_UNKNOWN_PROTO_IPV6);
+		return;
+	}
+	if (!looked_up) {
+		sw = NULL;
+		memcpy(&src, ip + 12, 4);
+		if (ipv4_b4_port(ip, len, FROM_B4, &port))
+			sw = lwaftr_bt_lookup(lw_bt, src, port);
+	}
+	if (sw == NULL || memcmp(sw->b4, ip6 + 8, 16) != 0 ||
+	    memcmp(sw->br, ip6 + 24, 16) != 0) {
+		drop6(pk, DROP_NO_SRC_SW_IPV6);
+		icmp6_error(pk, SNB_ICMP6_DEST_UNREACH,
+		    SNB_ICMP6_UNREACH_POLICY);
+		return;
+	}
+	memset(&in4, 0, sizeof(in4));
+	in4.l3 = ip;
+	in4.len = (uint32_t)len;
+	in4.flen = (uint32_t)(SNB_ETH_HLEN + len);
+	in4.outer_flen = pk->flen;
+	memcpy(&dst, ip + 16, 4);
+	if (lw_s6.cf->hairpinning && lwaftr_bt_has_ipv4(lw_bt, dst)) {
+		to_b4(&in4, NULL, 0, FROM_HAIRPIN);
+		return;
+	}
+	memcpy(&v, ip + 6, 2);
+	if (len > lw_s4.mtu && (ntohs(v) & SNB_IP_DF)) {
+		/* As a router would: "fragmentation needed" to the B4. */
+		cnt(DROP_OVER_MTU_DF_IPV4, in4.flen);
+		cnt(IN_IPV6, pk->flen);
+		cnt(DROP_ALL_IPV6, pk->flen);
+		icmp4_error(ip, len, SNB_ICMP_DEST_UNREACH,
+		    SNB_ICMP_UNREACH_NEEDFRAG, (uint16_t)lw_s4.mtu);
+		return;
+	}
+	o = tx_begin(&lw_s4, SNB_ETH_IPV4, len, NULL, NULL);
+	memcpy(o, ip, len);
+	if (tx_end(&lw_s4, TX_FILTER)) {
+		cnt(IN_IPV6, pk->flen);
+		cnt(OUT_IPV4, SNB_ETH_HLEN + len);
+	}
+}

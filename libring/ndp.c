@@ -1,0 +1,177 @@
+/*
+ * ndp.c: ARP and neighbour discovery messages.  See ndp.h.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "ndp.h"
+#include "proto.h"
+
+int
+arp_parse(const uint8_t *p, size_t len, struct arp_msg *m)
+{
+	struct arp_hdr a;
+
+	if (len < SNB_ARP_LEN)
+		return -1;
+	memcpy(&a, p, sizeof(a));
+	if (ntohs(a.htype) != SNB_ARP_HTYPE_ETHER ||
+	    ntohs(a.ptype) != SNB_ETH_IPV4 || a.hlen != 6 || a.plen != 4)
+		return -1;
+	m->op = ntohs(a.op);
+	memcpy(m->sha, a.sha, 6);
+	memcpy(m->tha, a.tha, 6);
+	m->spa = a.spa;
+	m->tpa = a.tpa;
+	return 0;
+}
+
+size_t
+arp_build(uint8_t *p, uint16_t op, const uint8_t sha[6], uint32_t spa,
+    const uint8_t tha[6], uint32_t tpa)
+{
+	struct arp_hdr a;
+
+	a.htype = htons(SNB_ARP_HTYPE_ETHER);
+	a.ptype = htons(SNB_ETH_IPV4);
+	a.hlen = 6;
+	a.plen = 4;
+	a.op = htons(op);
+	memcpy(a.sha, sha, 6);
+	a.spa = spa;
+	memcpy(a.tha, tha, 6);
+	a.tpa = tpa;
+	memcpy(p, &a, sizeof(a));
+	return SNB_ARP_LEN;
+}
+
+static int
+is_unspecified(const uint8_t a[16])
+{
+	static const uint8_t zero[16];
+
+	return memcmp(a, zero, 16) == 0;
+}
+
+int
+ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
+{
+	const uint8_t *icmp, *opt;
+	size_t plen, olen;
+	uint32_t w;
+	uint16_t c;
+
+	if (len < SNB_IPV6_HLEN + 24 || p[6] != SNB_IPPROTO_ICMPV6 ||
+	    p[7] != 255)
+		return -1;
+	plen = ((size_t)p[4] << 8) | p[5];
+	if (plen < 24 || SNB_IPV6_HLEN + plen > len)
+		return -1;
+	icmp = p + SNB_IPV6_HLEN;
+	if ((icmp[0] != SNB_ICMP6_NEIGHBOR_SOLICIT &&
+	    icmp[0] != SNB_ICMP6_NEIGHBOR_ADVERT) || icmp[1] != 0)
+		return -1;
+	memcpy(&c, icmp + 2, 2);
+	if (ipv6_l4_cksum(p, icmp, plen, SNB_IPPROTO_ICMPV6) != c)
+		return -1;
+	memset(m, 0, sizeof(*m));
+	m->type = icmp[0];
+	m->src = p + 8;
+	m->dst = p + 24;
+	m->target = icmp + 8;
+	memcpy(&w, icmp + 4, 4);
+	m->flags = ntohl(w);
+	if (m->target[0] == 0xff)
+		return -1;
+	if (m->type == SNB_ICMP6_NEIGHBOR_ADVERT && m->dst[0] == 0xff &&
+	    (m->flags & NDP_NA_SOLICITED))
+		return -1;
+	for (opt = icmp + 24, olen = plen - 24; olen > 0; ) {
+		size_t n;
+		if (olen < 2 || opt[1] == 0 || (n = opt[1] * 8u) > olen)
+			return -1;
+		if (n >= 8 && ((m->type == SNB_ICMP6_NEIGHBOR_SOLICIT &&
+		    opt[0] == SNB_ND_OPT_SOURCE_LLADDR) ||
+		    (m->type == SNB_ICMP6_NEIGHBOR_ADVERT &&
+		    opt[0] == SNB_ND_OPT_TARGET_LLADDR)))
+			m->lladdr = opt + 2;
+		opt += n;
+		olen -= n;
+	}
+	if (m->type == SNB_ICMP6_NEIGHBOR_SOLICIT && m->lladdr &&
+	    is_unspecified(m->src))
+		return -1;
+	return 0;
+}
+
+void
+ndp_solicited_node(const uint8_t target[16], uint8_t out[16])
+{
+	static const uint8_t prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
+	    0, 0, 0, 0x01, 0xff };
+
+	memcpy(out, prefix, 13);
+	memcpy(out + 13, target + 13, 3);
+}
+
+void
+ndp_multicast_mac(const uint8_t group[16], uint8_t mac[6])
+{
+	mac[0] = 0x33;
+	mac[1] = 0x33;
+	memcpy(mac + 2, group + 12, 4);
+}
+
+/* IPv6 header, ICMPv6 type/flags/target and one link-layer option. */
+static size_t
+build(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint8_t type,
+    uint32_t flags, const uint8_t target[16], uint8_t opt,
+    const uint8_t mac[6])
+{
+	uint8_t *icmp = p + SNB_IPV6_HLEN;
+	uint32_t w = htonl(6u << 28);
+	uint16_t c;
+
+	memcpy(p, &w, 4);
+	p[4] = 0;
+	p[5] = 32;
+	p[6] = SNB_IPPROTO_ICMPV6;
+	p[7] = 255;			/* RFC 4861: proves on-link */
+	memcpy(p + 8, src, 16);
+	memcpy(p + 24, dst, 16);
+	icmp[0] = type;
+	icmp[1] = 0;
+	icmp[2] = icmp[3] = 0;
+	w = htonl(flags);
+	memcpy(icmp + 4, &w, 4);
+	memcpy(icmp + 8, target, 16);
+	icmp[24] = opt;
+	icmp[25] = 1;
+	memcpy(icmp + 26, mac, 6);
+	c = ipv6_l4_cksum(p, icmp, 32, SNB_IPPROTO_ICMPV6);
+	memcpy(icmp + 2, &c, 2);
+	return NDP_PKT_LEN;
+}
+
+size_t
+ndp_build_ns(uint8_t *p, const uint8_t src[16], const uint8_t mac[6],
+    const uint8_t target[16], int multicast)
+{
+	uint8_t dst[16];
+
+	if (multicast)
+		ndp_solicited_node(target, dst);
+	else
+		memcpy(dst, target, 16);
+	return build(p, src, dst, SNB_ICMP6_NEIGHBOR_SOLICIT, 0, target,
+	    SNB_ND_OPT_SOURCE_LLADDR, mac);
+}
+
+size_t
+ndp_build_na(uint8_t *p, const uint8_t src[16], const uint8_t dst[16],
+    const uint8_t mac[6], uint32_t flags)
+{
+	return build(p, src, dst, SNB_ICMP6_NEIGHBOR_ADVERT, flags, src,
+	    SNB_ND_OPT_TARGET_LLADDR, mac);
+}

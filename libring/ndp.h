@@ -1,0 +1,70 @@
+/*
+ * ndp.h: ARP (RFC 826) and IPv6 neighbour discovery (RFC 4861) messages,
+ * for apps that own an address on a link: answer for it and resolve a
+ * next hop.  Only parsing and building live here; when to send is the
+ * app's business.  Builders write the L3 part (the ARP payload, or the
+ * whole IPv6 packet) and return its length; the app adds the Ethernet
+ * header with the destination the *_eth_dst helpers give.
+ */
+#ifndef SNB_NDP_H
+#define SNB_NDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARP_PKT_LEN	28	/* Ethernet/IPv4 ARP payload */
+#define NDP_PKT_LEN	72	/* IPv6 + NS/NA + one link-layer option */
+
+/* NA flags (RFC 4861 4.4), host order, in the first word after cksum. */
+#define NDP_NA_ROUTER		0x80000000u
+#define NDP_NA_SOLICITED	0x40000000u
+#define NDP_NA_OVERRIDE		0x20000000u
+
+/* An ARP message over Ethernet for IPv4; addresses in network order. */
+struct arp_msg {
+	uint16_t	 op;		/* host order: 1 request, 2 reply */
+	uint8_t		 sha[6], tha[6];
+	uint32_t	 spa, tpa;
+};
+
+/* 0 if the len bytes at p are an Ethernet/IPv4 ARP message, else -1. */
+int	arp_parse(const uint8_t *p, size_t len, struct arp_msg *m);
+size_t	arp_build(uint8_t *p, uint16_t op, const uint8_t sha[6], uint32_t spa,
+	    const uint8_t tha[6], uint32_t tpa);
+
+/* A validated NS or NA. */
+struct ndp_msg {
+	int		 type;		/* 135 NS, 136 NA */
+	uint32_t	 flags;		/* NA flags (host order) */
+	const uint8_t	*src, *dst;	/* IPv6 header addresses */
+	const uint8_t	*target;
+	const uint8_t	*lladdr;	/* NS: source, NA: target link-layer
+					   address option; NULL if absent */
+};
+
+/*
+ * Validate the IPv6 packet at p as an NS or NA per RFC 4861 7.1.1/7.1.2:
+ * next header ICMPv6 (no extension headers), hop limit 255, code 0, good
+ * checksum, length, target not multicast, options of non-zero length, no
+ * source link-layer option from the unspecified address, S clear in an NA
+ * to a multicast group.  0 and *m filled, or -1.
+ */
+int	ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m);
+
+/* ff02::1:ffXX:XXXX for target (RFC 4291 2.7.1). */
+void	ndp_solicited_node(const uint8_t target[16], uint8_t out[16]);
+/* 33:33:xx:xx:xx:xx for an IPv6 multicast address (RFC 2464 7). */
+void	ndp_multicast_mac(const uint8_t group[16], uint8_t mac[6]);
+
+/*
+ * A neighbour solicitation from src/mac for target, with a source
+ * link-layer option.  multicast: to target's solicited-node group
+ * (address resolution, RFC 4861 7.2.2); else to target itself.
+ */
+size_t	ndp_build_ns(uint8_t *p, const uint8_t src[16], const uint8_t mac[6],
+	    const uint8_t target[16], int multicast);
+/* A neighbour advertisement for target (= src) with a target option. */
+size_t	ndp_build_na(uint8_t *p, const uint8_t src[16], const uint8_t dst[16],
+	    const uint8_t mac[6], uint32_t flags);
+
+#endif
