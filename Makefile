@@ -36,7 +36,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h)
 
-.PHONY: all check check-fast bench demo install clean deps
+.PHONY: all check check-fast bench demo install clean deps fuzz
 all: $(BINS) $(UNITS) $(TTOOLS) $(BENCHES)
 
 # Unit tests, benches and fuzz targets that include an app's .c files.
@@ -104,6 +104,20 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory -s all
 	@sh examples/demo.sh build
+
+# libFuzzer targets (clang): the lwAFTR's config parser and its data path.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
+fuzz:
+	@mkdir -p build/fuzz-conf-corpus build/fuzz-frames-corpus
+	clang $(FUZZ_CFLAGS) fuzz/lwaftr_conf_fuzz.c -o build/fuzz_conf
+	clang $(FUZZ_CFLAGS) fuzz/lwaftr_frames_fuzz.c \
+	    $(filter-out apps/lwaftr/main.c,$(wildcard apps/lwaftr/*.c)) \
+	    libring/*.c -lpcap -lbsd -o build/fuzz_frames
+	build/fuzz_conf -max_total_time=$(FUZZ_SECONDS) -dict=fuzz/conf.dict \
+	    build/fuzz-conf-corpus fuzz/corpus/conf
+	build/fuzz_frames -max_total_time=$(FUZZ_SECONDS) build/fuzz-frames-corpus
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
