@@ -21,6 +21,88 @@ static uint64_t *packets, *drop_oversize;
 static int warned;
 static struct port *out;
 
+/*
+ * With --loop, the first pass keeps the records in memory (up to
+ * CACHE_MAX bytes) and later passes replay them from there: reopening and
+ * parsing a file of one record per pass would cost a syscall per packet.
+ */
+#define CACHE_MAX	(256u << 20)
+struct record {
+	uint32_t	caplen, wirelen;
+	uint64_t	ts_ns;
+	size_t		off;		/* into cache */
+};
+static struct record *recs;
+static size_t nrecs, rec_cap, cache_len, cache_cap, cur;
+static unsigned char *cache;
+static int caching, cached;
+
+static void
+cache_drop(void)
+{
+	free(recs);
+	free(cache);
+	recs = NULL;
+	cache = NULL;
+	nrecs = rec_cap = cache_len = cache_cap = 0;
+	caching = cached = 0;
+}
+
+static void
+cache_add(const struct packet *p)
+{
+	if (cache_len + p->len > CACHE_MAX) {
+		cache_drop();
+		return;
+	}
+	if (nrecs == rec_cap) {
+		rec_cap = rec_cap ? rec_cap * 2 : 1024;
+		if ((recs = reallocarray(recs, rec_cap, sizeof(*recs))) == NULL)
+			err(1, NULL);
+	}
+	while (cache_len + p->len > cache_cap) {
+		cache_cap = cache_cap ? cache_cap * 2 : 65536;
+		if ((cache = realloc(cache, cache_cap)) == NULL)
+			err(1, NULL);
+	}
+	recs[nrecs].caplen = p->len;
+	recs[nrecs].wirelen = p->wirelen;
+	recs[nrecs].ts_ns = p->ts_ns;
+	recs[nrecs].off = cache_len;
+	memcpy(cache + cache_len, p->data, p->len);
+	cache_len += p->len;
+	nrecs++;
+}
+
+/* Later passes from memory. */
+static int
+replay_cached(struct ring *r, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		if (cur == nrecs) {
+			cur = 0;
+			if (++pass >= loops && loops != 0) {
+				ring_commit(r, i);
+				*packets += i;
+				app_done();
+				return (int)i;
+			}
+		}
+		struct record *rc = &recs[cur++];
+		struct packet *p = ring_slot(r, i++);
+		p->len = (uint16_t)rc->caplen;
+		p->flags = 0;
+		p->wirelen = rc->wirelen;
+		p->ts_ns = rc->ts_ns;
+		memcpy(p->data, cache + rc->off, rc->caplen);
+	}
+	ring_commit(r, i);
+	*packets += i;
+	return (int)i;
+}
+
 static void
 open_file(void)
 {
@@ -74,6 +156,7 @@ pcap_read_init(int argc, char **argv)
 		errx(2, "--loop needs a file, not standard input");
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
+	caching = loops != 1;
 	open_file();
 }
 
@@ -87,6 +170,12 @@ next_pass(void)
 	/* A pass that sent nothing would loop forever doing nothing. */
 	if ((loops != 0 && pass >= loops) || pass_sent == 0)
 		return 0;
+	if (caching) {
+		caching = 0;
+		cached = 1;
+		cur = 0;
+		return 1;
+	}
 	open_file();
 	return 1;
 }
@@ -106,12 +195,19 @@ pcap_read_breathe(void)
 	r = &out->rings[0];
 	if ((n = ring_room(r, APP_BURST)) > APP_BURST)
 		n = APP_BURST;
+	if (cached)
+		return replay_cached(r, n);
 	while (i < n) {
 		rc = pcap_next_ex(pc, &h, &data);
 		if (rc == PCAP_ERROR_BREAK) {
 			if (!next_pass()) {
 				done = 1;
 				break;
+			}
+			if (cached) {
+				ring_commit(r, i);
+				*packets += i;
+				return handled + replay_cached(r, n - i);
 			}
 			continue;
 		}
@@ -140,6 +236,8 @@ pcap_read_breathe(void)
 		p->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ULL +
 		    (uint64_t)h->ts.tv_usec;
 		memcpy(p->data, data, h->caplen);
+		if (caching)
+			cache_add(p);
 	}
 	ring_commit(r, i);
 	*packets += i;
@@ -154,6 +252,7 @@ pcap_read_stop(int eof)
 	if (pc != NULL)
 		pcap_close(pc);
 	pc = NULL;
+	cache_drop();
 }
 
 static const struct port_desc ports[] = {
