@@ -121,6 +121,9 @@ source_breathe(void)
 	if (out == NULL && (out = app_port("out")) == NULL)
 		errx(1, "output port 'out' is not connected");
 	r = &out->rings[0];
+	if (max_size > r->capacity)
+		errx(2, "--size %u does not fit the ring's %u-byte slots",
+		    max_size, r->capacity);
 	if (sent >= count) {
 		/* --hold: keep the graph up (for inspection) until stopped. */
 		if (hold)

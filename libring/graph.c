@@ -599,6 +599,18 @@ merge_devices(struct graph *g, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* Does a stage other than self carry this label (or claim it later)? */
+static int
+label_taken(struct graph *g, const char *label, int self)
+{
+	int i;
+
+	for (i = 0; i < g->nstages; i++)
+		if (i != self && strcmp(g->stages[i].label, label) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 auto_labels(struct graph *g)
 {
@@ -620,7 +632,7 @@ auto_labels(struct graph *g)
 		} else
 			strlcpy(want, s->app, sizeof(want));
 		strlcpy(s->label, want, sizeof(s->label));
-		for (n = 2; find_label(g, s->label) != i; n++)
+		for (n = 2; label_taken(g, s->label, i); n++)
 			snprintf(s->label, sizeof(s->label), "%.50s%d", want, n);
 	}
 }
@@ -659,7 +671,7 @@ graph_check(struct graph *g, char *errbuf, size_t errlen)
 				return fail(errbuf, errlen, l->from_pos,
 				    "output '%s' of %s already feeds %s (at "
 				    "%d:%d); one output feeds one input: use "
-				    "tee to copy or lb to spread", l->from_port,
+				    "tee to copy it", l->from_port,
 				    a->label, g->stages[g->links[j].to].label,
 				    g->links[j].from_pos.line,
 				    g->links[j].from_pos.col);

@@ -16,7 +16,7 @@ struct stage_view {
 };
 
 struct link_view {
-	char		name[128];	/* FROM.PORT-TO.PORT */
+	char		name[128];	/* FROM:PORT=TO:PORT */
 	struct ring	r;		/* observer */
 };
 

@@ -211,3 +211,17 @@ G
 	[ "$status" -eq 1 ]
 	assert_output_has "graph 'dup' is already running (pid $pid)"
 }
+
+@test "labels and ring names never collide" {
+	run snb-run --check 'source | filter tcp | sink ; source | filter: filter udp | sink'
+	[ "$status" -eq 0 ]
+	assert_output_has "stage filter2: snb-filter 'tcp'"
+	run snb-run 'source --count 5 | t: tee [x-y] | b: sink --expect 5 ; @t [x] | y-b: sink --expect 5'
+	[ "$status" -eq 0 ]
+}
+
+@test "snb-source refuses packets larger than the ring's slots" {
+	run snb-run --capacity 100 'source --size 200 --count 1 | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "does not fit the ring's 100-byte slots"
+}

@@ -73,11 +73,11 @@ wait_stages() {
 	jq . "$T/ps.json" > /dev/null
 	[ "$(jq '.graphs[0].stages[] | select(.label=="sink") | .counters.packets' "$T/top.json")" = 5000 ]
 	[ "$(jq '.graphs[0].stages[] | select(.label=="sink") | .packets_in' "$T/top.json")" = 5000 ]
-	[ "$(jq '.graphs[0].links[] | select(.name=="f.out-sink.in") | .packets' "$T/top.json")" = 5000 ]
-	[ "$(jq '.graphs[0].links[] | select(.name=="source.out-f.in") | .packets' "$T/top.json")" = 5000 ]
+	[ "$(jq '.graphs[0].links[] | select(.name=="f:out=sink:in") | .packets' "$T/top.json")" = 5000 ]
+	[ "$(jq '.graphs[0].links[] | select(.name=="source:out=f:in") | .packets' "$T/top.json")" = 5000 ]
 	[ "$(jq '[.graphs[] | select(.name=="top") | .stages[] | select(.alive)] | length' "$T/ps.json")" = 3 ]
-	snb-top --prometheus top | grep -q '^snb_link_packets_total{graph="top",link="f.out-sink.in"} 5000$'
-	snb-top --once top | grep -q 'f.out-sink.in'
+	snb-top --prometheus top | grep -q '^snb_link_packets_total{graph="top",link="f:out=sink:in"} 5000$'
+	snb-top --once top | grep -q 'f:out=sink:in'
 	run snb-ctl top stop
 	[ "$status" -eq 0 ]
 	st=0; wait $pid || st=$?

@@ -32,6 +32,10 @@
 #include "graph.h"
 #include "ring.h"
 
+#define USAGE \
+	"usage: snb-run [-cv] [-n name] [--restart=no|on-failure] " \
+	"[--max-restarts N]\n" \
+	"               [--slots N] [--capacity N] ('GRAPH' | -f file)\n"
 #define STOP_GRACE_MS	3000	/* SIGTERM, then SIGKILL after this */
 #define RESTART_MIN_MS	100
 #define RESTART_MAX_MS	5000
@@ -61,9 +65,7 @@ char			*text;		/* the graph's source (global for LSan) */
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: snb-run [-cv] [-n name] [--restart=no|on-failure]"
-	    " [--slots N] [--capacity N]\n"
-	    "               ('GRAPH' | -f file)\n");
+	fprintf(stderr, "%s", USAGE);
 	exit(2);
 }
 
@@ -187,7 +189,8 @@ describe(const char *path, struct app_info *info, char *errbuf,
 static void
 ring_path(const struct link *l, char *out, size_t len)
 {
-	snprintf(out, len, "%s/%s.%s-%s.%s", graph_dir,
+	/* ':' and '=' appear in no label or port: names cannot collide. */
+	snprintf(out, len, "%s/%s:%s=%s:%s", graph_dir,
 	    g.stages[l->from].label, l->from_port, g.stages[l->to].label,
 	    l->to_port);
 }
@@ -916,9 +919,8 @@ main(int argc, char **argv)
 			verbose = 1;
 			break;
 		case 'h':
-			printf("usage: snb-run [-cv] [-n name] "
-			    "[--restart=no|on-failure] ('GRAPH' | -f file)\n"
-			    "Run a graph of snb apps.  See snb-run(1), snb(7).\n");
+			printf("%sRun a graph of snb apps.  See snb-run(1), "
+			    "snb(7).\n", USAGE);
 			return 0;
 		default:
 			usage();
