@@ -1,5 +1,6 @@
 # snb: one non-recursive Makefile.  Every apps/X.c becomes build/bin/snb-X,
-# every tools/snb-X.c becomes build/bin/snb-X, every libring/*.c goes into
+# apps/X/ and drivers/X/ become snb-X, every tools/snb-X.c becomes
+# build/bin/snb-X, every libring/*.c goes into
 # build/libring.a.  BUILD=build-asan SAN=1 gives the sanitizer build.
 
 BUILD   ?= build
@@ -21,12 +22,12 @@ APP_SRC   := $(wildcard apps/*.c)
 # A larger app is a directory: apps/NAME/*.c -> snb-NAME.
 APP_DIRS  := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 TOOL_SRC  := $(wildcard tools/snb-*.c)
-# A driver is a directory of back-ends: drivers/nic/*.c -> snb-nic.
-NIC_SRC   := $(wildcard drivers/nic/*.c)
-NIC_OBJ   := $(NIC_SRC:%.c=$(BUILD)/%.o)
-NIC_LIBS  := -lxdp -lbpf -lelf -lz
+# A driver is a directory: drivers/NAME/*.c -> snb-NAME (nic, vhost, memif),
+# linked with LIBS_NAME when the driver needs more than libring.
+DRV_DIRS  := $(patsubst drivers/%/,%,$(sort $(dir $(wildcard drivers/*/*.c))))
+LIBS_nic  := -lxdp -lbpf -lelf -lz
 BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%) \
-             $(if $(NIC_SRC),$(BUILD)/bin/snb-nic) \
+             $(DRV_DIRS:%=$(BUILD)/bin/snb-%) \
              $(APP_DIRS:%=$(BUILD)/bin/snb-%)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -63,9 +64,12 @@ $(BUILD)/bin/snb-$(1): $(patsubst %.c,$(BUILD)/%.o,$(wildcard apps/$(1)/*.c)) $(
 endef
 $(foreach d,$(APP_DIRS),$(eval $(call APP_DIR_RULE,$(d))))
 
-$(BUILD)/bin/snb-nic: $(NIC_OBJ) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(NIC_LIBS)
+define DRV_DIR_RULE
+$(BUILD)/bin/snb-$(1): $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/$(1)/*.c)) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS) $$(LIBS_$(1))
+endef
+$(foreach d,$(DRV_DIRS),$(eval $(call DRV_DIR_RULE,$(d))))
 
 $(BUILD)/bin/snb-%: $(BUILD)/tools/snb-%.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,74 @@
+/*
+ * pci.h: what snb-nic's user-space PCI drivers (e1000.c, virtio.c; later
+ * ixgbe) share: finding and claiming a PCI function through sysfs, mapping
+ * its BARs, and DMA memory whose physical addresses the device can use.
+ *
+ * Claiming a device (pci_open):
+ *	/sys/bus/pci/devices/ADDR must exist, its vendor:device must be one
+ *	the caller supports; the kernel driver, if any, is unbound (writing
+ *	ADDR to .../driver/unbind); bus mastering and memory decoding are
+ *	set in the command register (config offset 4).
+ * Releasing (pci_close, and the launcher after a SIGKILL): bus mastering
+ *	off, so the device stops DMA into memory that is about to be freed.
+ *
+ * DMA memory comes from a hugepage (2 MiB, physically contiguous) mapped
+ * MAP_SHARED|MAP_LOCKED from hugetlbfs, its physical address read from
+ * /proc/self/pagemap.  Without an IOMMU the device sees physical
+ * addresses; with VFIO it would see IO virtual addresses (not done yet).
+ */
+#ifndef SNB_PCI_H
+#define SNB_PCI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pci_dev {
+	char		 addr[16];	/* "0000:00:04.0" */
+	uint16_t	 vendor, device;
+	int		 config_fd;	/* sysfs config, read/write */
+};
+
+/* DMA memory: virtual address for us, physical address for the device. */
+struct dma_mem {
+	void		*virt;
+	uint64_t	 phys;
+	size_t		 len;
+};
+
+/*
+ * Claim ADDR ("0000:00:04.0", or the short "00:04.0").  0, or an errno
+ * value with a message naming the address in errbuf.
+ */
+int	pci_open(struct pci_dev *, const char *addr, char *errbuf, size_t len);
+/* Bus mastering off, close. */
+void	pci_close(struct pci_dev *);
+/* Map memory BAR n (sysfs resourceN); NULL with errno set on failure. */
+void	*pci_map_bar(struct pci_dev *, int n, size_t *len);
+/* Config space access; 0 or -1 with errno. */
+int	pci_config_read(struct pci_dev *, uint32_t off, void *buf, size_t len);
+int	pci_config_write(struct pci_dev *, uint32_t off, const void *buf,
+	    size_t len);
+/* Set or clear bus mastering (command register bit 2). */
+int	pci_bus_master(struct pci_dev *, int on);
+
+/*
+ * len bytes (at most one hugepage) of zeroed, locked, physically
+ * contiguous memory; 0 or an errno value.
+ */
+int	dma_alloc(size_t len, struct dma_mem *, char *errbuf, size_t errlen);
+void	dma_free(struct dma_mem *);
+
+/* 32-bit register access to a mapped BAR: volatile, in device order. */
+static inline uint32_t
+reg_read(volatile void *bar, uint32_t off)
+{
+	return *(volatile uint32_t *)((volatile char *)bar + off);
+}
+
+static inline void
+reg_write(volatile void *bar, uint32_t off, uint32_t v)
+{
+	*(volatile uint32_t *)((volatile char *)bar + off) = v;
+}
+
+#endif
