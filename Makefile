@@ -10,6 +10,14 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -pthread -Ilibring
 override LDLIBS += -lpcap -lbsd
+# STATIC=1: everything linked -static (the QEMU guest's binaries, tests/vm/):
+# libpcap.a needs libdbus-1.a, libbsd.a needs libmd.a.  libdbus-1.a refers
+# to two libsystemd functions (server side, never called by pcap's D-Bus
+# client) and Debian ships no libsystemd.a: they resolve to address 0.
+ifeq ($(STATIC),1)
+override LDFLAGS += -static -Wl,--defsym=sd_listen_fds=0 -Wl,--defsym=sd_is_socket=0
+override LDLIBS += -ldbus-1 -lmd
+endif
 ifeq ($(SAN),1)
 override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
@@ -37,8 +45,10 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h)
 
-.PHONY: all check check-fast bench demo install clean deps fuzz
+.PHONY: all bins check check-fast check-vm bench demo install clean deps fuzz
 all: $(BINS) $(UNITS) $(TTOOLS) $(BENCHES)
+# Just the programs (tests/vm/ builds them with BUILD=build/vm/static STATIC=1).
+bins: $(BINS)
 
 # Unit tests, benches and fuzz targets that include an app's .c files.
 LWAFTR_C  := $(wildcard apps/lwaftr/*.c)
@@ -100,6 +110,11 @@ check: deps
 check-fast:
 	@$(MAKE) --no-print-directory -s all
 	@sh tests/run build
+
+# The user-space PCI drivers in a QEMU guest (tests/vm/, tests/vm.bats).
+check-vm: deps
+	@$(MAKE) --no-print-directory -s all
+	@SNB_BUILD=$(CURDIR)/build PATH=$(CURDIR)/build/bin:$(CURDIR)/build/tests:$$PATH bats tests/vm.bats
 
 bench: deps
 	@$(MAKE) --no-print-directory -s all
