@@ -391,7 +391,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	struct sigaction sa;
 	unsigned idle = 0;
 	int i, first, standby_fd = -1;
-	uint64_t restarts = 0;
+	uint64_t restarts = 0, t_last;
 
 	app = desc;
 	for (first = 1; first < argc; first++) {
@@ -457,9 +457,20 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	if (standby_fd >= 0)
 		standby(standby_fd);
 
+	/*
+	 * Busy time: one clock read per breath; a breath that moved packets
+	 * adds the time since the previous read (the breath and the loop
+	 * around it), so snb-top can tell a stage's load and a bench its
+	 * cost per packet on a core, whatever else runs on the machine.
+	 */
+	t_last = app_now_ns();
 	for (;;) {
 		int n = app->breathe();
+		uint64_t t = app_now_ns();
 
+		if (n > 0)
+			stage->busy_ns += t - t_last;
+		t_last = t;
 		stage->breaths++;
 		if (detach_requested) {
 			finish(0);
@@ -476,11 +487,14 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			continue;
 		}
 		count_packets();
-		if (++idle < IDLE_SPIN)
+		if (++idle < IDLE_SPIN) {
 			cpu_relax();
-		else if (idle < IDLE_YIELD)
+			continue;
+		}
+		if (idle < IDLE_YIELD)
 			sched_yield();
 		else
 			idle_sleep();
+		t_last = app_now_ns();	/* time given away is not busy */
 	}
 }

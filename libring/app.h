@@ -116,6 +116,7 @@ struct stage_file {
 	uint64_t	restarts;	/* by the launcher (--restart) */
 	uint64_t	packets_in;
 	uint64_t	packets_out;
+	uint64_t	busy_ns;	/* in breaths that moved packets */
 	struct stage_counter counters[STAGE_MAX_COUNTERS];
 };
 

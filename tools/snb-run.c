@@ -35,7 +35,8 @@
 #define USAGE \
 	"usage: snb-run [-cv] [-n name] [--restart=no|on-failure] " \
 	"[--max-restarts N]\n" \
-	"               [--slots N] [--capacity N] ('GRAPH' | -f file)\n"
+	"               [--slots N] [--capacity N] [--stats] " \
+	"('GRAPH' | -f file)\n"
 #define STOP_GRACE_MS	3000	/* SIGTERM, then SIGKILL after this */
 #define RESTART_MIN_MS	100
 #define RESTART_MAX_MS	5000
@@ -58,6 +59,7 @@ static struct app_info	*infos;		/* one per stage (copies) */
 static char		 graph_dir[PATH_MAX];
 static char		 where[PATH_MAX];	/* "FILE:" or "" for errors */
 static int		 restart_on_failure, max_restarts = 10, verbose;
+static int		 print_stats;	/* --stats: stage totals at the end */
 static uint32_t		 ring_slots = RING_DEFAULT_SLOTS;
 static uint32_t		 ring_capacity = RING_DEFAULT_CAPACITY;
 char			*text;		/* the graph's source (global for LSan) */
@@ -199,6 +201,43 @@ static void
 stage_path(int i, char *out, size_t len)
 {
 	snprintf(out, len, "%s/%s.stage", graph_dir, g.stages[i].label);
+}
+
+/*
+ * --stats: each stage's totals from its counter file, before cleanup()
+ * removes it.  Busy time is what the stage spent in breaths that moved
+ * packets, so busy/packet is its cost on a core whatever else ran.
+ */
+static void
+stage_totals(void)
+{
+	struct stage_file f;
+	char path[PATH_MAX];
+	double busy;
+	uint64_t n;
+	int i, fd;
+
+	for (i = 0; i < g.nstages; i++) {
+		stage_path(i, path, sizeof(path));
+		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			continue;
+		if (pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) &&
+		    f.magic == STAGE_MAGIC) {
+			busy = f.busy_ns / 1e9;
+			n = f.packets_in > f.packets_out ? f.packets_in :
+			    f.packets_out;
+			fprintf(stderr, "snb-run: stage %s (%s): %llu in, %llu "
+			    "out, busy %.3f s", g.stages[i].label,
+			    g.stages[i].app, (unsigned long long)f.packets_in,
+			    (unsigned long long)f.packets_out, busy);
+			if (n > 0)
+				fprintf(stderr, ", %.1f ns per packet, %.2f "
+				    "Mpps per core", f.busy_ns / (double)n,
+				    busy > 0 ? n / busy / 1e6 : 0.0);
+			fprintf(stderr, "\n");
+		}
+		close(fd);
+	}
 }
 
 /* Remove what we made in the graph directory, then the directory. */
@@ -865,6 +904,7 @@ main(int argc, char **argv)
 		{ "max-restarts", required_argument, NULL, 'R' },
 		{ "slots", required_argument, NULL, 's' },
 		{ "capacity", required_argument, NULL, 'C' },
+		{ "stats", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -879,6 +919,9 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'c':
 			check_only = 1;
+			break;
+		case 'S':
+			print_stats = 1;
 			break;
 		case 'f':
 			file = optarg;
@@ -1011,6 +1054,8 @@ main(int argc, char **argv)
 	make_graph_dir(name);
 	create_rings();
 	rc = supervise();
+	if (print_stats)
+		stage_totals();
 	cleanup();
 	for (i = 0; i < g.nstages; i++)
 		free(procs[i].swap_info);

@@ -20,7 +20,7 @@ struct link_sample {
 };
 
 struct stage_sample {
-	uint64_t	in, out, c[STAGE_MAX_COUNTERS];
+	uint64_t	in, out, busy_ns, c[STAGE_MAX_COUNTERS];
 };
 
 static double
@@ -59,10 +59,20 @@ sample(struct graph_view *g, int n, struct link_sample **ls,
 			const volatile struct stage_file *f = g[i].stages[j].f;
 			(*ss)[ns].in = f->packets_in;
 			(*ss)[ns].out = f->packets_out;
+			(*ss)[ns].busy_ns = f->busy_ns;
 			for (k = 0; k < STAGE_MAX_COUNTERS; k++)
 				(*ss)[ns].c[k] = f->counters[k].value;
 		}
 	}
+}
+
+/* Fraction of the interval a stage spent in breaths that moved packets. */
+static double
+busy(const struct stage_sample *a, const struct stage_sample *b, double dt)
+{
+	double f = (double)(b->busy_ns - a->busy_ns) / 1e9 / dt;
+
+	return f > 1 ? 1 : f;
 }
 
 static void
@@ -75,13 +85,15 @@ print_text(struct graph_view *g, int n, struct link_sample *a,
 	for (i = 0; i < n; i++) {
 		printf("graph %s (snb-run pid %ld%s)\n", g[i].name, g[i].pid,
 		    g[i].alive ? "" : ", gone");
-		printf("  %-16s %-10s %8s %12s %12s  %s\n", "STAGE", "APP",
-		    "PID", "IN pps", "OUT pps", "COUNTERS");
+		printf("  %-16s %-10s %8s %12s %12s %5s  %s\n", "STAGE", "APP",
+		    "PID", "IN pps", "OUT pps", "BUSY", "COUNTERS");
 		for (j = 0; j < g[i].nstages; j++, s++) {
 			const struct stage_file *f = g[i].stages[j].f;
-			printf("  %-16s %-10s %8d %12.0f %12.0f ", f->label,
-			    f->app, f->pid, (sb[s].in - sa[s].in) / dt,
-			    (sb[s].out - sa[s].out) / dt);
+			printf("  %-16s %-10s %8d %12.0f %12.0f %4.0f%% ",
+			    f->label, f->app, f->pid,
+			    (sb[s].in - sa[s].in) / dt,
+			    (sb[s].out - sa[s].out) / dt,
+			    100 * busy(&sa[s], &sb[s], dt));
 			for (k = 0; k < (int)f->ncounters &&
 			    k < STAGE_MAX_COUNTERS; k++)
 				printf(" %s=%" PRIu64, f->counters[k].name,
@@ -121,10 +133,12 @@ print_json(struct graph_view *g, int n, struct link_sample *a,
 			printf(",\"pid\":%d,\"packets_in\":%" PRIu64
 			    ",\"packets_out\":%" PRIu64 ",\"in_pps\":%.1f,"
 			    "\"out_pps\":%.1f,\"restarts\":%" PRIu64
+			    ",\"busy_ns\":%" PRIu64 ",\"busy\":%.4f"
 			    ",\"counters\":{", f->pid, sb[s].in, sb[s].out,
 			    (sb[s].in - sa[s].in) / dt,
 			    (sb[s].out - sa[s].out) / dt,
-			    (uint64_t)f->restarts);
+			    (uint64_t)f->restarts, sb[s].busy_ns,
+			    busy(&sa[s], &sb[s], dt));
 			for (k = 0; k < (int)f->ncounters &&
 			    k < STAGE_MAX_COUNTERS; k++) {
 				printf("%s", k ? "," : "");
@@ -186,6 +200,16 @@ print_prometheus(struct graph_view *g, int n)
 			printf("snb_link_fill{graph=\"%s\",link=\"%s\"} %" PRIu64
 			    "\n", g[i].name, g[i].links[j].name,
 			    ring_fill(&g[i].links[j].r));
+	printf("# HELP snb_stage_busy_seconds_total Time a stage spent in "
+	    "breaths that moved packets.\n"
+	    "# TYPE snb_stage_busy_seconds_total counter\n");
+	for (i = 0; i < n; i++)
+		for (j = 0; j < g[i].nstages; j++) {
+			const struct stage_file *f = g[i].stages[j].f;
+			printf("snb_stage_busy_seconds_total{graph=\"%s\","
+			    "stage=\"%s\",app=\"%s\"} %.9f\n", g[i].name,
+			    f->label, f->app, f->busy_ns / 1e9);
+		}
 	printf("# HELP snb_stage_counter A stage's own counters.\n"
 	    "# TYPE snb_stage_counter counter\n");
 	for (i = 0; i < n; i++)
