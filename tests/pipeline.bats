@@ -49,3 +49,17 @@ SIX='source --count $N --seq --size 60-200 | filter udp | t: tee | j: join | sin
 	run snb-run "pcap-read --loop 5 $T/m.pcap | sink --expect 500"
 	[ "$status" -eq 0 ]
 }
+
+@test "snb-run --stats prints every stage's totals and busy time" {
+	run snb-run --stats 'source --count 100000 | f: filter udp | sink'
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^snb-run: stage source (source): 0 in, 100000 out, busy [0-9.]* s, [0-9.]* ns per packet'
+	echo "$output" | grep -q '^snb-run: stage f (filter): 100000 in, 100000 out, busy'
+	echo "$output" | grep -q '^snb-run: stage sink (sink): 100000 in, 0 out, busy'
+	# Busy time is real time: 100000 packets took more than nothing.
+	! echo "$output" | grep -q 'busy 0.000 s, 0.0 ns'
+	# Without --stats, nothing of the kind.
+	run snb-run 'source --count 10 | sink'
+	[ "$status" -eq 0 ]
+	! echo "$output" | grep -q 'snb-run: stage'
+}
