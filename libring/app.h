@@ -110,7 +110,7 @@ struct stage_file {
 	int32_t		pid;
 	uint32_t	ncounters;
 	char		app[32];
-	char		label[32];
+	char		label[64];	/* as in the graph (GRAPH_NAME_MAX) */
 	uint64_t	breaths;	/* built-in counters first */
 	uint64_t	idle_sleeps;
 	uint64_t	restarts;	/* by the launcher (--restart) */
