@@ -1,0 +1,607 @@
+/*
+ * snb-bridge: an N-port learning Ethernet bridge.  Its ports have any
+ * names; each name is both an input (frames received from that segment)
+ * and an output (frames to send there), as in
+ *
+ *	br: bridge
+ *	nic vA | [a] @br [a] | nic vA
+ *	nic vB | [b] @br [b] | nic vB
+ *
+ * It learns which port each source MAC address lives behind, forwards
+ * known unicast to that one port, floods unknown unicast, broadcast and
+ * multicast to every other port, never sends a frame back out the port
+ * it came in on, never forwards between two ports of one split-horizon
+ * group (--group), and forgets addresses not seen for --age seconds.
+ *
+ * Flow control is exact: a frame is taken from its input only when every
+ * port it is going to has room for it, so nothing is lost for lack of
+ * room.  The frame that does not fit stays in its ring, and so do the
+ * frames behind it (order on a link is kept); other inputs go on.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/string.h>
+
+#include "app.h"
+#include "proto.h"
+
+#define MAX_PORTS	32	/* a port set is a uint32_t bit mask */
+#define MAX_GROUPS	32
+#define DEFAULT_AGE	300	/* seconds, as 802.1D's default */
+#define DEFAULT_MACS	4096
+#define MAX_MACS	(1u << 20)
+#define SWEEP_CHUNK	1024	/* table slots an ageing sweep looks at per breath */
+#define FDB_USED	(1ULL << 63)
+
+/*
+ * One learned address.  key is the MAC as a 48-bit big-endian number with
+ * FDB_USED set (0 = free slot).  seen is our millisecond clock when the
+ * address was last a source; differences are taken modulo 2^32, which is
+ * right for ages below 24 days (--age is capped well below).
+ */
+struct fdb_entry {
+	uint64_t	key;
+	uint32_t	port;		/* index into bports[] */
+	uint32_t	seen;
+};
+
+/*
+ * The forwarding database: open addressing with linear probing over
+ * nslots = a power of two at least twice max_macs, so the table is never
+ * more than half full and every probe ends at a free slot within a few
+ * steps.  Deletion shifts the following entries back (no tombstones), so
+ * lookups never slow down as addresses come and go.  Allocated once at
+ * start: learning, lookups and ageing never allocate.
+ */
+static struct fdb_entry *fdb;
+static uint64_t fdb_mask;
+static uint32_t fdb_count, max_macs = DEFAULT_MACS;
+
+/*
+ * A bridge port: the graph's input and output of one name.  Either may be
+ * missing (a port that only listens, or only receives floods).
+ */
+struct bport {
+	char		 name[32];
+	struct port	*in;
+	struct ring	*out;		/* NULL: nothing is sent there */
+	uint32_t	 groups;	/* split-horizon groups it belongs to */
+	uint32_t	 flood;		/* ports a flood from here goes to */
+	uint32_t	 room;		/* free slots in out, this breath */
+	uint32_t	 used;		/* ... of which filled */
+	uint64_t	*rx, *tx, *drop;
+};
+
+static struct bport bports[MAX_PORTS];
+static int nbports, bound, first_port;
+static uint32_t age_ms = DEFAULT_AGE * 1000;
+static char *group_arg[MAX_GROUPS];
+static int ngroups;
+static const char *counters_out;
+static uint32_t now;		/* ms, read once per breath */
+static uint32_t sweep_pos, sweep_next;
+static int sweeping;
+
+/* Counters: every frame ends in exactly one of forwarded, flooded, drop-*. */
+static uint64_t *c_forwarded, *c_flooded, *c_flood_unknown, *c_flood_multi,
+    *c_flood_copies, *c_learned, *c_moved, *c_aged, *c_learn_full,
+    *c_entries, *c_drop_runt, *c_drop_bad_src, *c_drop_link_local,
+    *c_drop_same, *c_drop_split, *c_drop_no_out, *c_drop_oversize;
+
+/* Names and words of our counters, for --counters-out. */
+static struct {
+	const char	*name;
+	uint64_t	*v;
+} ctrs[STAGE_MAX_COUNTERS];
+static int nctrs;
+static char ctr_names[MAX_PORTS * 3][48];
+
+static uint64_t *
+counter(const char *name)
+{
+	uint64_t *v = app_counter(name);
+
+	if (nctrs < STAGE_MAX_COUNTERS) {
+		ctrs[nctrs].name = name;
+		ctrs[nctrs++].v = v;
+	}
+	return v;
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: snb-bridge [--age SECONDS] [--max-macs N] "
+	    "[--group PORT,PORT...]... [--counters-out FILE]\n");
+	exit(2);
+}
+
+static uint32_t
+parse_num(const char *opt, const char *s, uint32_t min, uint32_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		errx(2, "bad %s '%s': not a number", opt, s);
+	v = strtoull(s, &end, 10);
+	if (*end != '\0')
+		errx(2, "bad %s '%s': not a number", opt, s);
+	if (v < min || v > max)
+		errx(2, "bad %s '%s': must be %" PRIu32 "..%" PRIu32, opt, s,
+		    min, max);
+	return (uint32_t)v;
+}
+
+static void
+bridge_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "age", required_argument, NULL, 'a' },
+		{ "max-macs", required_argument, NULL, 'm' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "counters-out", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 }
+	};
+	uint64_t slots;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			/* 0 = never forget; the cap keeps ms differences
+			 * far from 2^32. */
+			age_ms = parse_num("--age", optarg, 0, 1000000) * 1000;
+			break;
+		case 'm':
+			max_macs = parse_num("--max-macs", optarg, 1, MAX_MACS);
+			break;
+		case 'g':
+			if (ngroups == MAX_GROUPS)
+				errx(2, "too many --group options (at most %d)",
+				    MAX_GROUPS);
+			group_arg[ngroups++] = optarg;
+			break;
+		case 'c':
+			counters_out = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		errx(2, "unexpected argument '%s'", argv[optind]);
+	for (slots = 16; slots < 2ULL * max_macs; slots <<= 1)
+		;
+	if ((fdb = calloc(slots, sizeof(*fdb))) == NULL)
+		err(1, NULL);
+	fdb_mask = slots - 1;
+
+	c_forwarded = counter("forwarded");
+	c_flooded = counter("flooded");
+	c_flood_unknown = counter("flood-unknown");
+	c_flood_multi = counter("flood-multicast");
+	c_flood_copies = counter("flood-copies");
+	c_learned = counter("learned");
+	c_moved = counter("moved");
+	c_aged = counter("aged");
+	c_learn_full = counter("learn-table-full");
+	c_entries = counter("fdb-entries");
+	c_drop_runt = counter("drop-runt");
+	c_drop_bad_src = counter("drop-bad-source");
+	c_drop_link_local = counter("drop-link-local");
+	c_drop_same = counter("drop-same-port");
+	c_drop_split = counter("drop-split-horizon");
+	c_drop_no_out = counter("drop-no-output");
+	c_drop_oversize = counter("drop-oversize");
+}
+
+static struct bport *
+bport_get(const char *name)
+{
+	struct bport *b;
+	int i;
+
+	for (i = 0; i < nbports; i++)
+		if (strcmp(bports[i].name, name) == 0)
+			return &bports[i];
+	if (nbports == MAX_PORTS)
+		errx(1, "too many ports (at most %d)", MAX_PORTS);
+	b = &bports[nbports++];
+	strlcpy(b->name, name, sizeof(b->name));
+	return b;
+}
+
+/* Give a port its rx/tx/drop counters: "rx[NAME]" and so on. */
+static void
+port_counters(int i)
+{
+	struct bport *b = &bports[i];
+
+	snprintf(ctr_names[3 * i], 48, "rx[%s]", b->name);
+	snprintf(ctr_names[3 * i + 1], 48, "tx[%s]", b->name);
+	snprintf(ctr_names[3 * i + 2], 48, "drop[%s]", b->name);
+	b->rx = counter(ctr_names[3 * i]);
+	b->tx = counter(ctr_names[3 * i + 1]);
+	b->drop = counter(ctr_names[3 * i + 2]);
+}
+
+/* The ports the graph bound, the groups, and each port's flood set. */
+static void
+bind_ports(void)
+{
+	char *s, *w, *copy;
+	int i, j, g, n;
+
+	for (i = 0; i < app_nports; i++) {
+		struct port *p = &app_ports[i];
+		struct bport *b = bport_get(p->name);
+		if (p->flags & PORT_IN)
+			b->in = p;
+		else if (p->nrings > 0)
+			b->out = &p->rings[0];
+	}
+	if (nbports == 0)
+		errx(1, "no port is connected");
+	for (g = 0; g < ngroups; g++) {
+		if ((copy = strdup(group_arg[g])) == NULL)
+			err(1, NULL);
+		n = 0;
+		for (s = copy; (w = strsep(&s, ",")) != NULL; n++) {
+			for (i = 0; i < nbports; i++)
+				if (strcmp(bports[i].name, w) == 0)
+					break;
+			if (i == nbports)
+				errx(1, "--group %s: port '%s' is not "
+				    "connected", group_arg[g], w);
+			bports[i].groups |= 1u << g;
+		}
+		if (n < 2)
+			errx(1, "--group %s: a group needs two ports or more",
+			    group_arg[g]);
+		free(copy);
+	}
+	for (i = 0; i < nbports; i++) {
+		for (j = 0; j < nbports; j++)
+			if (j != i && bports[j].out != NULL &&
+			    (bports[i].groups & bports[j].groups) == 0)
+				bports[i].flood |= 1u << j;
+		port_counters(i);
+	}
+	bound = 1;
+}
+
+/* ---- forwarding database ---- */
+
+static inline uint64_t
+mac_key(const uint8_t *m)
+{
+	return FDB_USED | (uint64_t)m[0] << 40 | (uint64_t)m[1] << 32 |
+	    (uint64_t)m[2] << 24 | (uint64_t)m[3] << 16 |
+	    (uint64_t)m[4] << 8 | m[5];
+}
+
+static inline uint64_t
+fdb_home(uint64_t key)
+{
+	/* Fibonacci hashing: the high bits of the product mix all 48. */
+	return (key * 0x9e3779b97f4a7c15ULL) >> 40 & fdb_mask;
+}
+
+static inline int
+expired(const struct fdb_entry *e)
+{
+	return age_ms != 0 && now - e->seen >= age_ms;
+}
+
+/* Free slot i and shift back the entries whose probe ran through it. */
+static void
+fdb_delete(uint64_t i)
+{
+	uint64_t j = i, home;
+
+	for (;;) {
+		j = (j + 1) & fdb_mask;
+		if (fdb[j].key == 0)
+			break;
+		home = fdb_home(fdb[j].key);
+		/* Movable unless its home lies cyclically in (i, j]. */
+		if (((j - home) & fdb_mask) >= ((j - i) & fdb_mask)) {
+			fdb[i] = fdb[j];
+			i = j;
+		}
+	}
+	fdb[i].key = 0;
+	fdb_count--;
+	*c_entries = fdb_count;
+}
+
+/* The slot holding key, or the free slot where it would go. */
+static inline uint64_t
+fdb_slot(uint64_t key)
+{
+	uint64_t i = fdb_home(key);
+
+	while (fdb[i].key != 0 && fdb[i].key != key)
+		i = (i + 1) & fdb_mask;
+	return i;
+}
+
+/* The port behind a MAC, or -1: unknown (or just aged out). */
+static inline int
+fdb_lookup(const uint8_t *mac)
+{
+	uint64_t i = fdb_slot(mac_key(mac));
+
+	if (fdb[i].key == 0)
+		return -1;
+	if (expired(&fdb[i])) {
+		(*c_aged)++;
+		fdb_delete(i);
+		return -1;
+	}
+	return (int)fdb[i].port;
+}
+
+/* A frame from port came with source mac: remember it. */
+static inline void
+fdb_learn(const uint8_t *mac, uint32_t port)
+{
+	uint64_t key = mac_key(mac), i = fdb_slot(key);
+	struct fdb_entry *e = &fdb[i];
+
+	if (e->key == key) {
+		if (expired(e)) {
+			/* Gone and back: count both, as if swept first. */
+			(*c_aged)++;
+			(*c_learned)++;
+		} else if (e->port != port)
+			(*c_moved)++;
+		e->port = port;
+		e->seen = now;
+		return;
+	}
+	if (fdb_count >= max_macs) {
+		(*c_learn_full)++;
+		return;
+	}
+	e->key = key;
+	e->port = port;
+	e->seen = now;
+	fdb_count++;
+	*c_entries = fdb_count;
+	(*c_learned)++;
+}
+
+/*
+ * Ageing: every so often walk the table, a chunk per breath, and delete
+ * what expired, so the table's space and fdb-entries follow the clock
+ * even for addresses nobody asks about.
+ */
+static void
+fdb_sweep(void)
+{
+	uint32_t n;
+
+	if (age_ms == 0)
+		return;
+	if (!sweeping) {
+		if ((int32_t)(now - sweep_next) < 0)
+			return;
+		sweeping = 1;
+		sweep_pos = 0;
+	}
+	for (n = 0; n < SWEEP_CHUNK && sweep_pos <= fdb_mask; n++) {
+		/* A deletion shifts a later entry into this slot: look again. */
+		if (fdb[sweep_pos].key != 0 && expired(&fdb[sweep_pos])) {
+			(*c_aged)++;
+			fdb_delete(sweep_pos);
+		} else
+			sweep_pos++;
+	}
+	if (sweep_pos > fdb_mask) {
+		sweeping = 0;
+		/* A few sweeps per age, at most one a second. */
+		sweep_next = now + (age_ms / 4 < 1000 ? age_ms / 4 : 1000);
+	}
+}
+
+/* ---- the data path ---- */
+
+/* IEEE 802.1D reserved group addresses 01-80-C2-00-00-00..0F: never forwarded. */
+static inline int
+link_local(const uint8_t *d)
+{
+	return d[0] == 0x01 && d[1] == 0x80 && d[2] == 0xc2 && d[3] == 0 &&
+	    d[4] == 0 && (d[5] & 0xf0) == 0;
+}
+
+/*
+ * Decide where a frame from port src goes: a set of ports, 0 for a drop
+ * (counted here).  Learns the source address.  *flood is set for floods.
+ */
+static inline uint32_t
+decide(const uint8_t *f, uint32_t len, int src, int *flood)
+{
+	struct bport *b = &bports[src];
+	int dst;
+
+	*flood = 0;
+	if (len < SNB_ETH_HLEN) {
+		(*c_drop_runt)++;
+		return 0;
+	}
+	/* A group or all-zero source is nobody's address. */
+	if ((f[6] & 1) || (f[6] | f[7] | f[8] | f[9] | f[10] | f[11]) == 0) {
+		(*c_drop_bad_src)++;
+		return 0;
+	}
+	fdb_learn(f + 6, (uint32_t)src);
+	if (f[0] & 1) {
+		if (link_local(f)) {
+			(*c_drop_link_local)++;
+			return 0;
+		}
+		*flood = 2;
+		return b->flood;
+	}
+	if ((dst = fdb_lookup(f)) < 0) {
+		*flood = 1;
+		return b->flood;
+	}
+	if (dst == src) {
+		/* The destination is on the segment it came from. */
+		(*c_drop_same)++;
+		return 0;
+	}
+	if (b->groups & bports[dst].groups) {
+		(*c_drop_split)++;
+		return 0;
+	}
+	if (bports[dst].out == NULL) {
+		(*c_drop_no_out)++;
+		return 0;
+	}
+	return 1u << dst;
+}
+
+/* Frames from one input ring of port src, as far as room allows. */
+static int
+from_ring(int src, struct ring *r, uint32_t *full)
+{
+	struct bport *b = &bports[src];
+	uint32_t n, i, len, set, k;
+	int flood, copies;
+
+	if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
+		n = APP_BURST;
+	for (i = 0; i < n; i++) {
+		struct packet *p = ring_peek(r, i);
+
+		len = packet_len(r, p);
+		/*
+		 * A frame whose ports are not all free stays in the ring and
+		 * ends the burst.  decide() may then run again on it later:
+		 * that is harmless, as learning the same address on the same
+		 * port again changes nothing and decide() counts only drops,
+		 * which never wait.
+		 */
+		set = decide(p->data, len, src, &flood);
+		if (set & *full)
+			break;
+		(*b->rx)++;
+		if (set == 0) {
+			if (flood)
+				(*c_drop_no_out)++;
+			(*b->drop)++;
+			continue;
+		}
+		copies = 0;
+		while (set) {
+			struct bport *o;
+			k = (uint32_t)__builtin_ctz(set);
+			set &= set - 1;
+			o = &bports[k];
+			if (!ring_put_packet(o->out, o->used, p, len)) {
+				(*c_drop_oversize)++;
+				continue;
+			}
+			copies++;
+			(*o->tx)++;
+			if (++o->used == o->room)
+				*full |= 1u << k;
+		}
+		if (flood) {
+			(*c_flooded)++;
+			(*(flood == 1 ? c_flood_unknown : c_flood_multi))++;
+			*c_flood_copies += (uint64_t)copies;
+		} else if (copies)
+			(*c_forwarded)++;
+		if (copies == 0)
+			(*b->drop)++;
+	}
+	ring_release(r, i);
+	return (int)i;
+}
+
+static int
+bridge_breathe(void)
+{
+	uint32_t full = 0;
+	int i, j, k, total = 0;
+
+	if (!bound)
+		bind_ports();
+	now = (uint32_t)(app_now_ns() / 1000000);
+	for (i = 0; i < nbports; i++) {
+		struct bport *b = &bports[i];
+		b->used = 0;
+		b->room = b->out ? ring_room(b->out, (uint32_t)b->out->mask +
+		    1) : 0;
+		if (b->out && b->room == 0)
+			full |= 1u << i;
+	}
+	/* Start with a different port each breath: no input goes first always. */
+	for (j = 0; j < nbports; j++) {
+		i = (first_port + j) % nbports;
+		if (bports[i].in == NULL)
+			continue;
+		for (k = 0; k < bports[i].in->nrings; k++)
+			total += from_ring(i, &bports[i].in->rings[k], &full);
+	}
+	first_port = nbports ? (first_port + 1) % nbports : 0;
+	/* Inputs released above, outputs published now (see tee.c). */
+	for (i = 0; i < nbports; i++)
+		if (bports[i].used)
+			ring_commit(bports[i].out, bports[i].used);
+	fdb_sweep();
+	return total;
+}
+
+static void
+bridge_stop(int eof)
+{
+	FILE *f;
+	int i;
+
+	if (counters_out == NULL)
+		return;
+	if ((f = fopen(counters_out, "w")) == NULL) {
+		warn("%s", counters_out);
+		return;
+	}
+	for (i = 0; i < nctrs; i++)
+		fprintf(f, "%s %" PRIu64 "\n", ctrs[i].name, *ctrs[i].v);
+	if (fclose(f) == EOF)
+		warn("%s", counters_out);
+}
+
+static const struct port_desc ports[] = {
+	{ "*", PORT_IN },
+	{ "*", PORT_OUT },
+	{ NULL, 0 }
+};
+
+static const struct app_desc desc = {
+	.name = "bridge",
+	.usage = "[--age SECONDS] [--max-macs N] [--group PORT,PORT...]... "
+	    "[--counters-out FILE]",
+	.summary = "Learning Ethernet bridge: every port name is an input and "
+	    "an output.",
+	.ports = ports,
+	.init = bridge_init,
+	.breathe = bridge_breathe,
+	.stop = bridge_stop,
+};
+
+int
+main(int argc, char **argv)
+{
+	return app_main(&desc, argc, argv);
+}
