@@ -5,12 +5,16 @@
  * file is flushed whenever the stage idles and closed complete both at end
  * of stream and on SIGTERM.
  */
+#include <sys/stat.h>
+
 #include <err.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -25,6 +29,55 @@ static FILE *fp;
 static int ts_mode = TS_KEEP, dirty, first_ring;
 static uint64_t *packets, *bytes;
 static struct port *in;
+
+/*
+ * A restarted or swapped-in writer continues the file its predecessor
+ * wrote instead of starting it again.  A predecessor killed in the middle
+ * of a write may have left half a record: cut the file after the last
+ * whole one.  The file is then written with O_APPEND, so the records a
+ * retiring writer flushes as it detaches can never be overwritten by ours.
+ * Returns 0 when there is nothing to continue (no file, or an empty one).
+ */
+static int
+resume(const char *file)
+{
+	uint32_t h[6], rec[4];
+	off_t off = 24;
+	struct stat st;
+	int fd;
+
+	if ((fd = open(file, O_RDWR | O_CLOEXEC)) == -1 || fstat(fd, &st) == -1
+	    || st.st_size == 0) {
+		if (fd != -1)
+			close(fd);
+		return 0;
+	}
+	if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    h[0] != 0xa1b2c3d4 || h[5] != DLT_EN10MB)
+		errx(1, "%s: not a microsecond Ethernet pcap file to continue",
+		    file);
+	while (off + 16 <= st.st_size &&
+	    pread(fd, rec, sizeof(rec), off) == (ssize_t)sizeof(rec) &&
+	    off + 16 + (off_t)rec[2] <= st.st_size)
+		off += 16 + (off_t)rec[2];
+	if (off < st.st_size) {
+		warnx("%s: cut a torn record at the end (%lld bytes)", file,
+		    (long long)(st.st_size - off));
+		if (ftruncate(fd, off) == -1)
+			err(1, "%s", file);
+	}
+	close(fd);
+	pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 262144,
+	    PCAP_TSTAMP_PRECISION_MICRO);
+	if (pd == NULL)
+		errx(1, "pcap_open_dead failed");
+	if ((dumper = pcap_dump_open_append(pd, file)) == NULL)
+		errx(1, "%s: %s", file, pcap_geterr(pd));
+	fp = pcap_dump_file(dumper);
+	if (fcntl(fileno(fp), F_SETFL, O_APPEND) == -1)
+		err(1, "%s", file);
+	return 1;
+}
 
 static void
 pcap_write_init(int argc, char **argv)
@@ -66,6 +119,8 @@ pcap_write_init(int argc, char **argv)
 		fp = stdout;
 	} else {
 		name = file;
+		if (app_resumed() && resume(file))
+			return;
 		if ((fp = fopen(file, "wbe")) == NULL)
 			err(1, "%s", file);
 	}

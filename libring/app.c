@@ -384,6 +384,14 @@ standby(int fd)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+static int resumed;
+
+int
+app_resumed(void)
+{
+	return resumed;
+}
+
 int
 app_main(const struct app_desc *desc, int argc, char **argv)
 {
@@ -438,6 +446,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	/* Counters exist before init so apps can register theirs there. */
 	open_stage_file(stats, label);
 	stage->restarts = restarts;
+	resumed = restarts > 0 || standby_fd >= 0;
 	/* The app's own argv: its name, then the words after ours. */
 	if ((app_argv = calloc((size_t)(argc - first + 2), sizeof(char *))) ==
 	    NULL)

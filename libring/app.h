@@ -85,6 +85,13 @@ uint32_t app_room(struct port *out, uint32_t want);
  */
 uint64_t *app_counter(const char *name);
 
+/*
+ * 1 when this process takes over from an earlier one on the same rings (a
+ * restart after a failure, or a swap): an app writing a file appends to
+ * it instead of starting it again.  Valid from init() on.
+ */
+int	app_resumed(void);
+
 /* A source calls this when it has nothing more to send. */
 void	app_done(void);
 /*
