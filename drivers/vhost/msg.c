@@ -1,0 +1,492 @@
+/*
+ * msg.c: vhost-user requests, checked and applied (see msg.h).
+ *
+ * The rules we follow from the vhost-user specification: a queue is
+ * "started" by SET_VRING_KICK and stopped by GET_VRING_BASE; when
+ * VHOST_USER_F_PROTOCOL_FEATURES was negotiated it starts disabled and
+ * SET_VRING_ENABLE turns it on, otherwise it is enabled as it starts.  With
+ * REPLY_ACK negotiated, a request carrying NEED_REPLY gets a u64 status
+ * unless it has a reply of its own.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "msg.h"
+
+/* Payload layouts (vhost-user spec, "Message types"). */
+struct vu_state {
+	uint32_t	index;
+	uint32_t	num;
+};
+
+struct vu_addr {
+	uint32_t	index;
+	uint32_t	flags;
+	uint64_t	desc;
+	uint64_t	used;
+	uint64_t	avail;
+	uint64_t	log;
+};
+
+struct vu_mem_region {
+	uint64_t	gpa;
+	uint64_t	size;
+	uint64_t	uva;
+	uint64_t	offset;
+};
+
+struct vu_mem {
+	uint32_t	nregions;
+	uint32_t	padding;
+	struct vu_mem_region regions[];
+};
+
+static const char *names[] = {
+	[VU_GET_FEATURES] = "GET_FEATURES",
+	[VU_SET_FEATURES] = "SET_FEATURES",
+	[VU_SET_OWNER] = "SET_OWNER",
+	[VU_RESET_OWNER] = "RESET_OWNER",
+	[VU_SET_MEM_TABLE] = "SET_MEM_TABLE",
+	[VU_SET_LOG_BASE] = "SET_LOG_BASE",
+	[VU_SET_LOG_FD] = "SET_LOG_FD",
+	[VU_SET_VRING_NUM] = "SET_VRING_NUM",
+	[VU_SET_VRING_ADDR] = "SET_VRING_ADDR",
+	[VU_SET_VRING_BASE] = "SET_VRING_BASE",
+	[VU_GET_VRING_BASE] = "GET_VRING_BASE",
+	[VU_SET_VRING_KICK] = "SET_VRING_KICK",
+	[VU_SET_VRING_CALL] = "SET_VRING_CALL",
+	[VU_SET_VRING_ERR] = "SET_VRING_ERR",
+	[VU_GET_PROTOCOL_FEATURES] = "GET_PROTOCOL_FEATURES",
+	[VU_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
+	[VU_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
+	[VU_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
+	[VU_SEND_RARP] = "SEND_RARP",
+};
+
+const char *
+vu_request_name(uint32_t request)
+{
+	if (request <= VU_MAX_REQUEST && names[request] != NULL)
+		return names[request];
+	return "unknown request";
+}
+
+static int
+fail(struct vu_dev *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->err, sizeof(d->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void
+vring_clear(struct vu_vring *vq)
+{
+	close_fd(&vq->kick);
+	close_fd(&vq->call);
+	close_fd(&vq->err);
+	memset(vq, 0, sizeof(*vq));
+	vq->kick = vq->call = vq->err = -1;
+}
+
+void
+vu_init(struct vu_dev *d)
+{
+	int i;
+
+	memset(d, 0, sizeof(*d));
+	d->hdr_len = 10;
+	for (i = 0; i < VU_NQUEUES; i++)
+		vring_clear(&d->vq[i]);
+}
+
+static void
+unmap_all(struct vu_dev *d)
+{
+	int i;
+
+	for (i = 0; i < d->nregions; i++)
+		munmap(d->regions[i].map, d->regions[i].maplen);
+	d->nregions = 0;
+}
+
+void
+vu_reset(struct vu_dev *d)
+{
+	int i;
+
+	unmap_all(d);
+	for (i = 0; i < VU_NQUEUES; i++)
+		vring_clear(&d->vq[i]);
+	vu_init(d);
+}
+
+/* Our address for len bytes at the frontend's virtual address uva. */
+static void *
+vu_uva(const struct vu_dev *d, uint64_t uva, uint64_t len)
+{
+	int i;
+
+	for (i = 0; i < d->nregions; i++) {
+		const struct vu_region *r = &d->regions[i];
+		if (uva >= r->uva && uva - r->uva <= r->size &&
+		    len <= r->size - (uva - r->uva))
+			return r->host + (uva - r->uva);
+	}
+	return NULL;
+}
+
+/*
+ * Find the rings' host addresses when everything they need is known.  Runs
+ * again after every SET_MEM_TABLE (QEMU sends a new table when guest memory
+ * changes).  A queue whose rings lie outside the table cannot run: that is
+ * the frontend's error.
+ */
+static int
+map_vring(struct vu_dev *d, int i)
+{
+	struct vu_vring *vq = &d->vq[i];
+	uint64_t n = vq->num;
+
+	vq->desc = NULL;
+	vq->avail = NULL;
+	vq->used = NULL;
+	if (!vq->addr_set || n == 0 || d->nregions == 0)
+		return 0;
+	/* Alignment from virtio 1.x 2.7: descriptors 16, avail 2, used 4. */
+	if ((vq->desc_uva & 15) || (vq->avail_uva & 1) || (vq->used_uva & 3))
+		return fail(d, "queue %d: misaligned ring address", i);
+	vq->desc = vu_uva(d, vq->desc_uva, 16 * n);
+	vq->avail = vu_uva(d, vq->avail_uva, 6 + 2 * n);
+	vq->used = vu_uva(d, vq->used_uva, 6 + 8 * n);
+	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL) {
+		vq->desc = NULL;
+		vq->avail = NULL;
+		vq->used = NULL;
+		return fail(d, "queue %d: ring outside guest memory", i);
+	}
+	vq->used_flags = 0xffff;	/* unknown: the next vq_want_kicks writes */
+	d->generation++;
+	return 0;
+}
+
+static int
+set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
+{
+	const struct vu_mem *mem = (const void *)m->p.bytes;
+	struct vu_region nr[VU_MAX_REGIONS];
+	struct stat st;
+	uint32_t i, n;
+	int j;
+
+	errno = 0;
+	if (m->size < sizeof(*mem))
+		return fail(d, "SET_MEM_TABLE: payload of %u bytes", m->size);
+	n = mem->nregions;
+	if (n == 0 || n > VU_MAX_REGIONS)
+		return fail(d, "SET_MEM_TABLE: %u regions (1..%d)", n,
+		    VU_MAX_REGIONS);
+	if (m->size < sizeof(*mem) + n * sizeof(mem->regions[0]))
+		return fail(d, "SET_MEM_TABLE: %u regions in %u bytes", n,
+		    m->size);
+	if ((uint32_t)nfds != n)
+		return fail(d, "SET_MEM_TABLE: %u regions, %d descriptors", n,
+		    nfds);
+	memset(nr, 0, sizeof(nr));
+	for (i = 0; i < n; i++) {
+		const struct vu_mem_region *r = &mem->regions[i];
+		uint64_t end;
+
+		if (r->size == 0 || r->size > (1ULL << 48) ||
+		    r->offset > (1ULL << 48) ||
+		    __builtin_add_overflow(r->gpa, r->size, &end) ||
+		    __builtin_add_overflow(r->uva, r->size, &end))
+			break;
+		/* Mapping past the end of the file would fault (SIGBUS) on
+		 * first touch: the file must hold the whole region. */
+		if (fstat(fds[i], &st) == -1 || !S_ISREG(st.st_mode) ||
+		    (uint64_t)st.st_size < r->offset + r->size)
+			break;
+		nr[i].gpa = r->gpa;
+		nr[i].size = r->size;
+		nr[i].uva = r->uva;
+		nr[i].offset = r->offset;
+		nr[i].maplen = (size_t)(r->offset + r->size);
+		nr[i].map = mmap(NULL, nr[i].maplen, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fds[i], 0);
+		if (nr[i].map == MAP_FAILED) {
+			nr[i].map = NULL;
+			break;
+		}
+		nr[i].host = (uint8_t *)nr[i].map + r->offset;
+	}
+	if (i < n) {
+		int e = errno;
+		for (j = 0; j < (int)i; j++)
+			munmap(nr[j].map, nr[j].maplen);
+		return fail(d, "SET_MEM_TABLE: region %u (size %#llx, offset "
+		    "%#llx) is not a mappable part of its file%s%s", i,
+		    (unsigned long long)mem->regions[i].size,
+		    (unsigned long long)mem->regions[i].offset,
+		    e ? ": " : "", e ? strerror(e) : "");
+	}
+	unmap_all(d);
+	memcpy(d->regions, nr, sizeof(nr));
+	d->nregions = (int)n;
+	for (j = 0; j < VU_NQUEUES; j++)
+		if (map_vring(d, j) == -1)
+			return -1;
+	return 0;
+}
+
+/* The queue index of a vring request, checked. */
+static int
+vring_index(struct vu_dev *d, const struct vu_msg *m, uint32_t index)
+{
+	if (index >= VU_NQUEUES)
+		return fail(d, "%s: queue %u (we have %d)",
+		    vu_request_name(m->request), index, VU_NQUEUES);
+	return (int)index;
+}
+
+/* SET_VRING_KICK / CALL / ERR: a u64 with the index and a no-fd bit. */
+static int
+set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
+{
+	uint64_t v = m->p.u64;
+	int i, want = (v & VU_VRING_NOFD) ? 0 : 1, *slot;
+
+	if (v & ~(uint64_t)(VU_VRING_NOFD | 0xff))
+		return fail(d, "%s: bad payload %#llx",
+		    vu_request_name(m->request), (unsigned long long)v);
+	if (nfds != want)
+		return fail(d, "%s: %d descriptors, expected %d",
+		    vu_request_name(m->request), nfds, want);
+	if ((i = vring_index(d, m, (uint32_t)(v & 0xff))) < 0)
+		return -1;
+	slot = m->request == VU_SET_VRING_KICK ? &d->vq[i].kick :
+	    m->request == VU_SET_VRING_CALL ? &d->vq[i].call : &d->vq[i].err;
+	close_fd(slot);
+	*slot = want ? fds[0] : -1;
+	if (m->request == VU_SET_VRING_KICK) {
+		/* No fd: the queue is polled, which is what we do anyway. */
+		d->vq[i].started = 1;
+		if (!(d->features & (1ULL << VHOST_USER_F_PROTOCOL_FEATURES)))
+			d->vq[i].enabled = 1;
+	}
+	return 0;
+}
+
+/* Bytes of payload each request needs (more is accepted and ignored). */
+static uint32_t
+payload_need(uint32_t request)
+{
+	switch (request) {
+	case VU_SET_FEATURES:
+	case VU_SET_PROTOCOL_FEATURES:
+	case VU_SET_VRING_KICK:
+	case VU_SET_VRING_CALL:
+	case VU_SET_VRING_ERR:
+		return 8;
+	case VU_SET_VRING_NUM:
+	case VU_SET_VRING_BASE:
+	case VU_GET_VRING_BASE:
+	case VU_SET_VRING_ENABLE:
+		return sizeof(struct vu_state);
+	case VU_SET_VRING_ADDR:
+		return sizeof(struct vu_addr);
+	case VU_SET_MEM_TABLE:
+		return sizeof(struct vu_mem);
+	case VU_SEND_RARP:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+int
+vu_check_header(struct vu_dev *d, const struct vu_msg *m)
+{
+	if ((m->flags & 3) != VU_VERSION)
+		return fail(d, "version %u (we speak 1)", m->flags & 3);
+	if (m->flags & VU_FLAG_REPLY)
+		return fail(d, "%s: a request with the reply flag",
+		    vu_request_name(m->request));
+	if (m->size > VU_MAX_PAYLOAD)
+		return fail(d, "%s: payload of %u bytes (at most %d)",
+		    vu_request_name(m->request), m->size, VU_MAX_PAYLOAD);
+	return 0;
+}
+
+static void
+reply_u64(const struct vu_msg *m, struct vu_msg *reply, size_t *len,
+    uint64_t v)
+{
+	reply->p.u64 = v;
+	reply->size = 8;
+	*len = VU_HDR_SIZE + 8;
+}
+
+static int
+apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
+    struct vu_msg *reply, size_t *rlen)
+{
+	struct vu_state st;
+	struct vu_addr a;
+	struct vu_vring *vq;
+	uint64_t v = m->p.u64;
+	int i;
+
+	/* Only these take descriptors. */
+	switch (m->request) {
+	case VU_SET_MEM_TABLE:
+	case VU_SET_VRING_KICK:
+	case VU_SET_VRING_CALL:
+	case VU_SET_VRING_ERR:
+		break;
+	default:
+		if (nfds)
+			return fail(d, "%s: %d unexpected descriptors",
+			    vu_request_name(m->request), nfds);
+	}
+	memcpy(&st, m->p.bytes, sizeof(st));
+	switch (m->request) {
+	case VU_GET_FEATURES:
+		reply_u64(m, reply, rlen, VU_FEATURES);
+		return 0;
+	case VU_SET_FEATURES:
+		if (v & ~VU_FEATURES)
+			return fail(d, "SET_FEATURES %#llx: not offered",
+			    (unsigned long long)v);
+		d->features = v;
+		/* Virtio 1.x 5.1.6: the header is 12 bytes with VERSION_1 or
+		 * MRG_RXBUF (num_buffers), 10 bytes for a legacy device. */
+		d->hdr_len = (v & ((1ULL << VIRTIO_F_VERSION_1) |
+		    (1ULL << VIRTIO_NET_F_MRG_RXBUF))) ? 12 : 10;
+		return 0;
+	case VU_GET_PROTOCOL_FEATURES:
+		reply_u64(m, reply, rlen, VU_PROTOCOL_FEATURES);
+		return 0;
+	case VU_SET_PROTOCOL_FEATURES:
+		if (v & ~VU_PROTOCOL_FEATURES)
+			return fail(d, "SET_PROTOCOL_FEATURES %#llx: not "
+			    "offered", (unsigned long long)v);
+		d->proto = v;
+		return 0;
+	case VU_GET_QUEUE_NUM:
+		reply_u64(m, reply, rlen, 1);	/* queue pairs */
+		return 0;
+	case VU_SET_OWNER:
+		d->owner = 1;
+		return 0;
+	case VU_RESET_OWNER:
+		/* Deprecated; QEMU sends it on stop.  Forget the queues. */
+		for (i = 0; i < VU_NQUEUES; i++)
+			vring_clear(&d->vq[i]);
+		d->owner = 0;
+		return 0;
+	case VU_SET_MEM_TABLE:
+		return set_mem_table(d, m, fds, nfds);
+	case VU_SET_VRING_NUM:
+		if ((i = vring_index(d, m, st.index)) < 0)
+			return -1;
+		/* Split rings: a power of two (virtio 1.x 2.7). */
+		if (st.num == 0 || st.num > VU_MAX_QUEUE_SIZE ||
+		    (st.num & (st.num - 1)))
+			return fail(d, "SET_VRING_NUM: size %u", st.num);
+		d->vq[i].num = st.num;
+		return map_vring(d, i);
+	case VU_SET_VRING_ADDR:
+		memcpy(&a, m->p.bytes, sizeof(a));
+		if ((i = vring_index(d, m, a.index)) < 0)
+			return -1;
+		vq = &d->vq[i];
+		vq->desc_uva = a.desc;
+		vq->avail_uva = a.avail;
+		vq->used_uva = a.used;
+		vq->addr_set = 1;
+		return map_vring(d, i);
+	case VU_SET_VRING_BASE:
+		if ((i = vring_index(d, m, st.index)) < 0)
+			return -1;
+		if (st.num > 0xffff)
+			return fail(d, "SET_VRING_BASE: %u", st.num);
+		d->vq[i].last_avail = d->vq[i].used_idx = (uint16_t)st.num;
+		return 0;
+	case VU_GET_VRING_BASE:
+		if ((i = vring_index(d, m, st.index)) < 0)
+			return -1;
+		/* Stops the queue; its fds are no longer to be used. */
+		d->vq[i].started = 0;
+		close_fd(&d->vq[i].kick);
+		st.num = d->vq[i].last_avail;
+		memcpy(reply->p.bytes, &st, sizeof(st));
+		reply->size = sizeof(st);
+		*rlen = VU_HDR_SIZE + sizeof(st);
+		return 0;
+	case VU_SET_VRING_KICK:
+	case VU_SET_VRING_CALL:
+	case VU_SET_VRING_ERR:
+		return set_vring_fd(d, m, fds, nfds);
+	case VU_SET_VRING_ENABLE:
+		if ((i = vring_index(d, m, st.index)) < 0)
+			return -1;
+		if (st.num > 1)
+			return fail(d, "SET_VRING_ENABLE: %u", st.num);
+		d->vq[i].enabled = (int)st.num;
+		return 0;
+	case VU_SEND_RARP:
+		return 0;	/* we keep no MAC table to announce */
+	default:
+		return fail(d, "unsupported request %u", m->request);
+	}
+}
+
+int
+vu_handle(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
+    struct vu_msg *reply, size_t *reply_len)
+{
+	int j, r, has_reply;
+
+	memset(reply, 0, VU_HDR_SIZE + 8);
+	reply->request = m->request;
+	reply->flags = VU_VERSION | VU_FLAG_REPLY;
+	*reply_len = 0;
+	if (m->size < payload_need(m->request)) {
+		r = fail(d, "%s: payload of %u bytes, needs %u",
+		    vu_request_name(m->request), m->size,
+		    payload_need(m->request));
+	} else
+		r = apply(d, m, fds, nfds, reply, reply_len);
+	/* Only a queue's eventfd is kept (a mapping holds its own
+	 * reference to the file): close the rest. */
+	for (j = 0; j < nfds; j++)
+		if (r == -1 || (m->request != VU_SET_VRING_KICK &&
+		    m->request != VU_SET_VRING_CALL &&
+		    m->request != VU_SET_VRING_ERR))
+			close(fds[j]);
+	if (r == -1)
+		return -1;
+	has_reply = *reply_len != 0;
+	if (!has_reply && (d->proto & (1ULL << VU_PROTO_F_REPLY_ACK)) &&
+	    (m->flags & VU_FLAG_NEED_REPLY))
+		reply_u64(m, reply, reply_len, 0);
+	return 0;
+}

@@ -1,0 +1,218 @@
+/*
+ * msg.h: the vhost-user control protocol, backend side, for snb-vhost.
+ *
+ * A frontend (QEMU, DPDK's virtio_user) connects to our UNIX socket and
+ * sends requests: a 12-byte header (request, flags, payload size) and a
+ * payload, with file descriptors (guest memory, eventfds) as SCM_RIGHTS.
+ * This file parses and checks every request, applies it to a struct vu_dev
+ * (features, the memory table, the two virtqueues' configuration) and
+ * builds the reply.  It does no I/O on the socket itself, so the fuzz
+ * target (fuzz/vhost_msg_fuzz.c) drives exactly the code the driver runs.
+ *
+ * Nothing a frontend says is trusted: payload sizes are checked per
+ * request, memory regions against their file's size, ring addresses and
+ * sizes against the regions, and every descriptor the data path follows is
+ * translated through vu_gpa(), which checks the whole buffer lies inside
+ * one region.  An error sets dev->err and the caller disconnects.
+ */
+#ifndef SNB_VHOST_MSG_H
+#define SNB_VHOST_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Requests we know (frontend to backend). */
+enum {
+	VU_GET_FEATURES = 1,
+	VU_SET_FEATURES = 2,
+	VU_SET_OWNER = 3,
+	VU_RESET_OWNER = 4,
+	VU_SET_MEM_TABLE = 5,
+	VU_SET_LOG_BASE = 6,
+	VU_SET_LOG_FD = 7,
+	VU_SET_VRING_NUM = 8,
+	VU_SET_VRING_ADDR = 9,
+	VU_SET_VRING_BASE = 10,
+	VU_GET_VRING_BASE = 11,
+	VU_SET_VRING_KICK = 12,
+	VU_SET_VRING_CALL = 13,
+	VU_SET_VRING_ERR = 14,
+	VU_GET_PROTOCOL_FEATURES = 15,
+	VU_SET_PROTOCOL_FEATURES = 16,
+	VU_GET_QUEUE_NUM = 17,
+	VU_SET_VRING_ENABLE = 18,
+	VU_SEND_RARP = 19,
+	VU_MAX_REQUEST = 19
+};
+
+#define VU_VERSION		0x1	/* flags bits 0-1 */
+#define VU_FLAG_REPLY		0x4
+#define VU_FLAG_NEED_REPLY	0x8
+#define VU_HDR_SIZE		12
+#define VU_MAX_PAYLOAD		4096	/* ours; the largest we use is 264 */
+#define VU_MAX_FDS		8
+#define VU_MAX_REGIONS		8
+#define VU_VRING_NOFD		0x100	/* kick/call/err payload: no fd */
+
+/* Virtio feature bits (virtio 1.x spec, 5.1.3 and 6). */
+#define VIRTIO_NET_F_MRG_RXBUF		15
+#define VIRTIO_F_NOTIFY_ON_EMPTY	24
+#define VIRTIO_F_ANY_LAYOUT		27
+#define VIRTIO_F_RING_INDIRECT_DESC	28
+#define VIRTIO_F_RING_EVENT_IDX		29
+#define VHOST_USER_F_PROTOCOL_FEATURES	30
+#define VIRTIO_F_VERSION_1		32
+#define VU_PROTO_F_MQ			0
+#define VU_PROTO_F_REPLY_ACK		3
+
+/*
+ * What we offer.  No checksum or segmentation offloads (every frame
+ * crosses complete and checksummed: the graph works on the CPU), no
+ * EVENT_IDX (we suppress notifications with the ring flags instead), no
+ * control queue, no multiqueue: one rx and one tx virtqueue.
+ */
+#define VU_FEATURES	((1ULL << VIRTIO_NET_F_MRG_RXBUF) | \
+			 (1ULL << VIRTIO_F_ANY_LAYOUT) | \
+			 (1ULL << VIRTIO_F_RING_INDIRECT_DESC) | \
+			 (1ULL << VHOST_USER_F_PROTOCOL_FEATURES) | \
+			 (1ULL << VIRTIO_F_VERSION_1))
+#define VU_PROTOCOL_FEATURES	((1ULL << VU_PROTO_F_MQ) | \
+				 (1ULL << VU_PROTO_F_REPLY_ACK))
+
+/* Split virtqueue layout (virtio 1.x, 2.7), little-endian in memory. */
+#define VRING_DESC_F_NEXT	1
+#define VRING_DESC_F_WRITE	2
+#define VRING_DESC_F_INDIRECT	4
+#define VRING_AVAIL_F_NO_INTERRUPT 1
+#define VRING_USED_F_NO_NOTIFY	1
+#define VU_MAX_QUEUE_SIZE	32768
+
+struct vring_desc {
+	uint64_t	addr;		/* guest-physical */
+	uint32_t	len;
+	uint16_t	flags;
+	uint16_t	next;
+};
+
+struct vring_avail {
+	uint16_t	flags;
+	uint16_t	idx;		/* where the driver puts the next entry */
+	uint16_t	ring[];
+};
+
+struct vring_used_elem {
+	uint32_t	id;		/* head of the chain handed back */
+	uint32_t	len;		/* bytes written into it */
+};
+
+struct vring_used {
+	uint16_t	flags;
+	uint16_t	idx;
+	struct vring_used_elem ring[];
+};
+
+/* One request as it arrived: header fields and payload bytes. */
+struct vu_msg {
+	uint32_t	request;
+	uint32_t	flags;
+	uint32_t	size;		/* payload bytes */
+	union {
+		uint64_t	u64;
+		uint8_t		bytes[VU_MAX_PAYLOAD];
+	} p;
+};
+
+/* A region of the frontend's memory, mapped here. */
+struct vu_region {
+	uint64_t	gpa;		/* guest-physical start */
+	uint64_t	size;
+	uint64_t	uva;		/* the frontend's virtual address */
+	uint64_t	offset;		/* of the region in the fd */
+	uint8_t		*host;		/* our address of gpa */
+	void		*map;		/* the mmap, from fd offset 0 */
+	size_t		 maplen;
+};
+
+/*
+ * A virtqueue: configuration from the frontend, then the rings' host
+ * addresses once it can run.  Queue 0 is receive (we write frames to the
+ * frontend), queue 1 transmit (the frontend's frames to us).
+ */
+struct vu_vring {
+	uint32_t	 num;		/* 0 until SET_VRING_NUM */
+	uint64_t	 desc_uva, avail_uva, used_uva;
+	int		 addr_set;
+	uint16_t	 last_avail;	/* next avail entry we look at */
+	uint16_t	 used_idx;	/* our copy of used->idx */
+	int		 kick, call, err;	/* eventfds, -1 if none */
+	int		 started;	/* kick seen, not stopped since */
+	int		 enabled;	/* SET_VRING_ENABLE, see vu_vring_live */
+	uint16_t	 used_flags;	/* last value we wrote */
+	/* Host addresses, valid while vu_vring_live(); NULL otherwise. */
+	struct vring_desc	*desc;
+	struct vring_avail	*avail;
+	struct vring_used	*used;
+};
+
+#define VU_NQUEUES	2
+
+struct vu_dev {
+	uint64_t	 features;	/* acknowledged by SET_FEATURES */
+	uint64_t	 proto;		/* acknowledged protocol features */
+	int		 owner;
+	uint32_t	 hdr_len;	/* virtio-net header: 10 or 12 */
+	int		 nregions;
+	struct vu_region regions[VU_MAX_REGIONS];
+	struct vu_vring	 vq[VU_NQUEUES];
+	unsigned	 generation;	/* bumped when rings are re-mapped */
+	char		 err[160];	/* why the last request failed */
+};
+
+/* A fresh device (no fds, no mappings). */
+void	vu_init(struct vu_dev *);
+/* Drop everything the frontend gave us: unmap memory, close fds. */
+void	vu_reset(struct vu_dev *);
+
+/*
+ * Check a header just read; 0, or -1 with d->err set (bad version, a
+ * reply flag on a request, a payload larger than we accept).
+ */
+int	vu_check_header(struct vu_dev *d, const struct vu_msg *m);
+
+/*
+ * Apply one request with the nfds descriptors that came with it.  The
+ * descriptors are ours from here on: kept or closed, on error too.
+ * Returns 0 with *reply (and *reply_len bytes to send, 0 for none) filled,
+ * or -1 with d->err set: the caller drops the connection.
+ */
+int	vu_handle(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
+	    struct vu_msg *reply, size_t *reply_len);
+
+/* A queue the data path may use: configured, started and enabled. */
+static inline int
+vu_vring_live(const struct vu_vring *vq)
+{
+	return vq->desc != NULL && vq->started && vq->enabled;
+}
+
+/*
+ * Our address for len bytes at guest-physical gpa, or NULL when they do
+ * not lie inside one region.  The data path's only way into guest memory.
+ */
+static inline uint8_t *
+vu_gpa(const struct vu_dev *d, uint64_t gpa, uint64_t len)
+{
+	int i;
+
+	for (i = 0; i < d->nregions; i++) {
+		const struct vu_region *r = &d->regions[i];
+		if (gpa >= r->gpa && gpa - r->gpa <= r->size &&
+		    len <= r->size - (gpa - r->gpa))
+			return r->host + (gpa - r->gpa);
+	}
+	return NULL;
+}
+
+const char *vu_request_name(uint32_t request);
+
+#endif

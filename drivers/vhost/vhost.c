@@ -1,0 +1,552 @@
+/*
+ * snb-vhost: a vhost-user backend (the virtio-net device side) as a device
+ * app.  A frontend -- QEMU for a guest, DPDK's virtio_user -- connects to
+ * the UNIX socket we listen on and shares its memory; frames it transmits
+ * go to port "out", packets arriving on port "in" are delivered to it.
+ *
+ * One frontend at a time, one queue pair.  When the frontend goes away we
+ * drop its memory and queue state, count it, and accept the next one while
+ * the graph keeps running.  While no frontend is ready, packets to deliver
+ * are dropped and counted (drop-no-frontend), as snb-nic does for a link
+ * that is down; --hold keeps them in the input ring instead (backpressure).
+ *
+ * Sleeping: the runtime can only wait on descriptors registered once, but
+ * ours come and go with connections, so we register one epoll descriptor
+ * and put the listening socket, the connection and the transmit queue's
+ * kick eventfd into it.  The receive queue runs with kicks off
+ * (VRING_USED_F_NO_NOTIFY): when the frontend has no buffers for us we
+ * poll briefly instead (app_wake_at).
+ *
+ * msg.c parses and applies control requests, virtq.c moves frames.
+ */
+#define _GNU_SOURCE		/* accept4 */
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "vhost.h"
+
+#define USAGE		"SOCKET [--hold] [--linger MS]"
+#define MS		1000000ULL
+#define POLL_BUF_NS	50000ULL	/* no frontend buffers: look again */
+#define POLL_HOLD_NS	(1 * MS)	/* --hold without a frontend */
+#define CONTROL_EVERY	64		/* busy breaths between socket checks */
+#define MSG_TIMEOUT_S	1		/* the rest of a started message */
+
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static int hold;
+static uint64_t linger_ns = 500 * MS;
+
+static int listen_fd = -1, conn_fd = -1, ep_fd = -1, kick_fd = -1;
+static int started, created;
+static ino_t sock_ino;
+static struct vu_dev dev;
+static struct vh_counters c;
+static struct port *in, *out;
+static unsigned tick, first_ring;
+static int last_idle;
+static uint64_t last_busy_ns;
+
+static void
+logmsg(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "snb-vhost: %s: ", sock_path);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+}
+
+static void
+vhost_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "hold", no_argument, NULL, 'H' },
+		{ "linger", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char dir[sizeof(sock_path)], *end;
+	struct stat st;
+	long v;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'H':
+			hold = 1;
+			break;
+		case 'l':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno || v < 0 ||
+			    v > 3600000)
+				errx(2, "bad --linger '%s' (0..3600000 ms)",
+				    optarg);
+			linger_ns = (uint64_t)v * MS;
+			break;
+		case 'h':
+			printf("usage: snb-vhost " USAGE "\n");
+			exit(0);
+		default:
+			errx(2, "usage: snb-vhost " USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		errx(2, "usage: snb-vhost " USAGE);
+	if (argv[optind][0] == '\0' ||
+	    strlcpy(sock_path, argv[optind], sizeof(sock_path)) >=
+	    sizeof(sock_path))
+		errx(2, "socket path '%s' is empty or longer than %zu bytes",
+		    argv[optind], sizeof(sock_path) - 1);
+	strlcpy(dir, sock_path, sizeof(dir));
+	if (stat(dirname(dir), &st) == -1)
+		err(1, "%s: socket directory %s", sock_path, dir);
+	if (!S_ISDIR(st.st_mode))
+		errx(1, "%s: %s is not a directory", sock_path, dir);
+}
+
+static void
+make_counters(void)
+{
+	c.rx_packets = app_counter("rx-packets");
+	c.rx_bytes = app_counter("rx-bytes");
+	c.tx_packets = app_counter("tx-packets");
+	c.tx_bytes = app_counter("tx-bytes");
+	c.drop_no_frontend = app_counter("drop-no-frontend");
+	c.drop_oversize = app_counter("drop-oversize");
+	c.drop_short_buffer = app_counter("drop-short-buffer");
+	c.drop_unwired = app_counter("drop-unwired");
+	c.connects = app_counter("connects");
+	c.disconnects = app_counter("disconnects");
+	c.bad_messages = app_counter("bad-messages");
+	c.ring_errors = app_counter("ring-errors");
+	c.kicks = app_counter("kicks");
+	c.calls = app_counter("calls");
+}
+
+static void
+ep_add(int fd)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, fd, &ev) == -1)
+		err(1, "epoll_ctl");
+}
+
+static void
+ep_del(int fd)
+{
+	/* The fd may already be closed (and so gone from the set). */
+	epoll_ctl(ep_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/*
+ * Listen on the socket.  A file left by a process that died is replaced; a
+ * socket someone still accepts on is not ours to take.
+ */
+static void
+start_listening(void)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strlcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
+	if ((listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		err(1, "socket");
+	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		if (errno != EADDRINUSE)
+			err(1, "%s: bind", sock_path);
+		if (lstat(sock_path, &st) == -1 || !S_ISSOCK(st.st_mode))
+			errx(1, "%s: exists and is not a socket", sock_path);
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1)
+			err(1, "socket");
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			errx(1, "%s: another process is listening there",
+			    sock_path);
+		close(fd);
+		if (unlink(sock_path) == -1 ||
+		    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
+			err(1, "%s: bind", sock_path);
+	}
+	if (listen(listen_fd, 1) == -1)
+		err(1, "%s: listen", sock_path);
+	if (stat(sock_path, &st) == 0)
+		sock_ino = st.st_ino;
+	created = 1;
+	if ((ep_fd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		err(1, "epoll_create1");
+	ep_add(listen_fd);
+	app_wait_fd(ep_fd, POLLIN);
+}
+
+static void
+drop_frontend(const char *why, const char *detail)
+{
+	if (conn_fd == -1)
+		return;
+	if (kick_fd >= 0)
+		ep_del(kick_fd);
+	kick_fd = -1;
+	ep_del(conn_fd);
+	close(conn_fd);
+	conn_fd = -1;
+	vu_reset(&dev);
+	(*c.disconnects)++;
+	logmsg(why, detail);
+	ep_add(listen_fd);
+}
+
+static void
+accept_frontend(void)
+{
+	struct timeval tv = { MSG_TIMEOUT_S, 0 };
+	int fd;
+
+	if ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) == -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			logmsg("accept: %s", strerror(errno));
+		return;
+	}
+	/* A frontend that starts a message and stalls must not stall the
+	 * graph for more than this. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	conn_fd = fd;
+	vu_init(&dev);
+	ep_del(listen_fd);
+	ep_add(conn_fd);
+	(*c.connects)++;
+	logmsg("frontend connected%s", "");
+}
+
+/*
+ * Read one request: the header with any descriptors, then the payload.
+ * Returns 1, 0 when the frontend closed the connection, -1 on error (the
+ * reason in dev.err).
+ */
+static int
+read_msg(struct vu_msg *m, int *fds, int *nfds)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(VU_MAX_FDS * sizeof(int))];
+	} cm;
+	struct iovec iov = { m, VU_HDR_SIZE };
+	struct msghdr mh;
+	struct cmsghdr *cmsg;
+	ssize_t r;
+	size_t got;
+	int i, n, *p, trunc;
+
+	*nfds = 0;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	if ((r = recvmsg(conn_fd, &mh, MSG_CMSG_CLOEXEC)) == 0)
+		return 0;
+	if (r == -1) {
+		snprintf(dev.err, sizeof(dev.err), "recvmsg: %s",
+		    strerror(errno));
+		return errno == ECONNRESET ? 0 : -1;
+	}
+	trunc = (mh.msg_flags & MSG_CTRUNC) != 0;
+	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+		if (cmsg->cmsg_level != SOL_SOCKET ||
+		    cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		p = (int *)CMSG_DATA(cmsg);
+		for (i = 0; i < n; i++) {
+			if (*nfds < VU_MAX_FDS)
+				fds[(*nfds)++] = p[i];
+			else {
+				close(p[i]);
+				trunc = 1;
+			}
+		}
+	}
+	got = (size_t)r;
+	if (got < VU_HDR_SIZE) {
+		r = recv(conn_fd, (char *)m + got, VU_HDR_SIZE - got,
+		    MSG_WAITALL);
+		if (r != (ssize_t)(VU_HDR_SIZE - got))
+			goto short_read;
+	}
+	if (trunc) {
+		snprintf(dev.err, sizeof(dev.err), "%s: more than %d "
+		    "descriptors", vu_request_name(m->request), VU_MAX_FDS);
+		goto fail;
+	}
+	if (vu_check_header(&dev, m) == -1)
+		goto fail;
+	if (m->size && (r = recv(conn_fd, m->p.bytes, m->size, MSG_WAITALL))
+	    != (ssize_t)m->size)
+		goto short_read;
+	return 1;
+short_read:
+	snprintf(dev.err, sizeof(dev.err), "message cut short%s%s",
+	    r == -1 ? ": " : "", r == -1 ? strerror(errno) : "");
+fail:
+	for (i = 0; i < *nfds; i++)
+		close(fds[i]);
+	*nfds = 0;
+	return -1;
+}
+
+/* The transmit queue's kick eventfd is the one we sleep on. */
+static void
+update_kick(void)
+{
+	int fd = dev.vq[1].started ? dev.vq[1].kick : -1;
+
+	if (fd == kick_fd)
+		return;
+	if (kick_fd >= 0)
+		ep_del(kick_fd);
+	if ((kick_fd = fd) >= 0)
+		ep_add(kick_fd);
+}
+
+static void
+handle_msg(void)
+{
+	static struct vu_msg m, reply;
+	int fds[VU_MAX_FDS], nfds, r;
+	size_t rlen;
+
+	if ((r = read_msg(&m, fds, &nfds)) == 0) {
+		drop_frontend("frontend disconnected%s", "");
+		return;
+	}
+	if (r == -1 || vu_handle(&dev, &m, fds, nfds, &reply, &rlen) == -1) {
+		(*c.bad_messages)++;
+		drop_frontend("bad message: %s; disconnecting", dev.err);
+		return;
+	}
+	if (rlen && send(conn_fd, &reply, rlen, MSG_NOSIGNAL) !=
+	    (ssize_t)rlen) {
+		drop_frontend("reply: %s; disconnecting", strerror(errno));
+		return;
+	}
+	/* The receive queue never needs kicks (see the top). */
+	if (vu_vring_live(&dev.vq[0]))
+		vq_want_kicks(&dev.vq[0], 0);
+	update_kick();
+}
+
+/* Socket and kick events, waiting up to timeout_ms for the first. */
+static void
+control(int timeout_ms)
+{
+	struct epoll_event evs[4];
+	uint64_t v;
+	int i, n;
+
+	n = epoll_wait(ep_fd, evs, 4, timeout_ms);
+	for (i = 0; i < n; i++) {
+		int fd = evs[i].data.fd;
+
+		if (fd == listen_fd && conn_fd == -1)
+			accept_frontend();
+		else if (fd == conn_fd && conn_fd >= 0)
+			handle_msg();
+		else if (fd == kick_fd && kick_fd >= 0) {
+			if (read(kick_fd, &v, sizeof(v)) == sizeof(v))
+				*c.kicks += v;
+		}
+	}
+}
+
+static void
+ring_error(void)
+{
+	(*c.ring_errors)++;
+	drop_frontend("%s; disconnecting", dev.err);
+}
+
+/* Packets of 'in' to the frontend's receive queue. */
+static uint32_t
+to_frontend(void)
+{
+	uint32_t n, total = 0;
+	unsigned j;
+	int k, ready = conn_fd >= 0 && vu_vring_live(&dev.vq[0]);
+
+	for (j = 0; j < (unsigned)in->nrings; j++) {
+		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
+
+		if ((n = ring_avail(r, APP_BURST)) == 0)
+			continue;
+		if (n > APP_BURST)
+			n = APP_BURST;
+		if (!ready) {
+			if (hold) {
+				app_wake_at(app_now_ns() + POLL_HOLD_NS);
+				continue;
+			}
+			*c.drop_no_frontend += n;
+			k = (int)n;
+		} else if ((k = vq_to_frontend(&dev, r, n, &c)) == -1) {
+			ring_error();
+			ready = 0;
+			continue;
+		} else if ((uint32_t)k < n)
+			app_wake_at(app_now_ns() + POLL_BUF_NS);
+		ring_release(r, (uint32_t)k);
+		total += (uint32_t)k;
+	}
+	first_ring++;
+	return total;
+}
+
+/* Frames from the frontend's transmit queue to 'out'. */
+static uint32_t
+from_frontend(int may_wait)
+{
+	struct vu_vring *vq = &dev.vq[1];
+	uint32_t room = APP_BURST;
+	int k;
+
+	if (conn_fd < 0 || !vu_vring_live(vq))
+		return 0;
+	if (out) {
+		room = app_room(out, APP_BURST);
+		if (room == 0 && may_wait && vq_pending(vq)) {
+			/* Frames wait in the frontend's queue: the kick
+			 * would not tell us about room. */
+			ring_wait(&out->rings[0], 1);
+			room = app_room(out, APP_BURST);
+		}
+		if (room == 0)
+			return 0;
+	}
+	if ((k = vq_from_frontend(&dev, out ? &out->rings[0] : NULL,
+	    room, &c)) == -1) {
+		ring_error();
+		return 0;
+	}
+	return (uint32_t)k;
+}
+
+static int
+inputs_done(void)
+{
+	int j;
+
+	if (in == NULL || in->nrings == 0)
+		return 0;
+	for (j = 0; j < in->nrings; j++)
+		if (!ring_eof(&in->rings[j]))
+			return 0;
+	return 1;
+}
+
+static int
+vhost_breathe(void)
+{
+	struct vu_vring *txq = &dev.vq[1];
+	uint32_t n = 0;
+
+	if (!started) {
+		started = 1;
+		in = app_port("in");
+		out = app_port("out");
+		if (out && out->nrings == 0)
+			out = NULL;
+		make_counters();
+		start_listening();
+	}
+	app_wake_at(0);
+	if (last_idle || ++tick % CONTROL_EVERY == 0)
+		control(0);
+	if (in && in->nrings)
+		n += to_frontend();
+	n += from_frontend(n == 0);
+	last_idle = n == 0;
+	if (n)
+		last_busy_ns = app_now_ns();
+	if (conn_fd >= 0 && vu_vring_live(txq)) {
+		/* Busy: poll, no kicks.  Idle: kicks on, then one more look
+		 * for a frame that came before they were. */
+		if (n)
+			vq_want_kicks(txq, 0);
+		else if (vq_want_kicks(txq, 1) && (out == NULL ||
+		    app_room(out, 1)))
+			return 1;
+	}
+	/*
+	 * End of input: the frontend may still be sending back what we gave
+	 * it (a loop through a VM), so linger while it does.
+	 */
+	if (n == 0 && inputs_done() && conn_fd >= 0 &&
+	    app_now_ns() - last_busy_ns < linger_ns) {
+		control(1);
+		return 1;
+	}
+	return (int)n;
+}
+
+static void
+vhost_stop(int eof)
+{
+	struct stat st;
+
+	if (!started)
+		return;
+	if (conn_fd >= 0) {
+		close(conn_fd);
+		conn_fd = -1;
+		vu_reset(&dev);
+	}
+	if (listen_fd >= 0)
+		close(listen_fd);
+	/* Remove the socket unless someone replaced it meanwhile. */
+	if (created && stat(sock_path, &st) == 0 && st.st_ino == sock_ino)
+		unlink(sock_path);
+}
+
+static const struct port_desc ports[] = {
+	{ "in", PORT_IN },
+	{ "out", PORT_OUT },
+	{ NULL, 0 }
+};
+
+static const struct app_desc desc = {
+	.name = "vhost",
+	.usage = USAGE,
+	.summary = "A vhost-user backend on SOCKET: frames the frontend sends "
+	    "go to 'out'; the packets of 'in' are delivered to it.",
+	.device = 1,
+	.ports = ports,
+	.init = vhost_init,
+	.breathe = vhost_breathe,
+	.stop = vhost_stop,
+};
+
+int
+main(int argc, char **argv)
+{
+	return app_main(&desc, argc, argv);
+}
