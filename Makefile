@@ -124,7 +124,8 @@ demo: deps
 	@$(MAKE) --no-print-directory -s all
 	@sh examples/demo.sh build
 
-# libFuzzer targets (clang): the lwAFTR's config parser and its data path.
+# libFuzzer targets (clang): the lwAFTR's config parser and its data path,
+# snb-vhost's vhost-user messages and virtqueues.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -137,6 +138,12 @@ fuzz:
 	build/fuzz_conf -max_total_time=$(FUZZ_SECONDS) -dict=fuzz/conf.dict \
 	    build/fuzz-conf-corpus fuzz/corpus/conf
 	build/fuzz_frames -max_total_time=$(FUZZ_SECONDS) build/fuzz-frames-corpus
+	@mkdir -p build/fuzz-vhost-corpus
+	clang $(FUZZ_CFLAGS) -Idrivers/vhost fuzz/vhost_msg_fuzz.c \
+	    drivers/vhost/msg.c drivers/vhost/virtq.c libring/*.c -lpcap -lbsd \
+	    -o build/fuzz_vhost
+	build/fuzz_vhost -max_total_time=$(FUZZ_SECONDS) build/fuzz-vhost-corpus \
+	    fuzz/corpus/vhost
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
