@@ -275,14 +275,22 @@ BC=ff:ff:ff:ff:ff:ff
 	need_root
 	topology
 	static_arp
+	# C's kernel sees the floods: frames between A and B, when B is unknown.
+	capture "$C" cK "$T/r1.pcap"
 	all_pairs 2
+	cap_stop
 	counters br
 	f1=$(counter br br flood-unknown)
 	w1=$(counter br br forwarded)
 	[ "$f1" -ge 1 ]
 	[ "$(counter br br flood-multicast)" -eq 0 ]
+	[ "$(npkts "$T/r1.pcap" "icmp and not host $IP_C")" -ge 1 ]
+	capture "$C" cK "$T/r2.pcap"
 	all_pairs 3
+	cap_stop
 	counters br
+	[ "$(npkts "$T/r2.pcap" "icmp and not host $IP_C")" -eq 0 ]
+	[ "$(npkts "$T/r2.pcap" "icmp")" -eq 6 ]	# requests from A and B
 	# 3 pairs x 3 pings x (request + reply), each to one port, no flood.
 	[ "$(counter br br flood-unknown)" -eq "$f1" ]
 	[ "$(counter br br forwarded)" -eq $((w1 + 18)) ]
