@@ -424,15 +424,19 @@ link_local(const uint8_t *d)
 
 /*
  * Decide where a frame from port src goes: a set of ports, 0 for a drop
- * (counted here).  Learns the source address.  *flood is set for floods.
+ * (counted here).  *flood is 1 for unknown unicast, 2 for group
+ * addresses; *learn says whether the source address may be learned.
+ * Nothing here changes state a second call would see differently (a
+ * lookup may delete an expired entry, once): a frame that must wait for
+ * room is decided again on a later breath.
  */
 static inline uint32_t
-decide(const uint8_t *f, uint32_t len, int src, int *flood)
+decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 {
 	struct bport *b = &bports[src];
 	int dst;
 
-	*flood = 0;
+	*flood = *learn = 0;
 	if (len < SNB_ETH_HLEN) {
 		(*c_drop_runt)++;
 		return 0;
@@ -442,7 +446,7 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood)
 		(*c_drop_bad_src)++;
 		return 0;
 	}
-	fdb_learn(f + 6, (uint32_t)src);
+	*learn = 1;
 	if (f[0] & 1) {
 		if (link_local(f)) {
 			(*c_drop_link_local)++;
@@ -450,6 +454,11 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood)
 		}
 		*flood = 2;
 		return b->flood;
+	}
+	/* To itself: on this port, as learning the source says. */
+	if (memcmp(f, f + 6, SNB_ETH_ALEN) == 0) {
+		(*c_drop_same)++;
+		return 0;
 	}
 	if ((dst = fdb_lookup(f)) < 0) {
 		*flood = 1;
@@ -477,7 +486,7 @@ from_ring(int src, struct ring *r, uint32_t *full)
 {
 	struct bport *b = &bports[src];
 	uint32_t n, i, len, set, k;
-	int flood, copies;
+	int flood, learn, copies;
 
 	if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
 		n = APP_BURST;
@@ -485,17 +494,14 @@ from_ring(int src, struct ring *r, uint32_t *full)
 		struct packet *p = ring_peek(r, i);
 
 		len = packet_len(r, p);
-		/*
-		 * A frame whose ports are not all free stays in the ring and
-		 * ends the burst.  decide() may then run again on it later:
-		 * that is harmless, as learning the same address on the same
-		 * port again changes nothing and decide() counts only drops,
-		 * which never wait.
-		 */
-		set = decide(p->data, len, src, &flood);
+		/* A frame whose ports are not all free stays in the ring and
+		 * ends the burst (drops need no room, so never wait). */
+		set = decide(p->data, len, src, &flood, &learn);
 		if (set & *full)
 			break;
 		(*b->rx)++;
+		if (learn)
+			fdb_learn(p->data + SNB_ETH_ALEN, (uint32_t)src);
 		if (set == 0) {
 			if (flood)
 				(*c_drop_no_out)++;
@@ -536,9 +542,11 @@ bridge_breathe(void)
 	uint32_t full = 0;
 	int i, j, k, total = 0;
 
-	if (!bound)
-		bind_ports();
 	now = (uint32_t)(app_now_ns() / 1000000);
+	if (!bound) {
+		bind_ports();
+		sweep_next = now;
+	}
 	for (i = 0; i < nbports; i++) {
 		struct bport *b = &bports[i];
 		b->used = 0;
