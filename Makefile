@@ -46,6 +46,8 @@ BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h)
 
 .PHONY: all bins check check-fast check-vm bench demo install clean deps fuzz
+# Keep objects make would call intermediate (apps, tools, tests).
+.SECONDARY:
 all: $(BINS) $(UNITS) $(TTOOLS) $(BENCHES)
 # Just the programs (tests/vm/ builds them with BUILD=build/vm/static STATIC=1).
 bins: $(BINS)

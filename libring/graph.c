@@ -671,7 +671,8 @@ graph_check(struct graph *g, char *errbuf, size_t errlen)
 				return fail(errbuf, errlen, l->from_pos,
 				    "output '%s' of %s already feeds %s (at "
 				    "%d:%d); one output feeds one input: use "
-				    "tee to copy it", l->from_port,
+				    "tee to copy it or lb to spread it",
+				    l->from_port,
 				    a->label, g->stages[g->links[j].to].label,
 				    g->links[j].from_pos.line,
 				    g->links[j].from_pos.col);
