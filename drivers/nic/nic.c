@@ -2,7 +2,8 @@
  * snb-nic: a network interface as a device app.  Frames the interface
  * receives go to port "out"; packets arriving on port "in" are sent.
  *
- * The back-end is chosen by a prefix: afpacket:IF, xdp:IF, tap:NAME, or
+ * The back-end is chosen by a prefix: afpacket:IF, xdp:IF, tap:NAME,
+ * pci:ADDR (a user-space driver, picked by the device's vendor:device), or
  * none (AF_XDP when the driver has native XDP, else AF_PACKET).  This file
  * is the part every back-end shares: options, the breath, link watching
  * and counters.  See nic.h for the back-end interface.
@@ -26,26 +27,34 @@
 #include <bsd/string.h>
 
 #include "nic.h"
+#include "pci.h"
 
 #define MS		1000000ULL
 #define CHECK_BUSY_NS	(100 * MS)	/* link and stats while packets move */
 #define CHECK_IDLE_NS	(1 * MS)	/* ... and on idle breaths: see check() */
 #define TX_RETRY_NS	200000ULL	/* kernel queue full: look again soon */
 #define RX_GRACE_NS	(10 * MS)	/* output ring full: wait this long */
+/* A PCI device has no descriptor to sleep on: an idle nic looks again
+ * after this long (the runtime sleeps whole ms: 1.5 gives 1 ms). */
+#define PCI_POLL_NS	(3 * MS / 2)
 
 static const struct nic_ops *backends[] = { &afpacket_ops, &xdp_ops,
     &tap_ops };
+/* User-space PCI drivers, asked in order whether they support a device. */
+static const struct nic_ops *pci_drivers[] = { &e1000_ops, NULL };
 
 static struct nic nic = { .queue = -1, .fanout = -1, .fd = -1 };
 static const struct nic_ops *ops;	/* NULL until the first breath */
 static int auto_mode;			/* no prefix: try XDP, fall back */
+static int opened;			/* the device is open */
+static int pci;				/* a PCI back-end: no kernel interface */
 static int promisc, mtu;
 static struct port *in, *out;
 static uint64_t last_check, full_since;
 static int first_ring;
 
-#define USAGE	"[afpacket:|xdp:|tap:]IFNAME [--promisc] [--queue N] " \
-		"[--mtu N] [--fanout GROUP]"
+#define USAGE	"[afpacket:|xdp:|tap:]IFNAME | pci:ADDR [--promisc] " \
+		"[--queue N] [--mtu N] [--fanout GROUP]"
 
 int
 nic_fail(char *errbuf, size_t len, int e, const char *fmt, ...)
@@ -135,6 +144,40 @@ parse_num(const char *opt, const char *s, long min, long max)
 	return v;
 }
 
+/*
+ * pci:ADDR: look at the device (read-only) and pick the driver that
+ * supports its vendor:device.  Nothing is claimed here: an unsupported
+ * device is left as it is.
+ */
+static void
+pci_choose(const char *addr)
+{
+	struct pci_dev d;
+	char errbuf[256], names[128];
+	int e, i;
+
+	if ((e = pci_probe(&d, addr, errbuf, sizeof(errbuf))) != 0)
+		errx(e == EINVAL ? 2 : 1, "%s: %s", nic.spec, errbuf);
+	for (i = 0; pci_drivers[i] != NULL; i++)
+		if (pci_drivers[i]->match(d.vendor, d.device))
+			break;
+	if ((ops = pci_drivers[i]) == NULL) {
+		names[0] = '\0';
+		for (i = 0; pci_drivers[i] != NULL; i++)
+			snprintf(names + strlen(names), sizeof(names) -
+			    strlen(names), "%s%s", i ? ", " : "",
+			    pci_drivers[i]->name);
+		errx(1, "%s: PCI device %s is %04x:%04x, which no snb-nic "
+		    "driver supports (drivers: %s); left untouched", nic.spec,
+		    d.addr, d.vendor, d.device, names);
+	}
+	strlcpy(nic.ifname, d.addr, sizeof(nic.ifname));
+	pci = 1;
+	if (mtu || nic.fanout >= 0 || nic.queue >= 0)
+		errx(2, "%s: --mtu, --queue and --fanout are not for PCI "
+		    "devices", nic.spec);
+}
+
 static void
 nic_init(int argc, char **argv)
 {
@@ -179,6 +222,10 @@ nic_init(int argc, char **argv)
 	spec = argv[optind];
 	strlcpy(nic.spec, spec, sizeof(nic.spec));
 	/* ':' cannot occur in a Linux interface name: it is the prefix. */
+	if (strncmp(spec, "pci:", 4) == 0) {
+		pci_choose(spec + 4);
+		return;
+	}
 	if ((colon = strchr(spec, ':')) != NULL) {
 		for (i = 0; i < sizeof(backends) / sizeof(*backends); i++)
 			if (strncmp(spec, backends[i]->name, colon - spec) == 0
@@ -186,7 +233,7 @@ nic_init(int argc, char **argv)
 				ops = backends[i];
 		if (ops == NULL)
 			errx(2, "unknown back-end '%.*s' in '%s' (afpacket, "
-			    "xdp, tap)", (int)(colon - spec), spec, spec);
+			    "xdp, tap, pci)", (int)(colon - spec), spec, spec);
 		name = colon + 1;
 	} else {
 		auto_mode = 1;
@@ -235,6 +282,18 @@ open_device(void)
 	out = app_port("out");
 	nic.rx = out != NULL && out->nrings > 0;
 	nic.tx = in != NULL && in->nrings > 0;
+	nic.promisc = promisc;
+	if (pci) {
+		/* Counters first: the driver adds its device counters. */
+		make_counters();
+		if ((e = ops->open(&nic, errbuf, sizeof(errbuf))) != 0)
+			errx(1, "%s: %s%s", nic.spec, errbuf, e == EPERM ||
+			    e == EACCES ? " (needs root)" : "");
+		nic.down = !ops->link(&nic);
+		opened = 1;
+		last_check = app_now_ns();
+		return;
+	}
 	/* Before open: native XDP refuses an MTU too big for its buffers. */
 	if (mtu && existed)
 		set_mtu();
@@ -262,6 +321,7 @@ open_device(void)
 	if (nic.rx)
 		app_wait_fd(nic.fd, POLLIN);
 	make_counters();
+	opened = 1;
 	last_check = app_now_ns();
 }
 
@@ -292,6 +352,17 @@ check(void)
 		ops->check(&nic);
 	if (ops->stats)
 		ops->stats(&nic);
+	if (pci) {
+		/* The device's own link state: carrier, as nothing else
+		 * would stop us sending into a cable that is not there. */
+		if (!ops->link(&nic))
+			nic_link_lost(&nic);
+		else if (nic.down) {
+			nic.down = 0;
+			fprintf(stderr, "snb-nic: %s: link up\n", nic.spec);
+		}
+		return;
+	}
 	memset(&ifr, 0, sizeof(ifr));
 	if ((e = if_ioctl(nic.ifname, SIOCGIFFLAGS, &ifr)) == ENODEV)
 		errx(1, "%s: interface removed", nic.ifname);
@@ -389,7 +460,7 @@ nic_breathe(void)
 	uint64_t now;
 	uint32_t n = 0;
 
-	if (nic.fd == -1)
+	if (!opened)
 		open_device();
 	/* A retry deadline from the last breath is moot: we look now. */
 	app_wake_at(0);
@@ -402,17 +473,20 @@ nic_breathe(void)
 		last_check = now;
 		check();
 	}
+	if (pci && n == 0 && nic.rx)
+		app_wake_at(now + PCI_POLL_NS);
 	return (int)n;
 }
 
 static void
 nic_stop(int eof)
 {
-	if (nic.fd == -1)
+	if (!opened)
 		return;
 	if (ops->stats)
 		ops->stats(&nic);
 	ops->close(&nic);
+	opened = 0;
 	nic.fd = -1;
 }
 

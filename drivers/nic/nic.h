@@ -2,9 +2,10 @@
  * nic.h: the interface between snb-nic's generic part and its back-ends.
  *
  * nic.c parses the options, picks a back-end, runs the breath, watches the
- * link and owns the counters.  A back-end (afpacket.c, xdp.c, tap.c; later
- * user-space PCI drivers) only opens a device and moves bursts of frames
- * between the kernel's (or the hardware's) queues and ring slots:
+ * link and owns the counters.  A back-end (afpacket.c, xdp.c, tap.c, and
+ * the user-space PCI drivers e1000.c, virtio.c on pci.c) only opens a
+ * device and moves bursts of frames between the kernel's (or the
+ * hardware's) queues and ring slots:
  *
  *	open	bind the device for the directions the graph wired
  *	rx	take up to a budget of frames, each into the next output slot
@@ -14,6 +15,14 @@
  *	check	clear a pending socket error (optional)
  *	stats	fold the device's own drop counts into ours
  *	close	flush what is queued for transmit, release everything
+ *
+ * PCI back-ends ("pci:ADDR") also have
+ *	match	1 if the driver supports this vendor:device; nic.c asks
+ *		every driver in its pci_drivers table before any is opened
+ *	link	the link state from the device (1 up, 0 down)
+ * and no kernel interface: nic->ifname holds the canonical PCI address
+ * ("0000:00:04.0"), nic->fd stays -1 (the device is polled), --promisc
+ * arrives as nic->promisc.
  */
 #ifndef SNB_NIC_H
 #define SNB_NIC_H
@@ -47,6 +56,7 @@ struct nic {
 	int		 fanout;	/* --fanout group, -1 if not given */
 	int		 fd;		/* what poll() waits on for received frames */
 	int		 down;		/* link down: transmit drops, counted */
+	int		 promisc;	/* --promisc, for PCI back-ends */
 	void		*priv;		/* the back-end's state */
 	struct nic_counters c;
 };
@@ -71,9 +81,13 @@ struct nic_ops {
 	void		(*check)(struct nic *);
 	void		(*stats)(struct nic *);
 	void		(*close)(struct nic *);
+	/* PCI back-ends only (see above). */
+	int		(*match)(uint16_t vendor, uint16_t device);
+	int		(*link)(struct nic *);
 };
 
 extern const struct nic_ops afpacket_ops, xdp_ops, tap_ops;
+extern const struct nic_ops e1000_ops, virtio_ops;
 
 /* Format "what: strerror(e)" into errbuf and return e. */
 int	nic_fail(char *errbuf, size_t len, int e, const char *fmt, ...)

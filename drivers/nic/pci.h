@@ -8,11 +8,17 @@
  *	the caller supports; the kernel driver, if any, is unbound (writing
  *	ADDR to .../driver/unbind); bus mastering and memory decoding are
  *	set in the command register (config offset 4).
- * Releasing (pci_close, and the launcher after a SIGKILL): bus mastering
- *	off, so the device stops DMA into memory that is about to be freed.
+ *	nic.c checks the vendor:device with pci_probe() (read-only) and
+ *	the back-ends' match() BEFORE the back-end's open() claims the
+ *	device with pci_open(dev, nic->ifname, ...): nic->ifname holds the
+ *	canonical address ("0000:00:04.0") for pci: back-ends.
+ * Releasing (pci_close, and after any exit, SIGKILL included: a watcher
+ *	process pci_open() forks, see pci.c): bus mastering off, so the
+ *	device stops DMA into memory that is about to be freed.
  *
  * DMA memory comes from a hugepage (2 MiB, physically contiguous) mapped
- * MAP_SHARED|MAP_LOCKED from hugetlbfs, its physical address read from
+ * MAP_SHARED|MAP_LOCKED|MAP_HUGETLB (anonymous: no hugetlbfs mount needed,
+ * only reserved pages), its physical address read from
  * /proc/self/pagemap.  Without an IOMMU the device sees physical
  * addresses; with VFIO it would see IO virtual addresses (not done yet).
  */
@@ -26,6 +32,8 @@ struct pci_dev {
 	char		 addr[16];	/* "0000:00:04.0" */
 	uint16_t	 vendor, device;
 	int		 config_fd;	/* sysfs config, read/write */
+	int		 watch_fd;	/* the watcher's pipe: EOF = we are gone */
+	int		 watcher;	/* its pid */
 };
 
 /* DMA memory: virtual address for us, physical address for the device. */
@@ -35,6 +43,11 @@ struct dma_mem {
 	size_t		 len;
 };
 
+/*
+ * Look at ADDR without touching it: canonical address, vendor, device;
+ * 0 or EINVAL (malformed), ENODEV (absent) with a message in errbuf.
+ */
+int	pci_probe(struct pci_dev *, const char *addr, char *errbuf, size_t len);
 /*
  * Claim ADDR ("0000:00:04.0", or the short "00:04.0").  0, or an errno
  * value with a message naming the address in errbuf.

@@ -1,0 +1,544 @@
+/*
+ * e1000.c: a user-space driver for Intel's 8254x/8257x gigabit family with
+ * legacy descriptors: the 82540EM (8086:100e, QEMU's "e1000") and the
+ * 82574L (8086:10d3, QEMU's "e1000e").  Facts from Intel's public
+ * "PCI/PCI-X Family of Gigabit Ethernet Controllers Software Developer's
+ * Manual" (8254x) and the "82574 GbE Controller Family Datasheet".
+ *
+ * One receive and one transmit queue, each a ring of NDESC legacy
+ * descriptors and NDESC buffers of BUF bytes in one hugepage of DMA
+ * memory.  Frames are copied between those buffers and ring slots: the
+ * graph's rings are not DMA memory.  The device is polled, its interrupts
+ * masked; tail registers are written once per burst.
+ *
+ * The shape (model table, reset, rx/tx ring set-up, burst rx/tx, clear-on-
+ * read statistics folded into counters, link from STATUS) is meant to be
+ * followed by an 82599 driver: there the same steps use advanced
+ * descriptors and per-queue enable bits.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nic.h"
+#include "pci.h"
+
+/* Registers (byte offsets into BAR 0). */
+#define CTRL		0x0000
+#define  CTRL_FD	(1u << 0)
+#define  CTRL_LRST	(1u << 3)
+#define  CTRL_ASDE	(1u << 5)
+#define  CTRL_SLU	(1u << 6)
+#define  CTRL_ILOS	(1u << 7)
+#define  CTRL_RST	(1u << 26)
+#define  CTRL_VME	(1u << 30)
+#define  CTRL_PHY_RST	(1u << 31)
+#define STATUS		0x0008
+#define  STATUS_LU	(1u << 1)
+#define EERD		0x0014
+#define ICR		0x00c0
+#define IMC		0x00d8
+#define RCTL		0x0100
+#define  RCTL_EN	(1u << 1)
+#define  RCTL_UPE	(1u << 3)
+#define  RCTL_MPE	(1u << 4)
+#define  RCTL_BAM	(1u << 15)	/* BSIZE 00: 2048-byte buffers */
+#define  RCTL_SECRC	(1u << 26)
+#define TCTL		0x0400
+#define  TCTL_EN	(1u << 1)
+#define  TCTL_PSP	(1u << 3)	/* pad short frames to 64 bytes */
+#define  TCTL_CT	(0x0fu << 4)
+#define  TCTL_COLD	(0x40u << 12)	/* full duplex */
+#define TIPG		0x0410
+#define  TIPG_COPPER	(10u | 8u << 10 | 6u << 20)
+#define RDBAL		0x2800
+#define RDBAH		0x2804
+#define RDLEN		0x2808
+#define RDH		0x2810
+#define RDT		0x2818
+#define RDTR		0x2820
+#define TDBAL		0x3800
+#define TDBAH		0x3804
+#define TDLEN		0x3808
+#define TDH		0x3810
+#define TDT		0x3818
+#define RFCTL		0x5008		/* 82574 only */
+#define  RFCTL_EXTEN	(1u << 15)
+#define MTA		0x5200		/* 128 words */
+#define RAL0		0x5400
+#define RAH0		0x5404
+#define  RAH_AV		(1u << 31)
+
+/* Legacy receive descriptor: the device writes length, status, errors. */
+struct rx_desc {
+	uint64_t	addr;
+	uint16_t	length;
+	uint16_t	csum;
+	uint8_t		status;
+	uint8_t		errors;
+	uint16_t	special;
+};
+#define RXD_DD		0x01
+#define RXD_EOP		0x02
+
+/* Legacy transmit descriptor: we fill it, the device sets status DD. */
+struct tx_desc {
+	uint64_t	addr;
+	uint16_t	length;
+	uint8_t		cso;
+	uint8_t		cmd;
+	uint8_t		status;
+	uint8_t		css;
+	uint16_t	special;
+};
+#define TXD_EOP		0x01
+#define TXD_IFCS	0x02	/* the device appends the FCS */
+#define TXD_RS		0x08	/* report status: DD when done */
+#define TXD_DD		0x01
+
+#define NDESC		512	/* per ring: a multiple of 8 (RDLEN % 128) */
+#define BUF		2048	/* RCTL.BSIZE 00 */
+#define RING_BYTES	(NDESC * 16)	/* buffers follow the descriptors */
+
+/* A model: how its EEPROM read register is laid out, and its quirks. */
+struct model {
+	uint16_t	 vendor, device;
+	const char	*name;
+	uint32_t	 eerd_done;	/* EERD: done bit */
+	int		 eerd_shift;	/* EERD: word address shift */
+	int		 e1000e;	/* 82574: RFCTL exists */
+};
+
+static const struct model models[] = {
+	{ 0x8086, 0x100e, "82540EM", 1u << 4, 8, 0 },
+	{ 0x8086, 0x10d3, "82574L", 1u << 1, 2, 1 },
+	{ 0, 0, NULL, 0, 0, 0 }
+};
+
+/*
+ * The device's clear-on-read statistics registers we read: added to our
+ * own counter of that name, and, when drop is set, to drop-device too
+ * (frames the device lost).  Registers QEMU does not implement read 0.
+ */
+static const struct hwstat {
+	uint32_t	 reg;
+	const char	*name;
+	int		 drop;
+} hwstats[] = {
+	{ 0x4010, "dev-rx-missed", 1 },		/* MPC: no room, frame lost */
+	{ 0x4000, "dev-rx-crc-errors", 1 },	/* CRCERRS */
+	{ 0x400c, "dev-rx-errors", 1 },		/* RXERRC */
+	{ 0x40a4, "dev-rx-undersize", 1 },	/* RUC */
+	{ 0x40ac, "dev-rx-oversize", 1 },	/* ROC */
+	{ 0x40a0, "dev-rx-no-desc", 0 },	/* RNBC: waited, not lost */
+	{ 0x40d0, "dev-rx-total", 0 },		/* TPR */
+	{ 0x4074, "dev-rx-good", 0 },		/* GPRC */
+	{ 0x4080, "dev-tx-good", 0 },		/* GPTC */
+};
+#define NHWSTATS	(sizeof(hwstats) / sizeof(*hwstats))
+
+struct e1000 {
+	struct pci_dev	 pci;
+	const struct model *model;
+	volatile uint8_t *bar;
+	size_t		 barlen;
+	struct dma_mem	 rxm, txm;	/* descriptors, then buffers */
+	struct rx_desc	*rxd;
+	struct tx_desc	*txd;
+	uint32_t	 rx_next;	/* next descriptor to look at */
+	int		 rx_partial;	/* dropping the rest of a frame */
+	uint32_t	 tx_tail;	/* next descriptor to fill */
+	uint32_t	 tx_clean;	/* oldest not known to be sent */
+	uint8_t		 mac[6];
+	uint64_t	*hw[NHWSTATS];
+	uint64_t	*rx_desc_errors;
+};
+
+static void
+pause_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int
+e1000_match(uint16_t vendor, uint16_t device)
+{
+	const struct model *m;
+
+	for (m = models; m->name != NULL; m++)
+		if (m->vendor == vendor && m->device == device)
+			return 1;
+	return 0;
+}
+
+static uint32_t
+rd(struct e1000 *e, uint32_t off)
+{
+	return reg_read(e->bar, off);
+}
+
+static void
+wr(struct e1000 *e, uint32_t off, uint32_t v)
+{
+	reg_write(e->bar, off, v);
+}
+
+/* EEPROM word n through EERD; -1 if the read never completes. */
+static int
+eeprom_word(struct e1000 *e, int n)
+{
+	uint32_t v;
+	int i;
+
+	wr(e, EERD, 1u | (uint32_t)n << e->model->eerd_shift);
+	for (i = 0; i < 1000; i++) {
+		if ((v = rd(e, EERD)) & e->model->eerd_done)
+			return (int)(v >> 16);
+		usleep(10);
+	}
+	return -1;
+}
+
+/*
+ * The MAC address: receive address 0 as the device loaded it from its
+ * EEPROM at reset, or the EEPROM's words 0-2 when that entry is not valid
+ * (and then written to receive address 0, so unicast filtering works).
+ */
+static int
+read_mac(struct e1000 *e)
+{
+	uint32_t lo = rd(e, RAL0), hi = rd(e, RAH0);
+	int i, w;
+
+	if (hi & RAH_AV) {
+		for (i = 0; i < 4; i++)
+			e->mac[i] = (uint8_t)(lo >> (8 * i));
+		e->mac[4] = (uint8_t)hi;
+		e->mac[5] = (uint8_t)(hi >> 8);
+		return 0;
+	}
+	for (i = 0; i < 3; i++) {
+		if ((w = eeprom_word(e, i)) < 0)
+			return -1;
+		e->mac[2 * i] = (uint8_t)w;
+		e->mac[2 * i + 1] = (uint8_t)(w >> 8);
+	}
+	wr(e, RAL0, (uint32_t)e->mac[0] | (uint32_t)e->mac[1] << 8 |
+	    (uint32_t)e->mac[2] << 16 | (uint32_t)e->mac[3] << 24);
+	wr(e, RAH0, (uint32_t)e->mac[4] | (uint32_t)e->mac[5] << 8 | RAH_AV);
+	return 0;
+}
+
+/* Global reset: every register to its default, receive and transmit off.
+ * QEMU's 82574 keeps most registers across it: we set all we rely on. */
+static int
+reset(struct e1000 *e)
+{
+	int i;
+
+	wr(e, IMC, ~0u);
+	wr(e, RCTL, 0);
+	wr(e, TCTL, 0);
+	wr(e, CTRL, rd(e, CTRL) | CTRL_RST);
+	pause_ms(1);	/* no register access for 1 us after RST */
+	for (i = 0; i < 1000 && (rd(e, CTRL) & CTRL_RST); i++)
+		pause_ms(1);
+	if (rd(e, CTRL) & CTRL_RST)
+		return -1;
+	wr(e, IMC, ~0u);	/* the reset unmasked nothing, but be sure */
+	(void)rd(e, ICR);
+	return 0;
+}
+
+/* Set link up (SLU), speed and duplex from auto-negotiation (ASDE). */
+static void
+link_up(struct e1000 *e)
+{
+	uint32_t c = rd(e, CTRL);
+
+	c |= CTRL_SLU | CTRL_ASDE | CTRL_FD;
+	c &= ~(CTRL_LRST | CTRL_PHY_RST | CTRL_ILOS | CTRL_VME);
+	wr(e, CTRL, c);
+}
+
+static void
+rx_init(struct e1000 *e, int promisc)
+{
+	uint32_t i, rctl;
+
+	e->rxd = e->rxm.virt;
+	for (i = 0; i < NDESC; i++) {
+		e->rxd[i].addr = e->rxm.phys + RING_BYTES + (uint64_t)i * BUF;
+		e->rxd[i].status = 0;
+	}
+	for (i = 0; i < 128; i++)
+		wr(e, MTA + 4 * i, 0);
+	if (e->model->e1000e)	/* legacy, not extended, descriptors */
+		wr(e, RFCTL, rd(e, RFCTL) & ~RFCTL_EXTEN);
+	wr(e, RDBAL, (uint32_t)e->rxm.phys);
+	wr(e, RDBAH, (uint32_t)(e->rxm.phys >> 32));
+	wr(e, RDLEN, RING_BYTES);
+	wr(e, RDH, 0);
+	wr(e, RDT, 0);
+	wr(e, RDTR, 0);		/* no receive interrupt delay: we poll */
+	rctl = RCTL_EN | RCTL_BAM | RCTL_SECRC;
+	if (promisc)
+		rctl |= RCTL_UPE | RCTL_MPE;
+	wr(e, RCTL, rctl);
+	/* All descriptors but one to the device: head == tail means empty. */
+	wr(e, RDT, NDESC - 1);
+	e->rx_next = 0;
+}
+
+static void
+tx_init(struct e1000 *e)
+{
+	e->txd = e->txm.virt;
+	wr(e, TDBAL, (uint32_t)e->txm.phys);
+	wr(e, TDBAH, (uint32_t)(e->txm.phys >> 32));
+	wr(e, TDLEN, RING_BYTES);
+	wr(e, TDH, 0);
+	wr(e, TDT, 0);
+	wr(e, TIPG, TIPG_COPPER);
+	wr(e, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
+	e->tx_tail = e->tx_clean = 0;
+}
+
+static void
+e1000_free(struct e1000 *e)
+{
+	if (e->bar != NULL)
+		munmap((void *)e->bar, e->barlen);
+	pci_close(&e->pci);
+	dma_free(&e->rxm);
+	dma_free(&e->txm);
+	free(e);
+}
+
+static int
+e1000_open(struct nic *nic, char *errbuf, size_t len)
+{
+	struct e1000 *e;
+	const struct model *m;
+	size_t i;
+	int err, k;
+
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return nic_fail(errbuf, len, errno, "calloc");
+	if ((err = pci_open(&e->pci, nic->ifname, errbuf, len)) != 0) {
+		free(e);
+		return err;
+	}
+	for (m = models; m->name != NULL; m++)
+		if (m->vendor == e->pci.vendor && m->device == e->pci.device)
+			e->model = m;
+	if (e->model == NULL) {	/* nic.c matched: it changed under us */
+		err = nic_fail(errbuf, len, ENODEV, "PCI %s: %04x:%04x",
+		    e->pci.addr, e->pci.vendor, e->pci.device);
+		goto fail;
+	}
+	if ((e->bar = pci_map_bar(&e->pci, 0, &e->barlen)) == NULL) {
+		err = nic_fail(errbuf, len, errno, "PCI %s: mapping BAR 0",
+		    e->pci.addr);
+		goto fail;
+	}
+	if (e->barlen < 0x10000) {
+		err = nic_fail(errbuf, len, ENXIO, "PCI %s: BAR 0 is %zu "
+		    "bytes", e->pci.addr, e->barlen);
+		goto fail;
+	}
+	if ((err = dma_alloc(RING_BYTES + NDESC * BUF, &e->rxm, errbuf,
+	    len)) != 0 || (err = dma_alloc(RING_BYTES + NDESC * BUF, &e->txm,
+	    errbuf, len)) != 0)
+		goto fail;
+	if (reset(e) == -1) {
+		err = nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: reset",
+		    e->pci.addr);
+		goto fail;
+	}
+	if (read_mac(e) == -1) {
+		err = nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: EEPROM",
+		    e->pci.addr);
+		goto fail;
+	}
+	link_up(e);
+	rx_init(e, nic->promisc);
+	tx_init(e);
+	for (i = 0; i < NHWSTATS; i++) {
+		(void)rd(e, hwstats[i].reg);	/* clear what came before */
+		e->hw[i] = app_counter(hwstats[i].name);
+	}
+	e->rx_desc_errors = app_counter("dev-rx-desc-errors");
+	/* Auto-negotiation takes a moment; a link that stays down is
+	 * reported by the link hook and pauses transmission. */
+	for (k = 0; k < 300 && !(rd(e, STATUS) & STATUS_LU); k++)
+		pause_ms(10);
+	fprintf(stderr, "snb-nic: %s: %s (%04x:%04x) "
+	    "%02x:%02x:%02x:%02x:%02x:%02x, link %s\n", e->pci.addr,
+	    e->model->name, e->pci.vendor, e->pci.device, e->mac[0],
+	    e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5],
+	    rd(e, STATUS) & STATUS_LU ? "up" : "down");
+	nic->priv = e;
+	return 0;
+fail:
+	e1000_free(e);
+	return err;
+}
+
+/*
+ * Receive: descriptors the device marked done, in order, up to the
+ * budget; each frame is copied into the next output slot (or counted as
+ * dropped by nic_rx_slot).  Frames that span descriptors cannot occur with
+ * long-packet reception off (the device drops those and counts them in
+ * ROC), but are dropped and counted should they.  One tail write returns
+ * the whole burst's descriptors to the device.
+ */
+static void
+e1000_rx(struct nic *nic, struct rx_burst *b)
+{
+	struct e1000 *e = nic->priv;
+	volatile struct rx_desc *d;
+	struct packet *p;
+	uint32_t i = e->rx_next, done = 0, len;
+	uint8_t st;
+
+	while (done < b->budget) {
+		d = &e->rxd[i];
+		if (!((st = d->status) & RXD_DD))
+			break;
+		/* The status load before the loads of what it guards. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		len = d->length;
+		if (!(st & RXD_EOP)) {
+			if (!e->rx_partial)
+				(*nic->c.drop_oversize)++;
+			e->rx_partial = 1;
+			b->seen++;
+		} else if (e->rx_partial) {
+			e->rx_partial = 0;	/* the end of a dropped one */
+		} else if (d->errors) {
+			(*e->rx_desc_errors)++;
+			b->seen++;
+		} else if ((p = nic_rx_slot(nic, b, len, b->ts_ns)) != NULL)
+			memcpy(p->data, (uint8_t *)e->rxm.virt + RING_BYTES +
+			    (size_t)i * BUF, len);
+		d->status = 0;
+		i = (i + 1) % NDESC;
+		done++;
+	}
+	if (done == 0)
+		return;
+	e->rx_next = i;
+	/* Descriptor stores before the tail write (x86: a compiler fence). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	wr(e, RDT, (i + NDESC - 1) % NDESC);
+}
+
+/*
+ * Transmit: reclaim what the device has sent (DD), copy up to n packets
+ * into free descriptors' buffers, one tail write.  Returns how many were
+ * taken; packets that cannot be sent (empty, larger than a buffer) are
+ * taken and counted in drop-tx-error.
+ */
+static uint32_t
+e1000_tx(struct nic *nic, struct ring *in, uint32_t n)
+{
+	struct e1000 *e = nic->priv;
+	volatile struct tx_desc *d;
+	struct packet *p;
+	uint32_t i, len, used, t = e->tx_tail;
+
+	while (e->tx_clean != t && (e->txd[e->tx_clean].status & TXD_DD))
+		e->tx_clean = (e->tx_clean + 1) % NDESC;
+	used = (t + NDESC - e->tx_clean) % NDESC;
+	if (n > NDESC - 1 - used)
+		n = NDESC - 1 - used;
+	for (i = 0; i < n; i++) {
+		p = ring_peek(in, i);
+		len = nic_tx_len(in, p);
+		if (len == 0 || len > BUF) {
+			(*nic->c.drop_tx_error)++;
+			continue;
+		}
+		memcpy((uint8_t *)e->txm.virt + RING_BYTES + (size_t)t * BUF,
+		    p->data, len);
+		d = &e->txd[t];
+		d->addr = e->txm.phys + RING_BYTES + (uint64_t)t * BUF;
+		d->length = (uint16_t)len;
+		d->cso = 0;
+		d->css = 0;
+		d->special = 0;
+		d->status = 0;
+		d->cmd = TXD_EOP | TXD_IFCS | TXD_RS;
+		t = (t + 1) % NDESC;
+		(*nic->c.tx_packets)++;
+		*nic->c.tx_bytes += len;
+	}
+	if (t != e->tx_tail) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		wr(e, TDT, t);
+		e->tx_tail = t;
+	}
+	return n;
+}
+
+/* Fold the clear-on-read statistics into our counters. */
+static void
+e1000_stats(struct nic *nic)
+{
+	struct e1000 *e = nic->priv;
+	uint32_t v;
+	size_t i;
+
+	for (i = 0; i < NHWSTATS; i++) {
+		if ((v = rd(e, hwstats[i].reg)) == 0)
+			continue;
+		*e->hw[i] += v;
+		if (hwstats[i].drop)
+			*nic->c.drop_kernel += v;
+	}
+}
+
+static int
+e1000_link(struct nic *nic)
+{
+	struct e1000 *e = nic->priv;
+
+	return (rd(e, STATUS) & STATUS_LU) != 0;
+}
+
+/* Let the device send what it holds (up to 100 ms), then reset it and
+ * let go: bus mastering off (pci_close), memory freed after that. */
+static void
+e1000_close(struct nic *nic)
+{
+	struct e1000 *e = nic->priv;
+	int i;
+
+	for (i = 0; i < 100 && rd(e, TDH) != e->tx_tail; i++)
+		pause_ms(1);
+	e1000_stats(nic);
+	wr(e, RCTL, 0);
+	wr(e, TCTL, 0);
+	reset(e);
+	e1000_free(e);
+	nic->priv = NULL;
+}
+
+const struct nic_ops e1000_ops = {
+	.name = "e1000",
+	.caps = "root: sysfs PCI access, /proc/self/pagemap, hugepages",
+	.match = e1000_match,
+	.open = e1000_open,
+	.rx = e1000_rx,
+	.tx = e1000_tx,
+	.stats = e1000_stats,
+	.link = e1000_link,
+	.close = e1000_close,
+};
