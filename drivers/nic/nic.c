@@ -41,7 +41,8 @@
 static const struct nic_ops *backends[] = { &afpacket_ops, &xdp_ops,
     &tap_ops };
 /* User-space PCI drivers, asked in order whether they support a device. */
-static const struct nic_ops *pci_drivers[] = { &e1000_ops, NULL };
+static const struct nic_ops *pci_drivers[] = { &e1000_ops, &virtio_ops,
+    NULL };
 
 static struct nic nic = { .queue = -1, .fanout = -1, .fd = -1 };
 static const struct nic_ops *ops;	/* NULL until the first breath */

@@ -1,0 +1,642 @@
+/*
+ * virtio.c: a user-space driver for virtio-net PCI functions, as QEMU's
+ * virtio-net-pci presents them (1af4:1000 transitional, 1af4:1041 modern).
+ *
+ * Transport: virtio 1.x over PCI only.  Vendor capabilities in config
+ * space say in which memory BAR, at which offset, the common configuration
+ * (features, status, queue set-up), the notification area and the device
+ * configuration (the MAC) live.  A transitional device offers this next to
+ * its legacy I/O-port interface; a device that does not offer
+ * VIRTIO_F_VERSION_1 (legacy only) is refused.
+ *
+ * Features: VIRTIO_F_VERSION_1, VIRTIO_NET_F_MAC and VIRTIO_NET_F_STATUS
+ * (the link state), nothing else.  Without
+ * checksum or segmentation offloads every frame crosses complete, as the
+ * graph made it or as a wire would carry it; without mergeable receive
+ * buffers every receive buffer holds one whole frame; without event index
+ * the plain flags suppress notifications.  We poll: the device is told
+ * never to interrupt (VIRTQ_AVAIL_F_NO_INTERRUPT, and INTx off in the
+ * command register).
+ *
+ * Queues: receive queue 0 and transmit queue 1, split virtqueues of at
+ * most MAX_QSIZE entries.  Descriptor i of a queue always points at buffer
+ * i, BUF_SIZE bytes of DMA memory holding the 12-byte virtio_net_hdr and
+ * then the frame; only descriptor ids travel through the avail and used
+ * rings.  A burst is published with one store of avail->idx and at most
+ * one notification, skipped while the device says VIRTQ_USED_F_NO_NOTIFY
+ * (it is already looking at the queue).  Frames are copied between ring
+ * slots and these buffers: ring slots are shared memory whose physical
+ * addresses the device cannot know.
+ *
+ * Assumes a little-endian host (virtio 1.x structures are little-endian).
+ */
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <err.h>
+
+#include "nic.h"
+#include "pci.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+    "virtio.c reads little-endian device structures natively");
+
+#define VENDOR_VIRTIO	0x1af4
+#define DEV_NET_LEGACY	0x1000	/* transitional virtio-net */
+#define DEV_NET_MODERN	0x1041	/* 0x1040 + device type 1 (net) */
+
+/* PCI configuration space. */
+#define PCI_COMMAND	0x04
+#define PCI_CMD_INTX_OFF 0x0400
+#define PCI_STATUS	0x06
+#define PCI_STATUS_CAPS	0x0010	/* capability list present */
+#define PCI_CAP_PTR	0x34
+#define PCI_CAP_VENDOR	0x09
+
+/*
+ * struct virtio_pci_cap (virtio 1.x 4.1.4): vendor, next, length,
+ * cfg_type, bar, id, 2 bytes padding, le32 offset, le32 length; the
+ * notification capability adds le32 notify_off_multiplier.
+ */
+#define CAP_COMMON	1
+#define CAP_NOTIFY	2
+#define CAP_DEVICE	4
+
+/* Offsets in the common configuration structure (4.1.4.3). */
+#define CC_DFSELECT	0x00	/* le32 device_feature_select */
+#define CC_DF		0x04	/* le32 device_feature */
+#define CC_GFSELECT	0x08	/* le32 driver_feature_select */
+#define CC_GF		0x0c	/* le32 driver_feature */
+#define CC_NUMQ		0x12	/* le16 num_queues */
+#define CC_STATUS	0x14	/* u8 device_status */
+#define CC_GEN		0x15	/* u8 config_generation */
+#define CC_QSELECT	0x16	/* le16 queue_select */
+#define CC_QSIZE	0x18	/* le16 queue_size */
+#define CC_QENABLE	0x1c	/* le16 queue_enable */
+#define CC_QNOTIFYOFF	0x1e	/* le16 queue_notify_off */
+#define CC_QDESC	0x20	/* le64 queue_desc */
+#define CC_QDRIVER	0x28	/* le64 queue_driver (avail ring) */
+#define CC_QDEVICE	0x30	/* le64 queue_device (used ring) */
+#define CC_LEN		0x38
+
+/* device_status bits (2.1). */
+#define ST_ACKNOWLEDGE	0x01
+#define ST_DRIVER	0x02
+#define ST_DRIVER_OK	0x04
+#define ST_FEATURES_OK	0x08
+#define ST_NEEDS_RESET	0x40
+
+#define F_NET_MAC	(1ULL << 5)
+#define F_NET_STATUS	(1ULL << 16)
+#define NET_S_LINK_UP	1	/* in the le16 status at device config + 6 */
+#define F_VERSION_1	(1ULL << 32)
+
+#define DESC_F_WRITE	2	/* the device writes this buffer */
+#define AVAIL_F_NO_INTERRUPT 1
+#define USED_F_NO_NOTIFY 1
+
+#define NET_HDR		12	/* struct virtio_net_hdr, num_buffers included */
+#define BUF_SIZE	2048	/* a header and a frame per descriptor */
+#define MAX_FRAME	(BUF_SIZE - NET_HDR)
+#define RXQ		0
+#define TXQ		1
+
+/*
+ * DMA memory: one region per queue, laid out for MAX_QSIZE entries (smaller
+ * queues leave some unused): descriptors (16 bytes each, 16-aligned) at 0,
+ * the avail ring (6 + 2 * size bytes) at 4096, the used ring (6 + 8 * size
+ * bytes, 4-aligned) at 5120, buffers from 8192.  Both regions fit one
+ * 2 MiB hugepage.
+ */
+#define MAX_QSIZE	256
+#define AVAIL_OFF	4096
+#define USED_OFF	5120
+#define BUFS_OFF	8192
+#define QREGION		(BUFS_OFF + MAX_QSIZE * BUF_SIZE)
+
+/* A split virtqueue as the spec lays it out in memory (2.7). */
+struct vq_desc {
+	uint64_t	addr;		/* physical address of the buffer */
+	uint32_t	len;
+	uint16_t	flags;		/* DESC_F_WRITE for receive buffers */
+	uint16_t	next;		/* unused: we never chain */
+};
+
+struct vq_avail {			/* written by us */
+	uint16_t	flags;		/* AVAIL_F_NO_INTERRUPT */
+	uint16_t	idx;		/* free-running: entries published */
+	uint16_t	ring[];		/* descriptor ids */
+};
+
+struct vq_used_elem {
+	uint32_t	id;		/* descriptor the device is done with */
+	uint32_t	len;		/* bytes it wrote into the buffer */
+};
+
+struct vq_used {			/* written by the device */
+	uint16_t	flags;		/* USED_F_NO_NOTIFY: no kick needed */
+	uint16_t	idx;		/* free-running: entries returned */
+	struct vq_used_elem ring[];
+};
+
+/*
+ * Our side of a queue.  The receive queue keeps every descriptor posted
+ * except while we copy its frame out.  The transmit queue keeps idle
+ * descriptors on a stack (free) and marks those the device holds (busy),
+ * so an id the device returns twice or never had is ignored, not freed
+ * twice.
+ */
+struct vq {
+	uint16_t		 index;		/* RXQ or TXQ */
+	uint16_t		 size, mask;
+	uint16_t		 avail_idx;	/* next avail entry we fill */
+	uint16_t		 used_idx;	/* next used entry we read */
+	struct vq_desc		*desc;
+	struct vq_avail		*avail;
+	struct vq_used		*used;
+	unsigned char		*buf;		/* buffer i: buf + i * BUF_SIZE */
+	volatile uint16_t	*notify;	/* the queue index written here
+						   kicks the device */
+	uint16_t		 nfree;		/* tx: idle descriptors */
+	uint16_t		 free[MAX_QSIZE];
+	uint8_t			 busy[MAX_QSIZE];
+};
+
+struct virtio {
+	struct pci_dev		 pci;
+	int			 pci_open;
+	struct dma_mem		 mem;
+	void			*bar[6];	/* mapped BARs, NULL if not */
+	size_t			 barlen[6];
+	volatile unsigned char	*common, *notify, *device;
+	uint32_t		 notify_len, notify_mult, device_len;
+	int			 has_status;	/* link state in device config */
+	struct vq		 rx, tx;
+	uint8_t			 mac[6];
+	uint64_t		*used_errors;	/* used entries we never gave */
+};
+
+/* Device registers: volatile, each field with an access of its width. */
+static inline uint8_t
+rd8(volatile unsigned char *b, uint32_t off)
+{
+	return *(volatile uint8_t *)(b + off);
+}
+
+static inline uint16_t
+rd16(volatile unsigned char *b, uint32_t off)
+{
+	return *(volatile uint16_t *)(b + off);
+}
+
+static inline void
+wr8(volatile unsigned char *b, uint32_t off, uint8_t v)
+{
+	*(volatile uint8_t *)(b + off) = v;
+}
+
+static inline void
+wr16(volatile unsigned char *b, uint32_t off, uint16_t v)
+{
+	*(volatile uint16_t *)(b + off) = v;
+}
+
+/* 64-bit fields are written as two 32-bit halves, low first (4.1.3.1). */
+static void
+wr64(volatile unsigned char *b, uint32_t off, uint64_t v)
+{
+	reg_write(b, off, (uint32_t)v);
+	reg_write(b, off + 4, (uint32_t)(v >> 32));
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Write 0 to the status and wait (up to a second) for it to read 0. */
+static int
+dev_reset(struct virtio *v)
+{
+	int i;
+
+	wr8(v->common, CC_STATUS, 0);
+	for (i = 0; i < 1000; i++) {
+		if (rd8(v->common, CC_STATUS) == 0)
+			return 0;
+		sleep_ms(1);
+	}
+	return -1;
+}
+
+static int
+virtio_match(uint16_t vendor, uint16_t device)
+{
+	return vendor == VENDOR_VIRTIO &&
+	    (device == DEV_NET_LEGACY || device == DEV_NET_MODERN);
+}
+
+/*
+ * The first capability of each type whose region lies in a memory BAR we
+ * can map: the order of the list is the device's order of preference.
+ */
+static void
+use_cap(struct virtio *v, const uint8_t *cap, uint32_t extra)
+{
+	volatile unsigned char **where;
+	uint32_t off, len, *lenp;
+	uint8_t bar = cap[4];
+
+	switch (cap[3]) {
+	case CAP_COMMON:
+		where = &v->common, lenp = NULL;
+		break;
+	case CAP_NOTIFY:
+		where = &v->notify, lenp = &v->notify_len;
+		break;
+	case CAP_DEVICE:
+		where = &v->device, lenp = &v->device_len;
+		break;
+	default:
+		return;
+	}
+	if (*where != NULL || bar > 5)
+		return;
+	if (v->bar[bar] == NULL &&
+	    (v->bar[bar] = pci_map_bar(&v->pci, bar, &v->barlen[bar])) == NULL)
+		return;		/* an I/O BAR, or unmappable: look further */
+	memcpy(&off, cap + 8, 4);
+	memcpy(&len, cap + 12, 4);
+	if (off > v->barlen[bar] || len > v->barlen[bar] - off ||
+	    (cap[3] == CAP_COMMON && len < CC_LEN))
+		return;
+	*where = (volatile unsigned char *)v->bar[bar] + off;
+	if (lenp)
+		*lenp = len;
+	if (cap[3] == CAP_NOTIFY)
+		v->notify_mult = extra;
+}
+
+static int
+find_caps(struct virtio *v, char *errbuf, size_t len)
+{
+	uint8_t cap[16], ptr;
+	uint16_t status;
+	uint32_t mult;
+	int i;
+
+	if (pci_config_read(&v->pci, PCI_STATUS, &status, 2) == -1 ||
+	    pci_config_read(&v->pci, PCI_CAP_PTR, &ptr, 1) == -1)
+		return nic_fail(errbuf, len, errno, "%s: config space",
+		    v->pci.addr);
+	if (!(status & PCI_STATUS_CAPS))
+		ptr = 0;
+	/* 48 capabilities at most fit; a loop in the list ends there. */
+	for (i = 0; i < 48 && ptr >= 0x40 && ptr <= 256 - 20; i++) {
+		ptr &= 0xfc;
+		if (pci_config_read(&v->pci, ptr, cap, sizeof(cap)) == -1)
+			return nic_fail(errbuf, len, errno, "%s: capability "
+			    "at 0x%x", v->pci.addr, ptr);
+		mult = 0;
+		if (cap[0] == PCI_CAP_VENDOR && cap[2] >= 16) {
+			if (cap[3] == CAP_NOTIFY && (cap[2] < 20 ||
+			    pci_config_read(&v->pci, ptr + 16, &mult, 4) == -1))
+				cap[3] = 0;	/* malformed: skip it */
+			use_cap(v, cap, mult);
+		}
+		ptr = cap[1];
+	}
+	if (v->common == NULL || v->notify == NULL)
+		return nic_fail(errbuf, len, ENOTSUP, "%s: no virtio 1.x "
+		    "capabilities in a memory BAR (a legacy-only device?)",
+		    v->pci.addr);
+	return 0;
+}
+
+/* Reset, acknowledge, agree on features (3.1.1 steps 1-6). */
+static int
+negotiate(struct virtio *v, char *errbuf, size_t len)
+{
+	volatile unsigned char *cc = v->common;
+	uint64_t have, want;
+	int gen, i;
+
+	if (dev_reset(v) == -1)
+		return nic_fail(errbuf, len, ETIMEDOUT, "%s: device reset",
+		    v->pci.addr);
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE);
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER);
+	reg_write(cc, CC_DFSELECT, 0);
+	have = reg_read(cc, CC_DF);
+	reg_write(cc, CC_DFSELECT, 1);
+	have |= (uint64_t)reg_read(cc, CC_DF) << 32;
+	if (!(have & F_VERSION_1))
+		return nic_fail(errbuf, len, ENOTSUP, "%s: no "
+		    "VIRTIO_F_VERSION_1 (legacy-only device)", v->pci.addr);
+	want = F_VERSION_1 | (have & (F_NET_MAC | F_NET_STATUS));
+	reg_write(cc, CC_GFSELECT, 0);
+	reg_write(cc, CC_GF, (uint32_t)want);
+	reg_write(cc, CC_GFSELECT, 1);
+	reg_write(cc, CC_GF, (uint32_t)(want >> 32));
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK);
+	if (!(rd8(cc, CC_STATUS) & ST_FEATURES_OK))
+		return nic_fail(errbuf, len, ENOTSUP, "%s: the device refused "
+		    "features 0x%llx (offered 0x%llx)", v->pci.addr,
+		    (unsigned long long)want, (unsigned long long)have);
+	v->has_status = (want & F_NET_STATUS) && v->device != NULL &&
+	    v->device_len >= 8;
+	/* The MAC, read again if the device changed its configuration
+	 * meanwhile (config_generation, 4.1.4.3.1). */
+	if ((want & F_NET_MAC) && v->device != NULL && v->device_len >= 6)
+		do {
+			gen = rd8(cc, CC_GEN);
+			for (i = 0; i < 6; i++)
+				v->mac[i] = rd8(v->device, (uint32_t)i);
+		} while (gen != rd8(cc, CC_GEN));
+	return 0;
+}
+
+/* Give queue index its memory at mem/phys and tell the device (3.1.1 7). */
+static int
+vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
+    uint64_t phys, char *errbuf, size_t len)
+{
+	volatile unsigned char *cc = v->common;
+	uint32_t noff, i, max;
+
+	wr16(cc, CC_QSELECT, index);
+	if ((max = rd16(cc, CC_QSIZE)) == 0)
+		return nic_fail(errbuf, len, ENODEV, "%s: no queue %u",
+		    v->pci.addr, index);
+	/* Split rings index with a mask: a power of two, at most ours. */
+	for (q->size = MAX_QSIZE; q->size > max; q->size >>= 1)
+		;
+	q->mask = q->size - 1;
+	q->index = index;
+	q->desc = (struct vq_desc *)mem;
+	q->avail = (struct vq_avail *)(mem + AVAIL_OFF);
+	q->used = (struct vq_used *)(mem + USED_OFF);
+	q->buf = mem + BUFS_OFF;
+	noff = (uint32_t)rd16(cc, CC_QNOTIFYOFF) * v->notify_mult;
+	if (noff > v->notify_len || v->notify_len - noff < 2)
+		return nic_fail(errbuf, len, EINVAL, "%s: queue %u notifies "
+		    "outside its capability", v->pci.addr, index);
+	q->notify = (volatile uint16_t *)(v->notify + noff);
+	for (i = 0; i < q->size; i++)
+		q->desc[i].addr = phys + BUFS_OFF + (uint64_t)i * BUF_SIZE;
+	q->avail->flags = AVAIL_F_NO_INTERRUPT;
+	wr16(cc, CC_QSIZE, q->size);
+	wr64(cc, CC_QDESC, phys);
+	wr64(cc, CC_QDRIVER, phys + AVAIL_OFF);
+	wr64(cc, CC_QDEVICE, phys + USED_OFF);
+	wr16(cc, CC_QENABLE, 1);
+	return 0;
+}
+
+/*
+ * Publish the avail entries filled since the last call and kick the device
+ * unless it said it needs no kick.  The full fence orders our store of
+ * avail->idx before our load of used->flags: the device does the mirror
+ * image (sets the flag, then looks at avail->idx once more), so one of us
+ * sees the other's store and a burst cannot be left unnoticed (2.7.10).
+ */
+static void
+vq_publish(struct vq *q)
+{
+	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&q->used->flags, __ATOMIC_RELAXED) &
+	    USED_F_NO_NOTIFY))
+		*q->notify = q->index;
+}
+
+static void	release(struct virtio *);
+
+/* Without VIRTIO_NET_F_STATUS the link is always up (5.1.4). */
+static int
+virtio_link(struct nic *nic)
+{
+	struct virtio *v = nic->priv;
+
+	return !v->has_status || (rd16(v->device, 6) & NET_S_LINK_UP);
+}
+
+static int
+virtio_open(struct nic *nic, char *errbuf, size_t len)
+{
+	struct virtio *v;
+	unsigned char *mem;
+	uint16_t cmd, i;
+	int e;
+
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return nic_fail(errbuf, len, errno, "calloc");
+	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0) {
+		free(v);
+		return e;
+	}
+	v->pci_open = 1;
+	/* We poll; an interrupt nobody handles would only bother the
+	 * kernel, which may then turn the shared line off. */
+	if (pci_config_read(&v->pci, PCI_COMMAND, &cmd, 2) == -1 ||
+	    (cmd |= PCI_CMD_INTX_OFF,
+	    pci_config_write(&v->pci, PCI_COMMAND, &cmd, 2)) == -1) {
+		e = nic_fail(errbuf, len, errno, "%s: command register",
+		    v->pci.addr);
+		goto fail;
+	}
+	if ((e = find_caps(v, errbuf, len)) != 0 ||
+	    (e = negotiate(v, errbuf, len)) != 0)
+		goto fail;
+	if (rd16(v->common, CC_NUMQ) < 2) {
+		e = nic_fail(errbuf, len, ENODEV, "%s: fewer than 2 queues",
+		    v->pci.addr);
+		goto fail;
+	}
+	if ((e = dma_alloc(2 * QREGION, &v->mem, errbuf, len)) != 0)
+		goto fail;
+	mem = v->mem.virt;
+	if ((e = vq_setup(v, &v->rx, RXQ, mem, v->mem.phys, errbuf,
+	    len)) != 0 || (e = vq_setup(v, &v->tx, TXQ, mem + QREGION,
+	    v->mem.phys + QREGION, errbuf, len)) != 0)
+		goto fail;
+	/* Every receive buffer posted; every transmit buffer idle.  The
+	 * transmit headers stay zero: no offload, no GSO. */
+	for (i = 0; i < v->rx.size; i++) {
+		v->rx.desc[i].len = BUF_SIZE;
+		v->rx.desc[i].flags = DESC_F_WRITE;
+		v->rx.avail->ring[i] = i;
+	}
+	v->rx.avail_idx = v->rx.size;
+	for (i = 0; i < v->tx.size; i++)
+		v->tx.free[i] = (uint16_t)(v->tx.size - 1 - i);
+	v->tx.nfree = v->tx.size;
+	wr8(v->common, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER |
+	    ST_FEATURES_OK | ST_DRIVER_OK);
+	/* The device may not look at a queue before DRIVER_OK. */
+	vq_publish(&v->rx);
+	v->used_errors = app_counter("dev-used-errors");
+	nic->priv = v;
+	fprintf(stderr, "snb-nic: %s: virtio-net (%04x:%04x) "
+	    "%02x:%02x:%02x:%02x:%02x:%02x, queues %u/%u, link %s\n",
+	    v->pci.addr, v->pci.vendor, v->pci.device, v->mac[0], v->mac[1],
+	    v->mac[2], v->mac[3], v->mac[4], v->mac[5], v->rx.size,
+	    v->tx.size, virtio_link(nic) ? "up" : "down");
+	return 0;
+fail:
+	release(v);
+	return e;
+}
+
+/* Stop the device before the memory it writes into goes away. */
+static void
+release(struct virtio *v)
+{
+	int i;
+
+	if (v->common != NULL && dev_reset(v) == -1)
+		warnx("%s: device reset timed out", v->pci.addr);
+	if (v->pci_open)
+		pci_close(&v->pci);	/* bus mastering off */
+	if (v->mem.virt != NULL)
+		dma_free(&v->mem);
+	for (i = 0; i < 6; i++)
+		if (v->bar[i] != NULL)
+			munmap(v->bar[i], v->barlen[i]);
+	free(v);
+}
+
+static void
+virtio_rx(struct nic *nic, struct rx_burst *b)
+{
+	struct virtio *v = nic->priv;
+	struct vq *q = &v->rx;
+	struct vq_used_elem *e;
+	struct packet *p;
+	uint32_t id, len, n = 0;
+	uint16_t end;
+
+	end = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+	while (q->used_idx != end && b->seen < b->budget) {
+		e = &q->used->ring[q->used_idx++ & q->mask];
+		id = e->id;
+		len = e->len;
+		if (id >= q->size) {
+			/* Not a buffer of ours: nothing to post again. */
+			(*v->used_errors)++;
+			b->seen++;
+			continue;
+		}
+		if (len < NET_HDR || len > BUF_SIZE) {
+			(*v->used_errors)++;
+			b->seen++;
+		} else if ((p = nic_rx_slot(nic, b, len - NET_HDR,
+		    b->ts_ns)) != NULL)
+			memcpy(p->data, q->buf + id * BUF_SIZE + NET_HDR,
+			    len - NET_HDR);
+		q->avail->ring[q->avail_idx++ & q->mask] = (uint16_t)id;
+		n++;
+	}
+	if (n)
+		vq_publish(q);
+}
+
+/* Take back the transmit descriptors the device has finished with. */
+static void
+tx_reclaim(struct virtio *v, struct vq *q)
+{
+	uint16_t end;
+	uint32_t id;
+
+	end = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+	while (q->used_idx != end) {
+		id = q->used->ring[q->used_idx++ & q->mask].id;
+		if (id < q->size && q->busy[id]) {
+			q->busy[id] = 0;
+			q->free[q->nfree++] = (uint16_t)id;
+		} else
+			(*v->used_errors)++;
+	}
+}
+
+static uint32_t
+virtio_tx(struct nic *nic, struct ring *in, uint32_t n)
+{
+	struct virtio *v = nic->priv;
+	struct vq *q = &v->tx;
+	struct packet *p;
+	uint32_t i, len, queued = 0;
+	uint16_t id;
+
+	tx_reclaim(v, q);
+	for (i = 0; i < n && q->nfree > 0; i++) {
+		p = ring_peek(in, i);
+		len = nic_tx_len(in, p);
+		if (len > MAX_FRAME) {
+			(*nic->c.drop_tx_error)++;
+			continue;
+		}
+		id = q->free[--q->nfree];
+		q->busy[id] = 1;
+		memcpy(q->buf + id * BUF_SIZE + NET_HDR, p->data, len);
+		q->desc[id].len = NET_HDR + len;
+		q->avail->ring[q->avail_idx++ & q->mask] = id;
+		(*nic->c.tx_packets)++;
+		*nic->c.tx_bytes += len;
+		queued++;
+	}
+	if (queued)
+		vq_publish(q);
+	return i;
+}
+
+/* A device that found an error in what we gave it stops until reset. */
+static void
+virtio_check(struct nic *nic)
+{
+	struct virtio *v = nic->priv;
+
+	if (rd8(v->common, CC_STATUS) & ST_NEEDS_RESET) {
+		release(v);
+		nic->priv = NULL;
+		errx(1, "%s: the device needs a reset (DEVICE_NEEDS_RESET)",
+		    nic->spec);
+	}
+}
+
+/* Give the device up to 100 ms to send what it holds, then reset it. */
+static void
+virtio_close(struct nic *nic)
+{
+	struct virtio *v = nic->priv;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		tx_reclaim(v, &v->tx);
+		if (v->tx.nfree == v->tx.size)
+			break;
+		sleep_ms(1);
+	}
+	release(v);
+	nic->priv = NULL;
+}
+
+const struct nic_ops virtio_ops = {
+	.name = "virtio",
+	.caps = "root (sysfs PCI access, hugepages)",
+	.match = virtio_match,
+	.open = virtio_open,
+	.rx = virtio_rx,
+	.tx = virtio_tx,
+	.check = virtio_check,
+	.close = virtio_close,
+	.link = virtio_link,
+};
