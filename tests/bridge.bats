@@ -391,6 +391,20 @@ BC=ff:ff:ff:ff:ff:ff
 	[ "$(npkts "$T/ob.pcap")" -eq 1 ]
 }
 
+@test "bridge: a full table learns no more, and still floods" {
+	mkframes "$T/in.pcap" $BC,$M1 $BC,$M2 $BC,$M3 $BC,$M3 $M3,$M1 $M1,$M2
+	run_graph "pcap-read $T/in.pcap | [a] br: bridge --max-macs 2 --counters-out $T/c [a] |
+	    pcap-write $T/a.pcap ; @br [b] | pcap-write $T/b.pcap"
+	cat "$T/c"
+	grep -qx "learned 2" "$T/c"
+	grep -qx "fdb-entries 2" "$T/c"
+	grep -qx "learn-table-full 2" "$T/c"
+	# M3 was never learned: flooded.  M1 was, on a: same port.
+	grep -qx "flood-unknown 1" "$T/c"
+	grep -qx "drop-same-port 1" "$T/c"
+	[ "$(npkts "$T/b.pcap")" -eq 5 ]
+}
+
 @test "bridge: lossless under backpressure (200000 frames, 2 flood copies each)" {
 	local n=$((200000 / SNB_TEST_SCALE))
 	run_graph "source --count $n --size 60-1500 | [a] br: bridge [b] |
