@@ -28,7 +28,7 @@
 
 #define VID_MIN		1
 #define VID_MAX		4094	/* 0 = priority tag, 4095 reserved */
-#define MAX_PORTS	64
+#define MAX_PORTS	60	/* 8 counters + 2 per port fit the stage file's 128 */
 #define NO_PORT		0xffff
 
 enum mode { TAG, UNTAG, MUX };
