@@ -1,0 +1,427 @@
+/*
+ * msg.c: memif control messages, decoded field by field from their packed
+ * wire layout (never by casting the buffer), and the master's handshake
+ * bookkeeping.  See msg.h for the protocol.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "msg.h"
+
+/* Payload offsets: the type takes bytes 0-1, payloads start at 2. */
+#define P	2
+
+static uint16_t
+get16(const unsigned char *b, size_t off)
+{
+	uint16_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static uint32_t
+get32(const unsigned char *b, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static uint64_t
+get64(const unsigned char *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* A fixed-size string field: copy up to its first NUL, always terminate. */
+static void
+getstr(char *dst, const unsigned char *b, size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && b[off + i] != '\0'; i++)
+		dst[i] = (char)b[off + i];
+	dst[i] = '\0';
+}
+
+static void
+putstr(unsigned char *b, size_t off, const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+
+	memcpy(b + off, s, len);
+}
+
+/* Smallest message of each type: the type plus its packed payload. */
+static const size_t min_len[] = {
+	[MEMIF_MSG_ACK] = P,
+	[MEMIF_MSG_HELLO] = P + 32 + 2 * 5 + 1,
+	[MEMIF_MSG_INIT] = P + 2 + 4 + 1 + 24 + 32,
+	[MEMIF_MSG_ADD_REGION] = P + 2 + 8,
+	[MEMIF_MSG_ADD_RING] = P + 2 * 3 + 4 + 1 + 2,
+	[MEMIF_MSG_CONNECT] = P + 32,
+	[MEMIF_MSG_CONNECTED] = P + 32,
+	[MEMIF_MSG_DISCONNECT] = P + 4 + 96,
+};
+
+int
+memif_msg_decode(const void *buf, size_t len, struct memif_msg *m,
+    char *why, size_t whylen)
+{
+	const unsigned char *b = buf;
+
+	memset(m, 0, sizeof(*m));
+	if (len < P || len > MEMIF_MSG_SIZE) {
+		snprintf(why, whylen, "message of %zu bytes (expected %d)",
+		    len, MEMIF_MSG_SIZE);
+		return -1;
+	}
+	m->type = get16(b, 0);
+	if (m->type == MEMIF_MSG_NONE || m->type > MEMIF_MSG_DISCONNECT) {
+		snprintf(why, whylen, "unknown message type %u", m->type);
+		return -1;
+	}
+	if (len < min_len[m->type]) {
+		snprintf(why, whylen, "message type %u: %zu bytes, too short",
+		    m->type, len);
+		return -1;
+	}
+	switch (m->type) {
+	case MEMIF_MSG_HELLO:
+		getstr(m->hello.name, b, P, MEMIF_NAME_LEN);
+		m->hello.min_version = get16(b, P + 32);
+		m->hello.max_version = get16(b, P + 34);
+		m->hello.max_region = get16(b, P + 36);
+		m->hello.max_m2s_ring = get16(b, P + 38);
+		m->hello.max_s2m_ring = get16(b, P + 40);
+		m->hello.max_log2_ring_size = b[P + 42];
+		if (m->hello.min_version > m->hello.max_version) {
+			snprintf(why, whylen, "HELLO: versions %#x..%#x",
+			    m->hello.min_version, m->hello.max_version);
+			return -1;
+		}
+		break;
+	case MEMIF_MSG_INIT:
+		m->init.version = get16(b, P);
+		m->init.id = get32(b, P + 2);
+		m->init.mode = b[P + 6];
+		getstr(m->init.secret, b, P + 7, MEMIF_SECRET_LEN);
+		getstr(m->init.name, b, P + 31, MEMIF_NAME_LEN);
+		break;
+	case MEMIF_MSG_ADD_REGION:
+		m->add_region.index = get16(b, P);
+		m->add_region.size = get64(b, P + 2);
+		break;
+	case MEMIF_MSG_ADD_RING:
+		m->add_ring.flags = get16(b, P);
+		m->add_ring.index = get16(b, P + 2);
+		m->add_ring.region = get16(b, P + 4);
+		m->add_ring.offset = get32(b, P + 6);
+		m->add_ring.log2_ring_size = b[P + 10];
+		m->add_ring.private_hdr_size = get16(b, P + 11);
+		break;
+	case MEMIF_MSG_CONNECT:
+	case MEMIF_MSG_CONNECTED:
+		getstr(m->connect.name, b, P, MEMIF_NAME_LEN);
+		break;
+	case MEMIF_MSG_DISCONNECT:
+		m->disconnect.code = get32(b, P);
+		getstr(m->disconnect.reason, b, P + 4, MEMIF_REASON_LEN);
+		break;
+	}
+	return 0;
+}
+
+static void
+put16(unsigned char *b, size_t off, uint16_t v)
+{
+	memcpy(b + off, &v, sizeof(v));
+}
+
+static void
+put32(unsigned char *b, size_t off, uint32_t v)
+{
+	memcpy(b + off, &v, sizeof(v));
+}
+
+static void
+put64(unsigned char *b, size_t off, uint64_t v)
+{
+	memcpy(b + off, &v, sizeof(v));
+}
+
+void
+memif_msg_encode(const struct memif_msg *m, unsigned char b[MEMIF_MSG_SIZE])
+{
+	memset(b, 0, MEMIF_MSG_SIZE);
+	put16(b, 0, m->type);
+	switch (m->type) {
+	case MEMIF_MSG_HELLO:
+		putstr(b, P, m->hello.name, MEMIF_NAME_LEN);
+		put16(b, P + 32, m->hello.min_version);
+		put16(b, P + 34, m->hello.max_version);
+		put16(b, P + 36, m->hello.max_region);
+		put16(b, P + 38, m->hello.max_m2s_ring);
+		put16(b, P + 40, m->hello.max_s2m_ring);
+		b[P + 42] = m->hello.max_log2_ring_size;
+		break;
+	case MEMIF_MSG_INIT:
+		put16(b, P, m->init.version);
+		put32(b, P + 2, m->init.id);
+		b[P + 6] = m->init.mode;
+		putstr(b, P + 7, m->init.secret, MEMIF_SECRET_LEN);
+		putstr(b, P + 31, m->init.name, MEMIF_NAME_LEN);
+		break;
+	case MEMIF_MSG_ADD_REGION:
+		put16(b, P, m->add_region.index);
+		put64(b, P + 2, m->add_region.size);
+		break;
+	case MEMIF_MSG_ADD_RING:
+		put16(b, P, m->add_ring.flags);
+		put16(b, P + 2, m->add_ring.index);
+		put16(b, P + 4, m->add_ring.region);
+		put32(b, P + 6, m->add_ring.offset);
+		b[P + 10] = m->add_ring.log2_ring_size;
+		put16(b, P + 11, m->add_ring.private_hdr_size);
+		break;
+	case MEMIF_MSG_CONNECT:
+	case MEMIF_MSG_CONNECTED:
+		putstr(b, P, m->connect.name, MEMIF_NAME_LEN);
+		break;
+	case MEMIF_MSG_DISCONNECT:
+		put32(b, P, m->disconnect.code);
+		putstr(b, P + 4, m->disconnect.reason, MEMIF_REASON_LEN);
+		break;
+	}
+}
+
+void
+memif_msg_disconnect(struct memif_msg *m, const char *reason)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = MEMIF_MSG_DISCONNECT;
+	snprintf(m->disconnect.reason, sizeof(m->disconnect.reason), "%s",
+	    reason);
+}
+
+void
+memif_session_init(struct memif_session *s, uint32_t id, const char *secret)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	snprintf(s->secret, sizeof(s->secret), "%s", secret ? secret : "");
+}
+
+void
+memif_master_hello(struct memif_msg *m, const char *name)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = MEMIF_MSG_HELLO;
+	snprintf(m->hello.name, sizeof(m->hello.name), "%s", name);
+	m->hello.min_version = MEMIF_VERSION;
+	m->hello.max_version = MEMIF_VERSION;
+	m->hello.max_region = MEMIF_MAX_REGIONS - 1;
+	m->hello.max_m2s_ring = MEMIF_MAX_RINGS - 1;
+	m->hello.max_s2m_ring = MEMIF_MAX_RINGS - 1;
+	m->hello.max_log2_ring_size = MEMIF_MAX_LOG2_RING;
+}
+
+#define FAIL(...) do {						\
+	snprintf(why, whylen, __VA_ARGS__);			\
+	s->state = MEMIF_S_CLOSED;				\
+	return MEMIF_A_ERROR;					\
+} while (0)
+
+/*
+ * Every ring named by ADD_RING must lie inside a region announced before
+ * CONNECT, with its header aligned for the 16-bit head and tail; rings of
+ * each direction must be numbered 0..n-1, at least one of each.
+ */
+static enum memif_action
+check_rings(struct memif_session *s, char *why, size_t whylen)
+{
+	const struct memif_ring_cfg *r;
+	unsigned i, dir;
+
+	if (s->ns2m == 0 || s->nm2s == 0)
+		FAIL("CONNECT before a ring in each direction (%u s2m, %u m2s)",
+		    s->ns2m, s->nm2s);
+	for (dir = 0; dir < 2; dir++)
+		for (i = 0; i < (dir ? s->nm2s : s->ns2m); i++) {
+			r = dir ? &s->m2s[i] : &s->s2m[i];
+			if (!r->present)
+				FAIL("%s ring %u missing", dir ? "m2s" : "s2m",
+				    i);
+			if (r->region >= s->nregions)
+				FAIL("%s ring %u: no region %u",
+				    dir ? "m2s" : "s2m", i, r->region);
+			if (r->offset % 16 ||
+			    (uint64_t)r->offset + memif_ring_bytes(r->log2) >
+			    s->region_size[r->region])
+				FAIL("%s ring %u: offset %u + %llu bytes outside "
+				    "region %u (%llu bytes)", dir ? "m2s" : "s2m",
+				    i, r->offset, (unsigned long long)
+				    memif_ring_bytes(r->log2), r->region,
+				    (unsigned long long)
+				    s->region_size[r->region]);
+		}
+	return MEMIF_A_CONNECT;
+}
+
+enum memif_action
+memif_master_step(struct memif_session *s, const struct memif_msg *m,
+    char *why, size_t whylen)
+{
+	struct memif_ring_cfg *r;
+	unsigned *n;
+
+	if (s->state == MEMIF_S_CLOSED)
+		FAIL("message after close");
+	if (m->type == MEMIF_MSG_DISCONNECT) {
+		snprintf(why, whylen, "%s", m->disconnect.reason);
+		s->state = MEMIF_S_CLOSED;
+		return MEMIF_A_PEER_GONE;
+	}
+	if (m->type == MEMIF_MSG_ACK)
+		return MEMIF_A_NONE;
+	switch (s->state) {
+	case MEMIF_S_HELLO_SENT:
+		if (m->type != MEMIF_MSG_INIT)
+			FAIL("expected INIT, got type %u", m->type);
+		if (m->init.version != MEMIF_VERSION)
+			FAIL("Incompatible memif version %#x",
+			    m->init.version);
+		if (m->init.id != s->id)
+			FAIL("ID %u not found (ours: %u)", m->init.id, s->id);
+		if (m->init.mode != MEMIF_MODE_ETHERNET)
+			FAIL("Only ethernet mode supported (mode %u)",
+			    m->init.mode);
+		if (s->secret[0] != '\0' &&
+		    strcmp(s->secret, m->init.secret) != 0)
+			FAIL(m->init.secret[0] ? "Incorrect secret" :
+			    "Secret required");
+		snprintf(s->peer_name, sizeof(s->peer_name), "%s",
+		    m->init.name);
+		s->state = MEMIF_S_INIT_DONE;
+		return MEMIF_A_ACK;
+	case MEMIF_S_INIT_DONE:
+		break;
+	default:
+		FAIL("unexpected message type %u after CONNECT", m->type);
+	}
+	switch (m->type) {
+	case MEMIF_MSG_ADD_REGION:
+		if (m->add_region.index != s->nregions ||
+		    s->nregions == MEMIF_MAX_REGIONS)
+			FAIL("Invalid region index %u (expected %u, at most "
+			    "%u)", m->add_region.index, s->nregions,
+			    MEMIF_MAX_REGIONS - 1);
+		if (m->add_region.size == 0 ||
+		    m->add_region.size > MEMIF_MAX_REGION_SIZE)
+			FAIL("region %u: size %llu", m->add_region.index,
+			    (unsigned long long)m->add_region.size);
+		s->region_size[s->nregions++] = m->add_region.size;
+		return MEMIF_A_ACK_REGION;
+	case MEMIF_MSG_ADD_RING:
+		if (m->add_ring.flags & ~MEMIF_RING_FLAG_S2M)
+			FAIL("ring flags %#x", m->add_ring.flags);
+		if (m->add_ring.flags & MEMIF_RING_FLAG_S2M)
+			r = s->s2m, n = &s->ns2m;
+		else
+			r = s->m2s, n = &s->nm2s;
+		if (m->add_ring.index != *n || *n == MEMIF_MAX_RINGS)
+			FAIL("Invalid ring index %u (expected %u, at most %u)",
+			    m->add_ring.index, *n, MEMIF_MAX_RINGS - 1);
+		if (m->add_ring.log2_ring_size < 1 ||
+		    m->add_ring.log2_ring_size > MEMIF_MAX_LOG2_RING)
+			FAIL("ring %u: log2 size %u (1..%u)", m->add_ring.index,
+			    m->add_ring.log2_ring_size, MEMIF_MAX_LOG2_RING);
+		if (m->add_ring.private_hdr_size != 0)
+			FAIL("ring %u: private headers are not supported",
+			    m->add_ring.index);
+		/* The region may come later only in theory: check all on
+		 * CONNECT, when every region is known. */
+		r += *n;
+		r->present = 1;
+		r->region = m->add_ring.region;
+		r->offset = m->add_ring.offset;
+		r->log2 = m->add_ring.log2_ring_size;
+		(*n)++;
+		return MEMIF_A_ACK_RING;
+	case MEMIF_MSG_CONNECT:
+		snprintf(s->peer_if, sizeof(s->peer_if), "%s",
+		    m->connect.name);
+		if (check_rings(s, why, whylen) == MEMIF_A_ERROR)
+			return MEMIF_A_ERROR;
+		s->state = MEMIF_S_CONNECTED;
+		return MEMIF_A_CONNECT;
+	default:
+		FAIL("unexpected message type %u during set-up", m->type);
+	}
+}
+
+enum memif_action
+memif_slave_step(struct memif_session *s, const struct memif_msg *m,
+    char *why, size_t whylen)
+{
+	if (m->type == MEMIF_MSG_DISCONNECT) {
+		snprintf(why, whylen, "%s", m->disconnect.reason);
+		s->state = MEMIF_S_CLOSED;
+		return MEMIF_A_PEER_GONE;
+	}
+	switch (s->state) {
+	case MEMIF_S_WAIT_HELLO:
+		if (m->type != MEMIF_MSG_HELLO)
+			FAIL("expected HELLO, got type %u", m->type);
+		snprintf(s->peer_name, sizeof(s->peer_name), "%s",
+		    m->hello.name);
+		s->state = MEMIF_S_WAIT_ACK;
+		s->step = 0;
+		return MEMIF_A_SEND_INIT;
+	case MEMIF_S_WAIT_ACK:
+		if (m->type != MEMIF_MSG_ACK)
+			FAIL("expected ACK, got type %u", m->type);
+		if (++s->step == s->nsteps)
+			s->state = MEMIF_S_WAIT_CONNECTED;
+		return MEMIF_A_SEND_NEXT;
+	case MEMIF_S_WAIT_CONNECTED:
+		if (m->type != MEMIF_MSG_CONNECTED)
+			FAIL("expected CONNECTED, got type %u", m->type);
+		snprintf(s->peer_if, sizeof(s->peer_if), "%s",
+		    m->connect.name);
+		s->state = MEMIF_S_CONNECTED;
+		return MEMIF_A_UP;
+	default:
+		FAIL("unexpected message type %u", m->type);
+	}
+}
+
+int
+memif_slave_hello(const struct memif_msg *m, uint8_t want_log2, uint8_t *log2,
+    char *why, size_t whylen)
+{
+	if (m->type != MEMIF_MSG_HELLO) {
+		snprintf(why, whylen, "expected HELLO, got type %u", m->type);
+		return -1;
+	}
+	if (m->hello.min_version > MEMIF_VERSION ||
+	    m->hello.max_version < MEMIF_VERSION) {
+		snprintf(why, whylen, "Incompatible memif version (peer "
+		    "%#x..%#x, ours %#x)", m->hello.min_version,
+		    m->hello.max_version, MEMIF_VERSION);
+		return -1;
+	}
+	if (m->hello.max_log2_ring_size < 1) {
+		snprintf(why, whylen, "HELLO: ring size limit %u",
+		    m->hello.max_log2_ring_size);
+		return -1;
+	}
+	*log2 = want_log2 < m->hello.max_log2_ring_size ? want_log2 :
+	    m->hello.max_log2_ring_size;
+	return 0;
+}
