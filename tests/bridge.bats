@@ -533,3 +533,16 @@ EOF
 	run snb-bridge --describe
 	[ "$output" = "$(printf 'snb-describe 1\napp bridge\nin *\nout *')" ]
 }
+
+@test "examples/switch.sh runs, pings every pair, and leaves nothing behind" {
+	need_root
+	run sh "$BATS_TEST_DIRNAME/../examples/switch.sh" "$SNB_BUILD"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "== all pings answered"
+	assert_output_has "learned=3"
+	run sh -c "ip netns list | grep snbsw-"
+	[ "$status" -ne 0 ]
+	run sh -c "ls -d /dev/shm/snb-switch-* 2>/dev/null"
+	[ -z "$output" ]
+}
