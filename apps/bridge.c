@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <bsd/string.h>
 
@@ -60,7 +61,7 @@ struct fdb_entry {
  * start: learning, lookups and ageing never allocate.
  */
 static struct fdb_entry *fdb;
-static uint64_t fdb_mask;
+static uint64_t fdb_mask, fdb_seed;
 static uint32_t fdb_count, max_macs = DEFAULT_MACS;
 
 /*
@@ -182,6 +183,8 @@ bridge_init(int argc, char **argv)
 	if ((fdb = calloc(slots, sizeof(*fdb))) == NULL)
 		err(1, NULL);
 	fdb_mask = slots - 1;
+	if (getrandom(&fdb_seed, sizeof(fdb_seed), 0) != sizeof(fdb_seed))
+		err(1, "getrandom");
 
 	c_forwarded = counter("forwarded");
 	c_flooded = counter("flooded");
@@ -287,11 +290,20 @@ mac_key(const uint8_t *m)
 	    (uint64_t)m[4] << 8 | m[5];
 }
 
+/*
+ * A seeded mix (splitmix64's finalizer over key ^ seed, seed random per
+ * run): stations choose their own source addresses, and a fixed hash
+ * would let one aim thousands of them at one probe chain.  Not a
+ * cryptographic hash, but the seed is not visible on the wire.
+ */
 static inline uint64_t
 fdb_home(uint64_t key)
 {
-	/* Fibonacci hashing: the high bits of the product mix all 48. */
-	return (key * 0x9e3779b97f4a7c15ULL) >> 40 & fdb_mask;
+	uint64_t x = key ^ fdb_seed;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return (x ^ (x >> 31)) & fdb_mask;
 }
 
 static inline int

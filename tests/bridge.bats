@@ -405,6 +405,32 @@ BC=ff:ff:ff:ff:ff:ff
 	[ "$(npkts "$T/b.pcap")" -eq 5 ]
 }
 
+@test "bridge: 3000 addresses learned are all found again" {
+	# From port a: 3000 sources announce themselves, then a frame to
+	# each: all known, all on a, so all dropped as same-port.
+	python3 - "$T/in.pcap" <<'PY'
+import struct, sys
+fr = []
+macs = [bytes([2, 0x5a, (i * 7919) >> 16 & 0xff, (i * 7919) >> 8 & 0xff, i * 7919 & 0xff, i & 0xff]) for i in range(3000)]
+for m in macs:
+    fr.append(b'\xff' * 6 + m + b'\x08\x00' + bytes(46))
+for m in macs:
+    fr.append(m + bytes.fromhex('02000000ffff') + b'\x08\x00' + bytes(46))
+with open(sys.argv[1], 'wb') as o:
+    o.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i, f in enumerate(fr):
+        o.write(struct.pack('<IIII', i, 0, len(f), len(f)) + f)
+PY
+	run_graph "pcap-read $T/in.pcap | [a] br: bridge --max-macs 3001 --counters-out $T/c [a] |
+	    sink ; @br [b] | sink --expect 3000"
+	cat "$T/c"
+	grep -qx "learned 3001" "$T/c"
+	grep -qx "fdb-entries 3001" "$T/c"
+	grep -qx "drop-same-port 3000" "$T/c"
+	grep -qx "flood-unknown 0" "$T/c"
+	grep -qx "learn-table-full 0" "$T/c"
+}
+
 @test "bridge: lossless under backpressure (200000 frames, 2 flood copies each)" {
 	local n=$((200000 / SNB_TEST_SCALE))
 	run_graph "source --count $n --size 60-1500 | [a] br: bridge [b] |
