@@ -203,7 +203,14 @@ lex(struct lexer *lx)
 			push_tok(lx, T_SEMI, NULL, pos);
 		} else if (c == '|') {
 			nextc(lx);
-			push_tok(lx, T_PIPE, NULL, pos);
+			/* "|~": a leaky link (text non-NULL marks it). */
+			if (peekc(lx) == '~') {
+				nextc(lx);
+				w = xrealloc(NULL, 2, 1);
+				memcpy(w, "~", 2);
+				push_tok(lx, T_PIPE, w, pos);
+			} else
+				push_tok(lx, T_PIPE, NULL, pos);
 		} else if (c == '\0') {
 			push_tok(lx, T_EOF, NULL, pos);
 			return 0;
@@ -297,6 +304,7 @@ struct elem {
 	struct token	*ref;
 	struct token	*in_port, *out_port;
 	struct graph_pos pos;
+	int		 leaky_out;	/* "|~" follows */
 };
 
 /* The word a token was lexed from (labels and refs lost ':' and '@'). */
@@ -399,6 +407,7 @@ parse_chain(struct parser *p, struct elem **elems, int *nelems)
 		t = cur(p);
 		if (t->type != T_PIPE)
 			break;
+		e->leaky_out = t->text != NULL;
 		/* A trailing '|' continues the chain on the next line. */
 		for (p->t++; cur(p)->type == T_NEWLINE; p->t++)
 			;
@@ -487,6 +496,7 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 			l->from_pos = a->out_port ? a->out_port->pos : a->pos;
 			l->to_pos = b->in_port ? b->in_port->pos : b->pos;
 			l->pos = l->to_pos;
+			l->leaky = a->leaky_out;
 		}
 	}
 	if (g->nstages == 0) {

@@ -50,6 +50,7 @@ struct link {
 	char		 from_port[32], to_port[32];
 	struct graph_pos pos;		/* the '|' that made it */
 	struct graph_pos from_pos, to_pos; /* the port names (or nodes) */
+	int		 leaky;		/* "|~": drop when full (DESIGN 3) */
 };
 
 struct graph {

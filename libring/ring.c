@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -169,6 +170,11 @@ ring_attach(struct ring *r, const char *path, enum ring_side side,
 	strlcpy(r->path, path, sizeof(r->path));
 	r->head = atomic_load_explicit(&shm->prod.head, memory_order_acquire);
 	r->tail = atomic_load_explicit(&shm->cons.tail, memory_order_acquire);
+	if (side == RING_PRODUCER && (shm->hdr.flags & RING_FLAG_LEAKY) &&
+	    (r->leak = aligned_alloc(64, ss)) == NULL) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
 	if (side == RING_PRODUCER)
 		atomic_store(&shm->prod.pid, (int32_t)getpid());
 	else if (side == RING_CONSUMER)
@@ -201,6 +207,8 @@ ring_detach(struct ring *r)
 		atomic_store(&r->shm->cons.pid, 0);
 	munmap(r->shm, r->map_len);
 	r->shm = NULL;
+	free(r->leak);
+	r->leak = NULL;
 }
 
 static void
@@ -247,11 +255,17 @@ ring_commit(struct ring *r, uint32_t n)
 	uint64_t bytes = 0;
 	uint32_t i;
 
+	if (r->leak != NULL && n > r->real_room) {
+		ring_count_drops(r, n - r->real_room);
+		n = r->real_room;
+	}
 	if (n == 0)
 		return;
 	/* The slots are still in our cache: counting bytes here is cheap. */
 	for (i = 0; i < n; i++)
 		bytes += ring_slot(r, i)->len;
+	if (r->leak != NULL)
+		r->real_room -= n;
 	r->head += n;
 	atomic_store_explicit(&r->shm->prod.bytes,
 	    atomic_load_explicit(&r->shm->prod.bytes, memory_order_relaxed) +

@@ -116,6 +116,15 @@ struct ring {
 	uint64_t	 tail;		/* consumer: local tail; producer: cached */
 	size_t		 map_len;
 	char		 path[256];
+	/*
+	 * Producer of a leaky ring (RING_FLAG_LEAKY): ring_room() promises
+	 * whatever is asked, the slots past the real room (real_room, as of
+	 * the last ring_room()) all map to this private scratch slot, and
+	 * ring_commit() publishes the real ones and counts the rest as drops.
+	 * Apps need not know: a leaky output simply never fills.
+	 */
+	struct packet	*leak;
+	uint32_t	 real_room;
 };
 
 /*
@@ -147,16 +156,25 @@ ring_room(struct ring *r, uint32_t want)
 {
 	uint64_t size = r->mask + 1;
 
+	uint32_t room;
+
 	if (size - (r->head - r->tail) < want)
 		r->tail = atomic_load_explicit(&r->shm->cons.tail,
 		    memory_order_acquire);
-	return (uint32_t)(size - (r->head - r->tail));
+	room = (uint32_t)(size - (r->head - r->tail));
+	if (__builtin_expect(r->leak != NULL, 0)) {
+		r->real_room = room;
+		return room < want ? want : room;
+	}
+	return room;
 }
 
 /* The slot i places after the local head (i < ring_room()). */
 static inline struct packet *
 ring_slot(struct ring *r, uint32_t i)
 {
+	if (__builtin_expect(r->leak != NULL, 0) && i >= r->real_room)
+		return r->leak;
 	return (struct packet *)(r->slots +
 	    ((r->head + i) & r->mask) * (uint64_t)r->slot_size);
 }

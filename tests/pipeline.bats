@@ -63,3 +63,28 @@ SIX='source --count $N --seq --size 60-200 | filter udp | t: tee | j: join | sin
 	[ "$status" -eq 0 ]
 	! echo "$output" | grep -q 'snb-run: stage'
 }
+
+@test "a leaky link (|~) drops and counts when full; the lossless path loses nothing" {
+	N=$((2000000 / SNB_TEST_SCALE))
+	snb-run -n lk --slots 8 "source --count $N --rate $((N / 4)) --seq | t: tee | sink --check-seq --expect $N --summary ;
+	    @t [1] |~ m: sink --check-seq --allow-loss" 2> "$T/err" 3>&- &
+	pid=$!
+	for i in $(seq 100); do
+		m=$(snb-ps --json lk 2>/dev/null | jq '.graphs[0].stages[] | select(.label=="m") | .pid' 2>/dev/null)
+		[ -n "$m" ] && [ "$m" != null ] && break
+		sleep 0.1
+	done
+	# Stop the monitor: its leaky link fills and drops, the rest goes on.
+	kill -STOP "$m"
+	sleep 1
+	snb-top --json -i 0.5 lk > "$T/top.json"
+	kill -CONT "$m"
+	st=0; wait $pid || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	grep -q "^sink: $N packets.* 0 sequence errors, 0 lost" "$T/err"
+	# While stopped: the leaky link dropped, the main one kept moving.
+	[ "$(jq '.graphs[0].links[] | select(.name=="t:1=m:in") | .drops_per_s > 0' "$T/top.json")" = true ]
+	[ "$(jq '.graphs[0].links[] | select(.name=="t:out=sink:in") | .pps > 0' "$T/top.json")" = true ]
+	[ "$(jq '.graphs[0].links[] | select(.name=="t:out=sink:in") | .drops' "$T/top.json")" = 0 ]
+}

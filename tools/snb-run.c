@@ -330,7 +330,8 @@ create_rings(void)
 
 	for (i = 0; i < g.nlinks; i++) {
 		ring_path(&g.links[i], path, sizeof(path));
-		if (ring_create(path, ring_slots, ring_capacity, 0) == -1) {
+		if (ring_create(path, ring_slots, ring_capacity,
+		    g.links[i].leaky ? RING_FLAG_LEAKY : 0) == -1) {
 			warn("%s", path);
 			if (errno == ENOMEM || errno == ENOSPC)
 				warnx("no room for the ring: free hugepages, "

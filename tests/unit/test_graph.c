@@ -126,6 +126,13 @@ main(void)
 	    "one device with two sets of options: %s", err);
 	graph_free(&g);
 
+	ok(run("source | t: tee |~ sink ; @t [1] |~\n sink", &g, err,
+	    sizeof(err)) == 0 && g.nlinks == 3 && !g.links[0].leaky &&
+	    g.links[1].leaky && g.links[2].leaky,
+	    "|~ makes a leaky link, also at the end of a line: %s", err);
+	graph_free(&g);
+
+	expect_error("source |~ | sink", "1:8: missing stage after '|'");
 	expect_error("source | | sink", "1:8: missing stage after '|'");
 	expect_error("source | filter 'x", "1:17: unbalanced ' quote");
 	expect_error("source | sink ;\n [p] sink", "2:2: input port [p] on the "

@@ -550,6 +550,56 @@ test_eof(void)
 	unlink(path);
 }
 
+/* A leaky ring: the producer always has room, the excess is counted. */
+static void
+test_leaky(void)
+{
+	const char *path = tpath("r4");
+	struct ring p, c;
+	char errbuf[512];
+	uint32_t i, room;
+	uint64_t bytes;
+
+	if (ring_create(path, 8, 256, RING_FLAG_LEAKY) == -1 ||
+	    ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf)) ||
+	    ring_attach(&c, path, RING_CONSUMER, errbuf, sizeof(errbuf))) {
+		ok(0, "set up %s: %s", path, errbuf);
+		return;
+	}
+	ok(c.leak == NULL && p.leak != NULL, "only the producer has a scratch "
+	    "slot");
+	room = ring_room(&p, 20);
+	ok(room == 20, "a leaky ring promises the room asked for (%u)", room);
+	for (i = 0; i < 20; i++)
+		put_seq(&p, i, i, 256);
+	ring_commit(&p, 20);
+	ok(ring_avail(&c, 20) == 8, "8 slots filled, the rest dropped");
+	ok(p.shm->prod.drops == 12, "12 drops counted (%llu)",
+	    (unsigned long long)p.shm->prod.drops);
+	for (i = 0, bytes = 0; i < 8; i++) {
+		if (check_data(ring_peek(&c, i)->data, i, ring_peek(&c, i)->len))
+			break;
+		bytes += ring_peek(&c, i)->len;
+	}
+	ok(i == 8, "the first 8 packets intact, in order (%u)", i);
+	ok(p.shm->prod.bytes == bytes, "only published bytes counted");
+	/* Two commits after one room check: the real room is used up. */
+	ring_release(&c, 3);
+	room = ring_room(&p, 2);
+	put_seq(&p, 0, 100, 256);
+	put_seq(&p, 1, 101, 256);
+	ring_commit(&p, 2);
+	put_seq(&p, 0, 102, 256);
+	put_seq(&p, 1, 103, 256);
+	ring_commit(&p, 2);
+	ok(ring_avail(&c, 8) == 8 && p.shm->prod.drops == 13 &&
+	    check_data(ring_peek(&c, 7)->data, 102, ring_peek(&c, 7)->len) == 0,
+	    "a second commit fills the real room left, then drops");
+	ring_detach(&p);
+	ring_detach(&c);
+	unlink(path);
+}
+
 /* --- 4. never trust the other side --- */
 
 static int
@@ -1099,6 +1149,7 @@ main(void)
 	test_create_attach();
 	test_single();
 	test_eof();
+	test_leaky();
 	test_untrusted();
 	test_wait();
 	test_stress();
