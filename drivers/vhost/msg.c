@@ -114,7 +114,7 @@ vu_init(struct vu_dev *d)
 	memset(d, 0, sizeof(*d));
 	d->hdr_len = 10;
 	for (i = 0; i < VU_NQUEUES; i++)
-		vring_clear(&d->vq[i]);
+		d->vq[i].kick = d->vq[i].call = d->vq[i].err = -1;
 }
 
 static void

@@ -168,7 +168,7 @@ struct vu_dev {
 	char		 err[160];	/* why the last request failed */
 };
 
-/* A fresh device (no fds, no mappings). */
+/* A fresh device (no fds, no mappings); closes nothing. */
 void	vu_init(struct vu_dev *);
 /* Drop everything the frontend gave us: unmap memory, close fds. */
 void	vu_reset(struct vu_dev *);

@@ -48,7 +48,7 @@
 #define MSG_TIMEOUT_S	1		/* the rest of a started message */
 
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static int hold;
+static int hold, trace;
 static uint64_t linger_ns = 500 * MS;
 
 static int listen_fd = -1, conn_fd = -1, ep_fd = -1, kick_fd = -1;
@@ -116,6 +116,8 @@ vhost_init(int argc, char **argv)
 		err(1, "%s: socket directory %s", sock_path, dir);
 	if (!S_ISDIR(st.st_mode))
 		errx(1, "%s: %s is not a directory", sock_path, dir);
+	vu_init(&dev);
+	trace = getenv("SNB_VHOST_TRACE") != NULL;
 }
 
 static void
@@ -204,6 +206,7 @@ drop_frontend(const char *why, const char *detail)
 {
 	if (conn_fd == -1)
 		return;
+	logmsg(why, detail);	/* before the reset: detail may be dev.err */
 	if (kick_fd >= 0)
 		ep_del(kick_fd);
 	kick_fd = -1;
@@ -212,7 +215,6 @@ drop_frontend(const char *why, const char *detail)
 	conn_fd = -1;
 	vu_reset(&dev);
 	(*c.disconnects)++;
-	logmsg(why, detail);
 	ep_add(listen_fd);
 }
 
@@ -345,6 +347,10 @@ handle_msg(void)
 		drop_frontend("bad message: %s; disconnecting", dev.err);
 		return;
 	}
+	if (trace)
+		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u fds %d "
+		    "-> reply %zu bytes\n", sock_path,
+		    vu_request_name(m.request), m.flags, m.size, nfds, rlen);
 	if (rlen && send(conn_fd, &reply, rlen, MSG_NOSIGNAL) !=
 	    (ssize_t)rlen) {
 		drop_frontend("reply: %s; disconnecting", strerror(errno));
