@@ -768,6 +768,8 @@ control(uint64_t now)
 	if (c.state == C_SETUP && now > c.deadline)
 		conn_down("Connection timed out", "set-up not finished in %llu "
 		    "ms; disconnecting", HANDSHAKE_NS / MS);
+	if (c.state == C_SETUP)
+		wake_by(c.deadline + 1);
 	if (!master && c.fd < 0 && now >= retry_at)
 		slave_connect();
 	if (!master && c.fd < 0)
