@@ -132,6 +132,16 @@ tp_crash() {
 	rm -rf "/var/run/dpdk/$TP_PREFIX"
 }
 
+# clean_exit: stop the graph; no stage may have reported a sanitizer error.
+clean_exit() {
+	kill -INT "$RUN_PID"
+	wait "$RUN_PID" || true
+	RUN_PID=""
+	if grep -E "AddressSanitizer|LeakSanitizer|runtime error|exited with status|killed by" "$T/run.err"; then
+		return 1
+	fi
+}
+
 # check_loop: every packet went to testpmd and came back, none lost or
 # reordered, by snb's counters and testpmd's.
 check_loop() {
@@ -182,6 +192,7 @@ check_loop() {
 	check_loop
 	tp_quit
 	grep -q "connected to DPDK" "$T/run.err"
+	clean_exit
 }
 
 @test "snb-memif slave, testpmd server: 1M packets each way, none lost (both sides' counters)" {
@@ -192,6 +203,35 @@ check_loop() {
 	check_loop
 	tp_quit
 	grep -q "we are slave, id 7" "$T/run.err"
+	clean_exit
+}
+
+@test "snb-memif slave on an abstract socket (DPDK's default), 'abstract:NAME' and '@NAME'" {
+	need_testpmd
+	N=$((100000 / SNB_TEST_SCALE))
+	SOCK="snb-memif-$$-$BATS_TEST_NUMBER"	# abstract: no file
+	TPN=$((TPN + 1))
+	TP_PREFIX="snbmemif-$$-$BATS_TEST_NUMBER-$TPN"
+	PREFIXES="$PREFIXES $TP_PREFIX"
+	TP_OUT="$T/testpmd-$TPN.out"
+	mkfifo "$T/tp.fifo"
+	stdbuf -oL dpdk-testpmd -l 0,1 --no-huge -m 256 --no-pci --file-prefix="$TP_PREFIX" \
+	    --vdev="net_memif0,role=server,socket=$SOCK" \
+	    -- -i --forward-mode=io --total-num-mbufs=32768 --no-flush-rx \
+	    < "$T/tp.fifo" > "$TP_OUT" 2>&1 3>&- &
+	TP_PID=$!
+	TP_PIDS="$TP_PIDS $TP_PID"
+	exec 7> "$T/tp.fifo"
+	printf 'set fwd io retry\nset burst tx delay 100 retry 10000\nstart\n' >&7
+	start "source --count $N --seq --hold | m: memif abstract:$SOCK --slave | s: sink --check-seq"
+	check_loop
+	tp_quit
+	clean_exit
+	[ ! -e "abstract:$SOCK" ] && [ ! -e "$SOCK" ]
+	run snb-memif "abstract:"
+	[ "$status" -eq 2 ]
+	run timeout 1 snb-memif "@$SOCK" --slave	# the same name, '@' form: runs
+	[ "$status" -eq 124 ]
 }
 
 @test "snb-memif master: testpmd killed and restarted mid-stream, the graph reconnects" {
@@ -214,6 +254,7 @@ check_loop() {
 	[ "$(grep -c "connected to DPDK" "$T/run.err")" -eq 2 ]
 	grep -q "peer closed the control socket" "$T/run.err"
 	kill -0 "$RUN_PID"
+	clean_exit
 }
 
 @test "snb-memif slave: testpmd server killed and restarted, the slave reconnects" {
@@ -235,6 +276,7 @@ check_loop() {
 	[ "$(ctr s seq-errors)" -eq 0 ]
 	[ "$(grep -c "connected to DPDK" "$T/run.err")" -eq 2 ]
 	kill -0 "$RUN_PID"
+	clean_exit
 }
 
 # The hostile peer: python3 speaking memif badly on purpose.
@@ -360,6 +402,7 @@ EOF
 	wait_ctr m connects 2
 	kill -0 "$RUN_PID"
 	tp_quit
+	clean_exit
 }
 
 @test "snb-memif slave: a master offering another version is refused cleanly, the slave retries" {
@@ -370,6 +413,7 @@ EOF
 	wait_ctr m bad-messages 1 50
 	grep -q "bad message from peer: Incompatible memif version" "$T/run.err"
 	kill -0 "$RUN_PID"
+	clean_exit
 }
 
 @test "examples/memif-testpmd.sh runs" {

@@ -1182,7 +1182,7 @@ memif_init(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	char dir[sizeof(sockname)];
-	const char *path, *d;
+	const char *path, *d, *name = NULL;
 	struct stat st;
 	long v;
 	int ch, i;
@@ -1241,11 +1241,21 @@ memif_init(int argc, char **argv)
 	snprintf(sockname, sizeof(sockname), "%s", path);
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	/* "@name": Linux's abstract namespace (DPDK's default). */
-	if ((abstract = path[0] == '@')) {
-		memcpy(sun.sun_path + 1, path + 1, strlen(path) - 1);
+	/*
+	 * "@NAME" or "abstract:NAME" (no '@' to quote in a graph): NAME in
+	 * Linux's abstract namespace, where DPDK puts its sockets unless
+	 * told socket-abstract=no.
+	 */
+	if (path[0] == '@')
+		name = path + 1;
+	else if (strncmp(path, "abstract:", 9) == 0)
+		name = path + 9;
+	if ((abstract = name != NULL)) {
+		if (*name == '\0')
+			errx(2, "bad SOCKET '%s': no name", path);
+		memcpy(sun.sun_path + 1, name, strlen(name));
 		sunlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    strlen(path));
+		    1 + strlen(name));
 	} else {
 		memcpy(sun.sun_path, path, strlen(path));
 		sunlen = sizeof(sun);
