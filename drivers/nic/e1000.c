@@ -66,6 +66,7 @@
 #define TDLEN		0x3808
 #define TDH		0x3810
 #define TDT		0x3818
+#define RXCSUM		0x5000
 #define RFCTL		0x5008		/* 82574 only */
 #define  RFCTL_EXTEN	(1u << 15)
 #define MTA		0x5200		/* 128 words */
@@ -84,6 +85,9 @@ struct rx_desc {
 };
 #define RXD_DD		0x01
 #define RXD_EOP		0x02
+/* Errors that make a frame bad (CRC, symbol, sequence, data); the
+ * checksum error bits (TCPE, IPE) are left to the graph. */
+#define RXE_FRAME	0x87
 
 /* Legacy transmit descriptor: we fill it, the device sets status DD. */
 struct tx_desc {
@@ -279,6 +283,7 @@ rx_init(struct e1000 *e, int promisc)
 	}
 	for (i = 0; i < 128; i++)
 		wr(e, MTA + 4 * i, 0);
+	wr(e, RXCSUM, 0);	/* no checksum offload: we copy frames whole */
 	if (e->model->e1000e)	/* legacy, not extended, descriptors */
 		wr(e, RFCTL, rd(e, RFCTL) & ~RFCTL_EXTEN);
 	wr(e, RDBAL, (uint32_t)e->rxm.phys);
@@ -422,7 +427,7 @@ e1000_rx(struct nic *nic, struct rx_burst *b)
 			b->seen++;
 		} else if (e->rx_partial) {
 			e->rx_partial = 0;	/* the end of a dropped one */
-		} else if (d->errors) {
+		} else if (d->errors & RXE_FRAME) {
 			(*e->rx_desc_errors)++;
 			b->seen++;
 		} else if ((p = nic_rx_slot(nic, b, len, b->ts_ns)) != NULL)

@@ -1,0 +1,243 @@
+#!/usr/bin/env bats
+# snb-nic's user-space PCI drivers (pci:ADDR) in a QEMU guest.
+#
+# tests/vm/run-guest boots a small guest (software emulation, ~5 s) with an
+# e1000 (00:04.0), an e1000e (00:05.0) and a virtio-net (00:06.0) on taps
+# in a namespace of the test's own.  The guest runs
+# 'nic pci:ADDR --promisc | filter EXPR | nic pci:ADDR'; the host sends a
+# varied set of frames (mkpcap) into the tap and captures what comes back
+# with tcpdump: it must be exactly the frames libpcap (tcpdump -r) selects
+# from the sent set with the same expression, in order, byte for byte.
+#
+# The guest's programs are static builds of the normal build's sources
+# (build/vm/static), so the sanitizer pass skips these tests.  Needs root,
+# qemu-system-x86_64, busybox-static, cpio, python3, tcpdump; the first run
+# downloads Debian's kernel package into build/vm/ (cached).
+load helpers
+
+VM="$BATS_TEST_DIRNAME/vm"
+FILTER='(udp or icmp or arp) and not port 7'
+
+setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	case "$SNB_BUILD" in
+	*asan*) skip "the guest runs static, non-sanitized builds (tested with build)" ;;
+	esac
+	local t
+	for t in qemu-system-x86_64 cpio tcpdump python3; do
+		command -v "$t" >/dev/null && continue
+		[ "${CI:-}" != true ] || { echo "CI: $t is missing"; return 1; }
+		skip "$t is not installed"
+	done
+	if [ ! -x /bin/busybox ]; then
+		[ "${CI:-}" != true ] || { echo "CI: busybox-static is missing"; return 1; }
+		skip "busybox-static is not installed"
+	fi
+	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
+	T="$BATS_TEST_TMPDIR"
+	NS="snbV-$$-$BATS_TEST_NUMBER"
+	GUEST="" CAP=""
+}
+
+teardown() {
+	[ -z "$CAP" ] || { kill -INT "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; }
+	[ -z "$GUEST" ] || { kill -TERM "$GUEST" 2>/dev/null; wait "$GUEST" 2>/dev/null; }
+	ip netns del "$NS" 2>/dev/null || true
+	if [ -d "$SNB_RUN_DIR" ]; then
+		left=$(ls -A "$SNB_RUN_DIR")
+		rm -rf "$SNB_RUN_DIR"
+		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
+	fi
+}
+
+# Functions the guest scripts start with: ctr NAME prints a counter of
+# graph g (empty until the nic has opened its device), stage_pid APP.
+guest_lib() {
+	cat <<'EOF'
+ctr() {
+	snb-top --once -i 0.1 g 2>/dev/null |
+	    sed -n "s/.* $1=\([0-9]*\).*/\1/p" | head -1
+}
+stage_pid() {
+	snb-top --once --json -i 0.1 g 2>/dev/null |
+	    sed -n "s/.*\"app\":\"$1\",\"pid\":\([0-9]*\).*/\1/p"
+}
+wait_open() {
+	i=0
+	until [ -n "$(ctr rx-packets)" ]; do
+		sleep 0.2; i=$((i + 1))
+		[ $i -lt 300 ] || { echo "the nic did not open"; cat /tmp/err; exit 1; }
+	done
+}
+master() {	# bus mastering bit of device $1's command register
+	c=$(od -An -tu2 -j4 -N2 /sys/bus/pci/devices/$1/config)
+	echo $(( (c >> 2) & 1 ))
+}
+EOF
+}
+
+# forward ADDR TAP: the frame test (see the top) for the device at ADDR.
+forward() {
+	local addr=$1 tap=$2 n want rc i
+	mkpcap "$T/all.pcap" --count 400
+	n=$(python3 "$VM/frames.py" select "$T/all.pcap" "$T/sent.pcap")
+	tcpdump -r "$T/sent.pcap" -w "$T/want.pcap" "$FILTER" 2>/dev/null
+	want=$(python3 "$VM/frames.py" count "$T/want.pcap")
+	[ "$want" -gt 50 ]	# the filter selects some
+	[ "$want" -lt "$n" ]	# ... not all
+	{
+		guest_lib
+		cat <<EOF
+snb-run -n g 'nic pci:$addr --promisc | filter $FILTER | nic pci:$addr' 2>/tmp/err &
+pid=\$!
+wait_open
+echo SNB-READY
+i=0
+until [ "\$(ctr rx-packets)" -ge $n ] 2>/dev/null; do
+	sleep 0.5; i=\$((i + 1)); [ \$i -lt 240 ] || break
+done
+t0=\$(date +%s)
+until [ "\$(ctr tx-packets)" -ge $want ] 2>/dev/null; do
+	sleep 0.5; [ \$((\$(date +%s) - t0)) -lt 30 ] || break
+done
+sleep 1
+snb-top --once -i 0.1 g
+kill -INT \$pid
+wait \$pid
+cat /tmp/err
+echo "bus-master-after=\$(master $addr)"
+EOF
+	} > "$T/guest.sh"
+	ip netns add "$NS"
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+	    net.ipv6.conf.default.disable_ipv6=1
+	"$VM/run-guest" -n "$NS" -t 400 "$T/guest.sh" "$T/console.log" \
+	    > "$T/guest.out" 2>&1 &
+	GUEST=$!
+	for i in $(seq 1200); do
+		grep -q SNB-READY "$T/console.log" 2>/dev/null && break
+		kill -0 "$GUEST" 2>/dev/null || break
+		sleep 0.25
+	done
+	grep -q SNB-READY "$T/console.log" || { cat "$T/guest.out"; tail -20 "$T/console.log"; return 1; }
+	ip netns exec "$NS" tcpdump -i "$tap" -Q in -nn -s 4096 -U \
+	    --immediate-mode -Z root -w "$T/got.pcap" 2> "$T/cap.err" &
+	CAP=$!
+	for i in $(seq 100); do
+		grep -q "listening on" "$T/cap.err" && break
+		sleep 0.05
+	done
+	sleep 0.3
+	ip netns exec "$NS" python3 "$VM/frames.py" send "$tap" "$T/sent.pcap"
+	rc=0
+	wait "$GUEST" || rc=$?
+	GUEST=""
+	sleep 0.5
+	kill -INT "$CAP"
+	wait "$CAP" || true
+	CAP=""
+	cat "$T/guest.out"
+	[ "$rc" -eq 0 ]
+	python3 "$VM/frames.py" compare "$T/want.pcap" "$T/got.pcap"
+	# The nic's counters agree: all received, the selected ones sent.
+	grep -q " rx-packets=$n " "$T/guest.out"
+	grep -q " tx-packets=$want " "$T/guest.out"
+	grep -q "drop-ring-full=0 drop-oversize=0 drop-kernel=0 drop-tx-error=0" "$T/guest.out"
+	grep -q "bus-master-after=0" "$T/guest.out"
+}
+
+@test "vm: pci: refuses absent, malformed and unsupported host devices untouched" {
+	run snb-nic pci:0000:99:1f.7
+	[ "$status" -eq 1 ]
+	assert_output_has "no PCI device 0000:99:1f.7"
+	run snb-nic pci:0000:00:04
+	[ "$status" -eq 2 ]
+	assert_output_has "bad PCI address '0000:00:04'"
+	run snb-nic pci:00:04.9
+	[ "$status" -eq 2 ]
+	# A host device that is no network device and no supported one; only
+	# its vendor and device files are read.
+	local d v id cls before found=""
+	for d in /sys/bus/pci/devices/*; do
+		[ -e "$d/vendor" ] || continue
+		cls=$(cat "$d/class")
+		v=$(cat "$d/vendor") id=$(cat "$d/device")
+		case "$cls" in 0x02*) continue ;; esac
+		case "$v:$id" in 0x8086:0x100e|0x8086:0x10d3|0x1af4:0x1000|0x1af4:0x1041) continue ;; esac
+		found=$d
+		break
+	done
+	[ -n "$found" ] || skip "no suitable PCI device on this host"
+	d=$found
+	before=$(ls -l "$d/" | grep driver || true)
+	run snb-nic "pci:${d##*/}"
+	[ "$status" -eq 1 ]
+	assert_output_has "is ${v#0x}:${id#0x}, which no snb-nic driver supports"
+	[ "$(ls -l "$d/" | grep driver || true)" = "$before" ]
+}
+
+@test "vm: pci: bad addresses in the guest; the device is left alone" {
+	{
+		guest_lib
+		cat <<'EOF'
+echo "absent: $(snb-nic pci:0000:00:1f.0 2>&1; echo status=$?)"
+echo "malformed: $(snb-nic pci:00:4.0 2>&1; echo status=$?)"
+before=$(od -An -tx1 -N64 /sys/bus/pci/devices/0000:00:01.0/config)
+echo "unsupported: $(snb-nic pci:00:01.0 2>&1; echo status=$?)"
+after=$(od -An -tx1 -N64 /sys/bus/pci/devices/0000:00:01.0/config)
+[ "$before" = "$after" ] && echo "config unchanged"
+snb-run 'nic pci:00:1f.0 | nic pci:00:1f.0' 2>&1; echo "graph status=$?"
+EOF
+	} > "$T/guest.sh"
+	run "$VM/run-guest" -t 300 "$T/guest.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "absent: snb-nic: pci:0000:00:1f.0: no PCI device 0000:00:1f.0"
+	assert_output_has "status=1"
+	assert_output_has "malformed: snb-nic: pci:00:4.0: bad PCI address '00:4.0'"
+	assert_output_has "unsupported: snb-nic: pci:00:01.0: PCI device 0000:00:01.0 is 8086:7000, which no snb-nic driver supports"
+	assert_output_has "config unchanged"
+	echo "$output" | grep -q "graph status=[1-9]"
+}
+
+@test "vm: e1000 (82540EM): nic | filter | nic, frames as tcpdump selects" {
+	forward 0000:00:04.0 e1000
+}
+
+@test "vm: e1000e (82574L): nic | filter | nic, frames as tcpdump selects" {
+	forward 0000:00:05.0 e1000e
+}
+
+@test "vm: virtio-net: nic | filter | nic, frames as tcpdump selects" {
+	[ -f "$BATS_TEST_DIRNAME/../drivers/nic/virtio.c" ] ||
+	    skip "drivers/nic/virtio.c is not written yet"
+	forward 0000:00:06.0 virtio
+}
+
+@test "vm: pci: SIGKILL of the driver still clears bus mastering" {
+	{
+		guest_lib
+		cat <<'EOF'
+a=0000:00:05.0
+snb-run -n g 'nic pci:00:05.0 | nic pci:00:05.0' 2>/tmp/err &
+pid=$!
+wait_open
+echo "master-open=$(master $a)"
+nic=$(stage_pid nic)
+kill -KILL "$nic"
+i=0
+while [ "$(master $a)" = 1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+echo "master-after-kill=$(master $a)"
+kill -INT $pid 2>/dev/null
+wait $pid
+sleep 0.5
+echo "drivers-left=$(pidof snb-nic | wc -w)"
+EOF
+	} > "$T/guest.sh"
+	run "$VM/run-guest" -t 300 "$T/guest.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "master-open=1"
+	assert_output_has "master-after-kill=0"
+	assert_output_has "drivers-left=0"
+}
