@@ -234,7 +234,8 @@ nic_init(int argc, char **argv)
 				ops = backends[i];
 		if (ops == NULL)
 			errx(2, "unknown back-end '%.*s' in '%s' (afpacket, "
-			    "xdp, tap, pci)", (int)(colon - spec), spec, spec);
+			    "xdp, tap), or pci:ADDR", (int)(colon - spec),
+			    spec, spec);
 		name = colon + 1;
 	} else {
 		auto_mode = 1;
