@@ -137,6 +137,7 @@ clean_exit() {
 	kill -INT "$RUN_PID"
 	wait "$RUN_PID" || true
 	RUN_PID=""
+	grep "^sink: " "$T/run.err" | sed 's/^/# /' >&3 || true
 	if grep -E "AddressSanitizer|LeakSanitizer|runtime error|exited with status|killed by" "$T/run.err"; then
 		return 1
 	fi
@@ -186,7 +187,7 @@ check_loop() {
 
 @test "snb-memif master, testpmd client: 1M packets each way, none lost (both sides' counters)" {
 	need_testpmd
-	start "source --count $N --seq --hold | m: memif $SOCK --master | s: sink --check-seq"
+	start "source --count $N --seq --hold | m: memif $SOCK --master | s: sink --check-seq --summary"
 	wait_sock
 	tp_start client
 	check_loop
@@ -199,7 +200,7 @@ check_loop() {
 	need_testpmd
 	ID=7 tp_start server
 	wait_sock
-	start "source --count $N --seq --hold | m: memif $SOCK --slave --id 7 | s: sink --check-seq"
+	start "source --count $N --seq --hold | m: memif $SOCK --slave --id 7 | s: sink --check-seq --summary"
 	check_loop
 	tp_quit
 	grep -q "we are slave, id 7" "$T/run.err"
@@ -232,6 +233,28 @@ check_loop() {
 	[ "$status" -eq 2 ]
 	run timeout 1 snb-memif "@$SOCK" --slave	# the same name, '@' form: runs
 	[ "$status" -eq 124 ]
+}
+
+@test "snb-memif idles asleep while connected; the peer's kicks wake it for a slow stream" {
+	need_testpmd
+	start "source --seq --rate 20 | m: memif $SOCK | s: sink --check-seq"
+	wait_sock
+	tp_start client
+	wait_ctr s packets 10
+	pid=$(snb-ps --json "$G" | jq '.graphs[0].stages[] | select(.label == "m") | .pid')
+	p0=$(ctr s packets)
+	t0=$(cpu_ticks "$pid")
+	sleep 3
+	t1=$(cpu_ticks "$pid")
+	p1=$(ctr s packets)
+	hz=$(getconf CLK_TCK)
+	echo "# snb-memif: $((t1 - t0)) ticks of $((3 * hz)) in 3 s; $((p1 - p0)) packets; kicks received $(ctr m kicks-received), sent $(ctr m kicks-sent)" >&3
+	[ $(( (t1 - t0) * 100 )) -lt $((5 * 3 * hz)) ]	# under 5 % of a CPU
+	[ $((p1 - p0)) -ge 30 ]		# ... while every packet still went round
+	[ "$(ctr s seq-errors)" -eq 0 ]
+	[ "$(ctr m kicks-received)" -gt 0 ]
+	tp_quit
+	clean_exit
 }
 
 @test "snb-memif master: testpmd killed and restarted mid-stream, the graph reconnects" {

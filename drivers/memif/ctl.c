@@ -619,8 +619,10 @@ control(uint64_t now)
 			master_accept();
 		else if (ev[i].data.fd == conn.fd)
 			ctl_read();
-		else
-			drain(ev[i].data.fd);
+		else {
+			drain(ev[i].data.fd);	/* a receive ring's kick */
+			(*cnt.kicks_received)++;
+		}
 	}
 	if (conn.state == C_SETUP && now > conn.deadline)
 		conn_down("Connection timed out", "set-up not finished in %llu "

@@ -556,6 +556,7 @@ memif_init(int argc, char **argv)
 	cnt.bad_messages = app_counter("bad-messages");
 	cnt.bad_descriptors = app_counter("bad-descriptors");
 	cnt.kicks = app_counter("kicks-sent");
+	cnt.kicks_received = app_counter("kicks-received");
 }
 
 static const struct port_desc ports[] = {

@@ -76,7 +76,7 @@ struct memif_counters {
 	uint64_t *rx_packets, *rx_bytes, *tx_packets, *tx_bytes;
 	uint64_t *drop_disconnected, *drop_oversize, *drop_no_output;
 	uint64_t *connects, *disconnects, *bad_messages, *bad_descriptors;
-	uint64_t *kicks;
+	uint64_t *kicks, *kicks_received;
 };
 extern struct memif_counters cnt;
 
