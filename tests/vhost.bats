@@ -227,6 +227,12 @@ EOF
 	echo "$(grep -c '0x0000' "$T/in.hex") frames in, $(grep -c '0x0000' "$T/out.hex") out"
 	[ -s "$T/in.hex" ]
 	cmp "$T/in.hex" "$T/out.hex"
+	# Every record, with its captured length (the hex misses empty ones).
+	tshark -r "$T/in.pcap" -T fields -e frame.cap_len > "$T/in.len" 2>/dev/null
+	tshark -r "$T/out.pcap" -T fields -e frame.cap_len > "$T/out.len" 2>/dev/null
+	echo "$(wc -l < "$T/in.len") records in, $(wc -l < "$T/out.len") out"
+	[ "$(wc -l < "$T/in.len")" -gt 1000 ]
+	cmp "$T/in.len" "$T/out.len"
 }
 
 @test "vhost: testpmd killed and restarted mid-stream, the graph reconnects" {
