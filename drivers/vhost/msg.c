@@ -176,11 +176,15 @@ map_vring(struct vu_dev *d, int i)
 	vq->desc = vu_uva(d, vq->desc_uva, 16 * n);
 	vq->avail = vu_uva(d, vq->avail_uva, 6 + 2 * n);
 	vq->used = vu_uva(d, vq->used_uva, 6 + 8 * n);
-	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL) {
+	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL ||
+	    ((uintptr_t)vq->desc & 15) || ((uintptr_t)vq->avail & 1) ||
+	    ((uintptr_t)vq->used & 3)) {
+		/* (A region at an odd file offset can misalign them here.) */
 		vq->desc = NULL;
 		vq->avail = NULL;
 		vq->used = NULL;
-		return fail(d, "queue %d: ring outside guest memory", i);
+		return fail(d, "queue %d: ring outside guest memory or "
+		    "misaligned", i);
 	}
 	vq->used_flags = 0xffff;	/* unknown: the next vq_want_kicks writes */
 	d->generation++;

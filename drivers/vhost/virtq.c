@@ -84,8 +84,8 @@ chain_start(struct vu_dev *d, struct vu_vring *vq, struct chain *c,
 	    (desc.flags & VRING_DESC_F_NEXT) || desc.len == 0 ||
 	    desc.len % sizeof(struct vring_desc) != 0 ||
 	    desc.len / sizeof(struct vring_desc) > VU_MAX_QUEUE_SIZE ||
-	    (desc.addr & 15) ||
-	    (c->tbl = (const void *)vu_gpa(d, desc.addr, desc.len)) == NULL)
+	    (c->tbl = (const void *)vu_gpa(d, desc.addr, desc.len)) == NULL ||
+	    ((uintptr_t)c->tbl & 15))
 		return -1;
 	c->tsize = desc.len / sizeof(struct vring_desc);
 	return chain_load(d, c, 0);
