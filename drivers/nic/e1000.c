@@ -271,8 +271,10 @@ link_up(struct e1000 *e)
 	wr(e, CTRL, c);
 }
 
+/* The receiver is enabled only when the graph takes what it receives:
+ * otherwise every frame would end as a missed packet. */
 static void
-rx_init(struct e1000 *e, int promisc)
+rx_init(struct e1000 *e, int enable, int promisc)
 {
 	uint32_t i, rctl;
 
@@ -292,7 +294,7 @@ rx_init(struct e1000 *e, int promisc)
 	wr(e, RDH, 0);
 	wr(e, RDT, 0);
 	wr(e, RDTR, 0);		/* no receive interrupt delay: we poll */
-	rctl = RCTL_EN | RCTL_BAM | RCTL_SECRC;
+	rctl = (enable ? RCTL_EN : 0) | RCTL_BAM | RCTL_SECRC;
 	if (promisc)
 		rctl |= RCTL_UPE | RCTL_MPE;
 	wr(e, RCTL, rctl);
@@ -373,7 +375,7 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 		goto fail;
 	}
 	link_up(e);
-	rx_init(e, nic->promisc);
+	rx_init(e, nic->rx, nic->promisc);
 	tx_init(e);
 	for (i = 0; i < NHWSTATS; i++) {
 		(void)rd(e, hwstats[i].reg);	/* clear what came before */
