@@ -10,7 +10,7 @@
 # from the sent set with the same expression, in order, byte for byte.
 #
 # The guest's programs are static builds of the normal build's sources
-# (build/vm/static), so the sanitizer pass skips these tests.  Needs root,
+# (build/vm/static), so the sanitizer pass skips them (not the host test).  Needs root,
 # qemu-system-x86_64, busybox-static, cpio, python3, tcpdump; the first run
 # downloads Debian's kernel package into build/vm/ (cached).
 load helpers
@@ -20,6 +20,14 @@ FILTER='(udp or icmp or arp) and not port 7'
 
 setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
+	T="$BATS_TEST_TMPDIR"
+	NS="snbV-$$-$BATS_TEST_NUMBER"
+	GUEST="" CAP=""
+}
+
+# A test that boots the guest starts with this.
+needs_guest() {
 	case "$SNB_BUILD" in
 	*asan*) skip "the guest runs static, non-sanitized builds (tested with build)" ;;
 	esac
@@ -33,10 +41,6 @@ setup() {
 		[ "${CI:-}" != true ] || { echo "CI: busybox-static is missing"; return 1; }
 		skip "busybox-static is not installed"
 	fi
-	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
-	T="$BATS_TEST_TMPDIR"
-	NS="snbV-$$-$BATS_TEST_NUMBER"
-	GUEST="" CAP=""
 }
 
 teardown() {
@@ -79,6 +83,7 @@ EOF
 # forward ADDR TAP: the frame test (see the top) for the device at ADDR.
 forward() {
 	local addr=$1 tap=$2 n want rc i
+	needs_guest
 	mkpcap "$T/all.pcap" --count 400
 	n=$(python3 "$VM/frames.py" select "$T/all.pcap" "$T/sent.pcap")
 	tcpdump -r "$T/sent.pcap" -w "$T/want.pcap" "$FILTER" 2>/dev/null
@@ -177,6 +182,7 @@ EOF
 }
 
 @test "vm: pci: bad addresses in the guest; the device is left alone" {
+	needs_guest
 	{
 		guest_lib
 		cat <<'EOF'
@@ -215,6 +221,7 @@ EOF
 }
 
 @test "vm: pci: SIGKILL of the driver still clears bus mastering" {
+	needs_guest
 	{
 		guest_lib
 		cat <<'EOF'
