@@ -468,14 +468,16 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	    len)) != 0 || (e = vq_setup(v, &v->tx, TXQ, mem + QREGION,
 	    v->mem.phys + QREGION, errbuf, len)) != 0)
 		goto fail;
-	/* Every receive buffer posted; every transmit buffer idle.  The
-	 * transmit headers stay zero: no offload, no GSO. */
-	for (i = 0; i < v->rx.size; i++) {
+	/* Every receive buffer posted, if the graph takes what arrives
+	 * (else the device keeps frames to itself: QEMU leaves them on
+	 * the tap); every transmit buffer idle.  The transmit headers
+	 * stay zero: no offload, no GSO. */
+	for (i = 0; nic->rx && i < v->rx.size; i++) {
 		v->rx.desc[i].len = BUF_SIZE;
 		v->rx.desc[i].flags = DESC_F_WRITE;
 		v->rx.avail->ring[i] = i;
 	}
-	v->rx.avail_idx = v->rx.size;
+	v->rx.avail_idx = nic->rx ? v->rx.size : 0;
 	for (i = 0; i < v->tx.size; i++)
 		v->tx.free[i] = (uint16_t)(v->tx.size - 1 - i);
 	v->tx.nfree = v->tx.size;
