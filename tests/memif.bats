@@ -19,7 +19,7 @@ setup() {
 	SOCK="$T/memif.sock"
 	G="memif$$-$BATS_TEST_NUMBER"
 	N=$((1000000 / SNB_TEST_SCALE))
-	TP_PIDS="" PREFIXES="" RUN_PID="" TPN=0
+	TP_PIDS="" PREFIXES="" RUN_PID="" TPN=0 B_PID=""
 }
 
 teardown() {
@@ -27,12 +27,12 @@ teardown() {
 	exec 7>&- 2>/dev/null || true
 	for p in $TP_PIDS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	for p in $PREFIXES; do rm -rf "/var/run/dpdk/$p"; done
-	if [ -n "$RUN_PID" ]; then
-		kill -INT "$RUN_PID" 2>/dev/null
-		for i in $(seq 50); do kill -0 "$RUN_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$RUN_PID" 2>/dev/null
-		wait "$RUN_PID" 2>/dev/null
-	fi
+	for p in $RUN_PID $B_PID; do
+		kill -INT "$p" 2>/dev/null
+		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
 	if [ -d "$SNB_RUN_DIR" ]; then
 		left=$(ls -A "$SNB_RUN_DIR")
 		rm -rf "$SNB_RUN_DIR"
@@ -300,6 +300,38 @@ check_loop() {
 	[ "$(grep -c "connected to DPDK" "$T/run.err")" -eq 2 ]
 	kill -0 "$RUN_PID"
 	clean_exit
+}
+
+@test "snb-memif to snb-memif: frames up to 9000 bytes in chained 512-byte buffers, both ways, byte for byte" {
+	N=$((20000 / SNB_TEST_SCALE))
+	# The slave echoes: one process, its "out" wired to its own "in".
+	snb-run -n "${G}b" "memif $SOCK --slave --buffer-size 512 | memif $SOCK" 2> "$T/b.err" 3>&- &
+	B_PID=$!
+	start "source --count $N --seq --size 60-9000 | t: tee | m: memif $SOCK --linger 1000 |
+	    pcap-write $T/back.pcap ; @t [c] | pcap-write $T/sent.pcap"
+	st=0
+	wait "$RUN_PID" || st=$?
+	RUN_PID=""
+	cat "$T/run.err" "$T/b.err"
+	[ "$st" -eq 0 ]
+	python3 - "$T/sent.pcap" "$T/back.pcap" "$N" <<'EOF'
+import struct, sys
+def records(path):
+    f = open(path, 'rb'); f.read(24); out = []
+    while True:
+        h = f.read(16)
+        if len(h) < 16: return out
+        incl, orig = struct.unpack('<II', h[8:16])
+        out.append((orig, f.read(incl)))
+a, b, n = records(sys.argv[1]), records(sys.argv[2]), int(sys.argv[3])
+print('sent', len(a), 'back', len(b), 'largest', max(o for o, _ in a))
+assert len(a) == n and a == b, 'the packets that came back differ'
+EOF
+	grep -q "stopping; disconnected" "$T/run.err"
+	grep -q "peer disconnected: Interface stopped" "$T/b.err"
+	if grep -E "AddressSanitizer|runtime error|exited with status" "$T/run.err" "$T/b.err"; then
+		return 1
+	fi
 }
 
 # The hostile peer: python3 speaking memif badly on purpose.

@@ -101,7 +101,7 @@ rx_ring(struct mring *r, uint64_t ts)
 {
 	struct ring *o = out && out->nrings ? &out->rings[0] : NULL;
 	uint32_t room = o ? ring_room(o, APP_BURST) : APP_BURST, n = 0;
-	uint16_t avail, s, e, limit;
+	uint16_t avail, s, e, x, limit;
 	uint32_t total, len, cap = o ? o->capacity : 0;
 	const unsigned char *src;
 	struct memif_desc d;
@@ -162,6 +162,15 @@ rx_ring(struct mring *r, uint64_t ts)
 			if (!(d.flags & MEMIF_DESC_FLAG_NEXT))
 				break;
 		}
+		/*
+		 * Master: clear the flags of the slots we consumed.  The slave
+		 * owns them, but DPDK's net_memif writes a packet's first
+		 * descriptor without resetting its flags, so a NEXT left from
+		 * an earlier chain in that slot would glue two packets.
+		 */
+		if (master)
+			for (x = s; x != (uint16_t)(e + 1); x++)
+				r_desc(r, x)->flags = 0;
 		avail -= (uint16_t)(e + 1 - s);
 		s = (uint16_t)(e + 1);
 		if (o == NULL)
