@@ -206,6 +206,41 @@ EOF
 	echo "$output" | grep -q "graph status=[1-9]"
 }
 
+@test "vm: pci: a device whose kernel interface is up is refused; down, it is taken" {
+	needs_guest
+	{
+		guest_lib
+		cat <<'EOF'
+for m in $(cat /modules/order); do insmod /modules/$m.ko; done
+a=0000:00:05.0
+if=$(ls /sys/bus/pci/devices/$a/net/)
+echo "kernel-driver=$(basename "$(readlink /sys/bus/pci/devices/$a/driver)")"
+ip link set "$if" up
+echo "up: $(timeout 60 snb-run 'nic pci:00:05.0 | nic pci:00:05.0' 2>&1; echo status=$?)"
+echo "driver-while-up=$(basename "$(readlink /sys/bus/pci/devices/$a/driver)")"
+ip link set "$if" down
+snb-run -n g 'nic pci:00:05.0 | nic pci:00:05.0' 2>/tmp/err &
+pid=$!
+wait_open
+echo "driver-after=$(readlink /sys/bus/pci/devices/$a/driver || echo none)"
+echo "master-open=$(master $a)"
+kill -INT $pid
+wait $pid
+echo "stopped=$?"
+EOF
+	} > "$T/guest.sh"
+	run "$VM/run-guest" -t 300 "$T/guest.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "kernel-driver=e1000e"
+	assert_output_has "PCI 0000:00:05.0 is interface eth"
+	assert_output_has "which is up: set it down first"
+	echo "$output" | grep -q "^status=[1-9]"
+	assert_output_has "driver-while-up=e1000e"
+	assert_output_has "driver-after=none"
+	assert_output_has "master-open=1"
+}
+
 @test "vm: e1000 (82540EM): nic | filter | nic, frames as tcpdump selects" {
 	forward 0000:00:04.0 e1000
 }

@@ -286,11 +286,12 @@ open_device(void)
 	nic.tx = in != NULL && in->nrings > 0;
 	nic.promisc = promisc;
 	if (pci) {
-		/* Counters first: the driver adds its device counters. */
-		make_counters();
+		/* The driver's own dev-* counters come first; ours, as for
+		 * the other back-ends, once the device is open. */
 		if ((e = ops->open(&nic, errbuf, sizeof(errbuf))) != 0)
 			errx(1, "%s: %s%s", nic.spec, errbuf, e == EPERM ||
 			    e == EACCES ? " (needs root)" : "");
+		make_counters();
 		nic.down = !ops->link(&nic);
 		opened = 1;
 		last_check = app_now_ns();

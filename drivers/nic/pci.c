@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -123,6 +124,51 @@ pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 	return 0;
 }
 
+/*
+ * A device whose kernel interface is up is in use (it may carry this
+ * host's own traffic): refuse it rather than cut the host off.  The
+ * interface is DEV/net/IF, or DEV/virtioN/net/IF for virtio; its "flags"
+ * file holds the IFF_ flags in hex, IFF_UP being bit 0.
+ */
+static int
+in_use(struct pci_dev *d, char *errbuf, size_t len)
+{
+	static const char *pats[] = { "%s/%s/net/*/flags",
+	    "%s/%s/virtio*/net/*/flags" };
+	char pat[PATH_MAX], buf[32], *ifname, *slash;
+	glob_t g;
+	size_t i, k;
+	ssize_t n;
+	int fd, busy = 0;
+
+	for (k = 0; k < 2 && !busy; k++) {
+		snprintf(pat, sizeof(pat), pats[k], SYSFS, d->addr);
+		if (glob(pat, 0, NULL, &g) != 0)
+			continue;
+		for (i = 0; i < g.gl_pathc && !busy; i++) {
+			if ((fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC))
+			    == -1)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			if (!(strtoul(buf, NULL, 16) & 1))
+				continue;
+			busy = 1;
+			*strrchr(g.gl_pathv[i], '/') = '\0';
+			slash = strrchr(g.gl_pathv[i], '/');
+			ifname = slash ? slash + 1 : g.gl_pathv[i];
+			snprintf(errbuf, len, "PCI %s is interface %s, which is "
+			    "up: set it down first if it may be taken from "
+			    "the kernel", d->addr, ifname);
+		}
+		globfree(&g);
+	}
+	return busy ? EBUSY : 0;
+}
+
 /* Unbind the kernel driver, if one is bound; 0 or an errno. */
 static int
 unbind(struct pci_dev *d, char *errbuf, size_t len)
@@ -219,7 +265,8 @@ pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 
 	if ((e = pci_probe(d, addr, errbuf, len)) != 0)
 		return e;
-	if ((e = unbind(d, errbuf, len)) != 0)
+	if ((e = in_use(d, errbuf, len)) != 0 ||
+	    (e = unbind(d, errbuf, len)) != 0)
 		return e;
 	snprintf(path, sizeof(path), SYSFS "/%s/config", d->addr);
 	if ((d->config_fd = open(path, O_RDWR | O_CLOEXEC)) == -1)
