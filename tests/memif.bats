@@ -90,7 +90,7 @@ tp_start() {
 	rm -f "$T/tp.fifo"
 	mkfifo "$T/tp.fifo"
 	stdbuf -oL dpdk-testpmd -l 0,1 --no-huge -m 256 --no-pci --file-prefix="$TP_PREFIX" \
-	    --vdev="net_memif0,role=$1,socket=$SOCK,socket-abstract=no,id=${ID:-0}" \
+	    --vdev="net_memif0,role=$1,socket=$SOCK,socket-abstract=no,id=${ID:-0}${BSIZE:+,bsize=$BSIZE}" \
 	    -- -i --forward-mode=io --total-num-mbufs=32768 --no-flush-rx \
 	    < "$T/tp.fifo" > "$TP_OUT" 2>&1 3>&- &
 	TP_PID=$!
@@ -204,6 +204,17 @@ check_loop() {
 	check_loop
 	tp_quit
 	grep -q "we are slave, id 7" "$T/run.err"
+	clean_exit
+}
+
+@test "snb-memif master, testpmd client: frames up to 9000 bytes in 10240-byte buffers, none lost" {
+	need_testpmd
+	N=$((20000 / SNB_TEST_SCALE))
+	start "source --count $N --seq --size 60-9000 --hold | m: memif $SOCK | s: sink --check-seq --summary"
+	wait_sock
+	BSIZE=10240 tp_start client
+	check_loop
+	tp_quit
 	clean_exit
 }
 
