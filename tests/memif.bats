@@ -90,7 +90,7 @@ tp_start() {
 	rm -f "$T/tp.fifo"
 	mkfifo "$T/tp.fifo"
 	stdbuf -oL dpdk-testpmd -l 0,1 --no-huge -m 256 --no-pci --file-prefix="$TP_PREFIX" \
-	    --vdev="net_memif0,role=$1,socket=$SOCK,socket-abstract=no,id=${ID:-0}${BSIZE:+,bsize=$BSIZE}" \
+	    --vdev="net_memif0,role=$1,socket=$SOCK,socket-abstract=no,id=${ID:-0}${BSIZE:+,bsize=$BSIZE}${SECRET:+,secret=$SECRET}" \
 	    -- -i --forward-mode=io --total-num-mbufs=32768 --no-flush-rx \
 	    < "$T/tp.fifo" > "$TP_OUT" 2>&1 3>&- &
 	TP_PID=$!
@@ -196,11 +196,11 @@ check_loop() {
 	clean_exit
 }
 
-@test "snb-memif slave, testpmd server: 1M packets each way, none lost (both sides' counters)" {
+@test "snb-memif slave, testpmd server: 1M packets each way, none lost (both sides' counters), with a secret" {
 	need_testpmd
-	ID=7 tp_start server
+	ID=7 SECRET=opensesame tp_start server
 	wait_sock
-	start "source --count $N --seq --hold | m: memif $SOCK --slave --id 7 | s: sink --check-seq --summary"
+	start "source --count $N --seq --hold | m: memif $SOCK --slave --id 7 --secret opensesame | s: sink --check-seq --summary"
 	check_loop
 	tp_quit
 	grep -q "we are slave, id 7" "$T/run.err"
@@ -214,6 +214,22 @@ check_loop() {
 	wait_sock
 	BSIZE=10240 tp_start client
 	check_loop
+	tp_quit
+	clean_exit
+}
+
+@test "snb-memif master with a secret: testpmd with the wrong one is refused, with the right one connects" {
+	need_testpmd
+	start "source --count 1000 --seq --hold | m: memif $SOCK --secret opensesame | s: sink --check-seq"
+	wait_sock
+	SECRET=open tp_start client
+	wait_ctr m bad-messages 1 100
+	tp_quit
+	grep -q "bad message from peer: Incorrect secret" "$T/run.err"
+	[ "$(ctr m connects)" -eq 0 ]
+	SECRET=opensesame tp_start client
+	wait_ctr s packets 1000
+	[ "$(ctr m connects)" -eq 1 ]
 	tp_quit
 	clean_exit
 }
@@ -416,8 +432,13 @@ elif mode == 'ring-outside':
     socket.send_fds(s, [ring(1, 0, 0, 4000, 10)], [efd]); s.recv(256)
     socket.send_fds(s, [ring(0, 0, 0, 0, 2)], [efd]); s.recv(256)
     s.send(msg(6, b'x'.ljust(32, b'\0')))
-elif mode == 'bad-desc':
-    # A correct set-up, then a descriptor pointing past the region.
+elif mode == 'unsealable':
+    mfd = os.memfd_create('hostile')	# without MFD_ALLOW_SEALING
+    os.ftruncate(mfd, 4096)
+    s.send(init()); s.recv(256)
+    socket.send_fds(s, [region(0, 4096)], [mfd])
+elif mode in ('bad-desc', 'bad-index', 'shrink'):
+    # A correct set-up (16-slot rings, 2048-byte buffers), then mischief.
     n, l2 = 16, 4
     rb = 128 + 16 * n
     size = 2 * rb + 2 * n * 2048
@@ -432,8 +453,18 @@ elif mode == 'bad-desc':
     s.send(msg(6, b'x'.ljust(32, b'\0')))
     if struct.unpack_from('<H', s.recv(256))[0] != 7:
         print('no CONNECTED'); sys.exit(1)
-    struct.pack_into('<HHIII', mem, 128, 0, 0, 64, size - 10, 0)
-    struct.pack_into('<H', mem, 6, 1)	# head: one packet
+    if mode == 'bad-desc':	# a buffer past the end of the region
+        struct.pack_into('<HHIII', mem, 128, 0, 0, 64, size - 10, 0)
+        struct.pack_into('<H', mem, 6, 1)	# head: one packet
+    elif mode == 'bad-index':	# more packets than the ring holds
+        struct.pack_into('<H', mem, 6, 2000)
+    else:
+        try:
+            os.ftruncate(mfd, 0)
+            print('shrink allowed')
+        except PermissionError:
+            print('shrink refused')
+        sys.exit(0)
     os.eventfd_write(efd, 1)
 elif mode == 'silent':
     pass
@@ -453,10 +484,22 @@ EOF
 		bad=$((bad + 1))
 		wait_ctr m bad-messages "$bad" 50
 	done
+	run peer unsealable "$SOCK"
+	echo "unsealable: $output"
+	assert_output_has "reason: region 0: cannot be sealed against shrinking"
+	bad=$((bad + 1))
+	wait_ctr m bad-messages "$bad" 50
+	run peer shrink "$SOCK"		# the region we mapped is sealed
+	echo "shrink: $output"
+	[ "$output" = "shrink refused" ]
 	run peer bad-desc "$SOCK"
 	echo "bad-desc: $output"
 	assert_output_has "reason: descriptor 0: region 0 offset"
 	wait_ctr m bad-descriptors 1 50
+	run peer bad-index "$SOCK"
+	echo "bad-index: $output"
+	assert_output_has "reason: ring index moved 2000 slots, at most 16"
+	wait_ctr m bad-descriptors 2 50
 	run peer silent "$SOCK"		# says nothing: timed out after 3 s
 	assert_output_has "reason: Connection timed out"
 	cat "$T/run.err"
@@ -465,7 +508,7 @@ EOF
 	grep -q "bad ring from peer: descriptor 0" "$T/run.err"
 	# Still serving: a real peer connects and packets flow to the sink.
 	tp_start client
-	wait_ctr m connects 2
+	wait_ctr m connects 4
 	kill -0 "$RUN_PID"
 	tp_quit
 	clean_exit
