@@ -52,6 +52,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 /* PCI configuration space. */
 #define PCI_COMMAND	0x04
+#define PCI_CMD_MASTER	0x0004
 #define PCI_CMD_INTX_OFF 0x0400
 #define PCI_STATUS	0x06
 #define PCI_STATUS_CAPS	0x0010	/* capability list present */
@@ -445,9 +446,11 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	}
 	v->pci_open = 1;
 	/* We poll; an interrupt nobody handles would only bother the
-	 * kernel, which may then turn the shared line off. */
+	 * kernel, which may then turn the shared line off.  No DMA until
+	 * the device is reset: one left running by a killed process
+	 * still holds that process's buffers, freed since. */
 	if (pci_config_read(&v->pci, PCI_COMMAND, &cmd, 2) == -1 ||
-	    (cmd |= PCI_CMD_INTX_OFF,
+	    (cmd = (cmd | PCI_CMD_INTX_OFF) & ~PCI_CMD_MASTER,
 	    pci_config_write(&v->pci, PCI_COMMAND, &cmd, 2)) == -1) {
 		e = nic_fail(errbuf, len, errno, "%s: command register",
 		    v->pci.addr);
@@ -456,6 +459,11 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	if ((e = find_caps(v, errbuf, len)) != 0 ||
 	    (e = negotiate(v, errbuf, len)) != 0)
 		goto fail;
+	if (pci_bus_master(&v->pci, 1) == -1) {
+		e = nic_fail(errbuf, len, errno, "%s: bus mastering",
+		    v->pci.addr);
+		goto fail;
+	}
 	if (rd16(v->common, CC_NUMQ) < 2) {
 		e = nic_fail(errbuf, len, ENODEV, "%s: fewer than 2 queues",
 		    v->pci.addr);
