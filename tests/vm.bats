@@ -255,6 +255,80 @@ EOF
 	forward 0000:00:06.0 virtio
 }
 
+# wait_console PATTERN: until the guest's console has a line matching it.
+wait_console() {
+	local i
+	for i in $(seq 1200); do
+		grep -aq "$1" "$T/console.log" 2>/dev/null && return 0
+		kill -0 "$GUEST" 2>/dev/null || break
+		sleep 0.25
+	done
+	echo "no '$1' on the console:"; tail -20 "$T/console.log"
+	return 1
+}
+
+# monitor COMMAND: one command to the guest's QEMU monitor.
+monitor() {
+	python3 - "$T/mon" "$1" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+time.sleep(0.2)
+s.sendall(sys.argv[2].encode() + b"\n")
+time.sleep(0.5)
+s.close()
+EOF
+}
+
+@test "vm: e1000: the device's link going down pauses sending (counted), up resumes" {
+	needs_guest
+	{
+		guest_lib
+		cat <<'EOF'
+snb-run -n g 'source --rate 2000 | nic pci:00:04.0' 2>/tmp/err &
+pid=$!
+wait_open
+echo SNB-READY
+i=0
+until [ "$(ctr link-down)" = 1 ]; do
+	sleep 0.2; i=$((i + 1)); [ $i -lt 300 ] || break
+done
+sleep 0.5
+d1=$(ctr drop-link-down) t1=$(ctr tx-packets)
+sleep 1
+d2=$(ctr drop-link-down) t2=$(ctr tx-packets)
+echo "while-down: link-down=$(ctr link-down) dropped=$((d2 - d1)) sent=$((t2 - t1))"
+echo SNB-DOWN-DONE
+i=0
+until [ "$(ctr tx-packets)" -gt "$t2" ]; do
+	sleep 0.2; i=$((i + 1)); [ $i -lt 300 ] || break
+done
+sleep 0.5
+d3=$(ctr drop-link-down) t3=$(ctr tx-packets)
+sleep 1
+d4=$(ctr drop-link-down) t4=$(ctr tx-packets)
+echo "after-up: dropped=$((d4 - d3)) sent=$((t4 - t3))"
+kill -INT $pid
+wait $pid
+cat /tmp/err
+EOF
+	} > "$T/guest.sh"
+	"$VM/run-guest" -M "$T/mon" -t 300 "$T/guest.sh" "$T/console.log" \
+	    > "$T/guest.out" 2>&1 &
+	GUEST=$!
+	wait_console SNB-READY
+	monitor "set_link n4 off"
+	wait_console SNB-DOWN-DONE
+	monitor "set_link n4 on"
+	wait "$GUEST"
+	GUEST=""
+	cat "$T/guest.out"
+	grep -q "while-down: link-down=1 dropped=[1-9][0-9]* sent=0$" "$T/guest.out"
+	grep -q "after-up: dropped=0 sent=[1-9]" "$T/guest.out"
+	grep -q "link down; pausing" "$T/guest.out"
+	grep -q "link up" "$T/guest.out"
+}
+
 @test "vm: pci: SIGKILL of the driver still clears bus mastering" {
 	needs_guest
 	{
