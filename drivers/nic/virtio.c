@@ -10,13 +10,12 @@
  * VIRTIO_F_VERSION_1 (legacy only) is refused.
  *
  * Features: VIRTIO_F_VERSION_1, VIRTIO_NET_F_MAC and VIRTIO_NET_F_STATUS
- * (the link state), nothing else.  Without
- * checksum or segmentation offloads every frame crosses complete, as the
- * graph made it or as a wire would carry it; without mergeable receive
- * buffers every receive buffer holds one whole frame; without event index
- * the plain flags suppress notifications.  We poll: the device is told
- * never to interrupt (VIRTQ_AVAIL_F_NO_INTERRUPT, and INTx off in the
- * command register).
+ * (the link state), nothing else.  Without checksum or segmentation
+ * offloads every frame crosses complete, as the graph made it or as a wire
+ * would carry it; without mergeable receive buffers every receive buffer
+ * holds one whole frame; without event index the plain flags suppress
+ * notifications.  We poll: the device is told never to interrupt
+ * (VIRTQ_AVAIL_F_NO_INTERRUPT, and INTx off in the command register).
  *
  * Queues: receive queue 0 and transmit queue 1, split virtqueues of at
  * most MAX_QSIZE entries.  Descriptor i of a queue always points at buffer
