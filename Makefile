@@ -127,7 +127,8 @@ demo: deps
 	@sh examples/demo.sh build
 
 # libFuzzer targets (clang): the lwAFTR's config parser and its data path,
-# snb-vhost's vhost-user messages and virtqueues, snb-memif's control messages.
+# snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and
+# rings.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -148,9 +149,9 @@ fuzz:
 	    fuzz/corpus/vhost
 	@mkdir -p build/fuzz-memif-corpus
 	clang $(FUZZ_CFLAGS) -Idrivers/memif fuzz/memif_msg_fuzz.c \
-	    -o build/fuzz_memif
-	build/fuzz_memif -max_total_time=$(FUZZ_SECONDS) build/fuzz-memif-corpus \
-	    fuzz/corpus/memif
+	    drivers/memif/ctl.c libring/*.c -lpcap -lbsd -o build/fuzz_memif
+	build/fuzz_memif -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 \
+	    build/fuzz-memif-corpus fuzz/corpus/memif
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7

@@ -2,28 +2,188 @@
  * memif_msg_fuzz: libFuzzer target for snb-memif's control-message decoder
  * and the handshake bookkeeping of both roles (drivers/memif/msg.c).
  *
- * Build and run (from the repository root; `make fuzz` does this):
+ * Build and run (from the repository root; `make fuzz` does this; the
+ * data path prints one line per violation, hence -close_fd_mask=2):
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring -Idrivers/memif \
- *	    fuzz/memif_msg_fuzz.c -o build/fuzz_memif
+ *	    fuzz/memif_msg_fuzz.c drivers/memif/ctl.c libring/[a-z]*.c \
+ *	    -lpcap -lbsd -o build/fuzz_memif
  *	mkdir -p build/fuzz-memif-corpus
- *	build/fuzz_memif -max_total_time=600 build/fuzz-memif-corpus \
- *	    fuzz/corpus/memif
+ *	build/fuzz_memif -max_total_time=600 -close_fd_mask=2 \
+ *	    build/fuzz-memif-corpus fuzz/corpus/memif
  *
- * Input: one byte of set-up (bit 0: play master, else slave; bits 1-7: the
- * interface id the master expects), then records of one length byte and
- * that many bytes, each one message as it would come off the socket.
- * Beyond "no crash": a decoded message encodes and decodes to itself; a
- * master that reaches CONNECT holds only rings inside announced regions,
- * numbered without gaps; a slave's ring size never exceeds what it asked
- * for or what HELLO allowed.
+ * Control messages: one byte of set-up (bit 0: play master, else slave;
+ * bits 1-7: the interface id the master expects), then records of one
+ * length byte and that many bytes, each one message as it would come off
+ * the socket.  Beyond "no crash": a decoded message encodes and decodes to
+ * itself; a master that reaches CONNECT holds only rings inside announced
+ * regions, numbered without gaps; a slave's ring size never exceeds what
+ * it asked for or what HELLO allowed.
+ *
+ * The data path, when the first byte is 0xf0 or more: snb-memif's own
+ * rx_ring() and tx_ring() (memif.c is included) run against a ring and
+ * buffers whose every byte the input writes, as a hostile peer would, in
+ * either role, for a few rounds.  Nothing may be read or written outside
+ * the region (ASan sees the mapping's edges: it is placed between guard
+ * pages), and every packet handed to the graph fits its slot.
  */
+#include <sys/mman.h>
+
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../drivers/memif/msg.c"
+#define main snb_memif_main
+#include "../drivers/memif/memif.c"
+#undef main
+
+static struct ring outp, outc, inp, inc;	/* producer/consumer views */
+static struct port out_port;
+static uint64_t counters[16];
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char dir[] = "/tmp/memif-fuzz-XXXXXX", path[64], e[256];
+	uint64_t **c = (uint64_t **)&cnt;
+	unsigned i;
+
+	if (mkdtemp(dir) == NULL)
+		abort();
+	snprintf(path, sizeof(path), "%s/out", dir);
+	if (ring_create(path, 64, 9216, 0) || ring_attach(&outp, path,
+	    RING_PRODUCER, e, sizeof(e)) || ring_attach(&outc, path,
+	    RING_CONSUMER, e, sizeof(e)))
+		abort();
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/in", dir);
+	if (ring_create(path, 64, 9216, 0) || ring_attach(&inp, path,
+	    RING_PRODUCER, e, sizeof(e)) || ring_attach(&inc, path,
+	    RING_CONSUMER, e, sizeof(e)))
+		abort();
+	unlink(path);
+	rmdir(dir);
+	snprintf(out_port.name, sizeof(out_port.name), "out");
+	out_port.flags = PORT_OUT;
+	out_port.nrings = 1;
+	out_port.rings = &outp;
+	out = &out_port;
+	bound = 1;
+	for (i = 0; i < sizeof(cnt) / sizeof(*c); i++)
+		c[i] = &counters[i];
+	epfd = -1;
+	return 0;
+}
+
+/* Read the next input byte, or 0 past the end. */
+static uint8_t
+take(const uint8_t **d, size_t *n)
+{
+	uint8_t v = 0;
+
+	if (*n) {
+		v = **d;
+		(*d)++, (*n)--;
+	}
+	return v;
+}
+
+static void
+fuzz_rings(const uint8_t *data, size_t size)
+{
+	size_t page = 4096, len, i;
+	unsigned char *guard, *mem;
+	unsigned log2, round;
+	uint32_t nslots, rb;
+	struct packet *p;
+	uint32_t k;
+
+	master = take(&data, &size) & 1;
+	log2 = 1 + take(&data, &size) % 6;
+	nslots = 1U << log2;
+	bufsize = 64 * (1 + take(&data, &size) % 4);
+	rb = (uint32_t)((memif_ring_bytes(log2) + 63) & ~63ULL);
+	len = (2 * rb + 2ULL * nslots * bufsize + page - 1) & ~(page - 1);
+	/* The region between two PROT_NONE pages: a stray access faults. */
+	guard = mmap(NULL, len + 2 * page, PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED)
+		abort();
+	mem = guard + page;
+	if (mprotect(mem, len, PROT_READ | PROT_WRITE) == -1)
+		abort();
+	for (i = 0; i < len && size; i++)
+		mem[i] = take(&data, &size);
+	memset(&conn, 0, sizeof(conn));
+	conn.fd = -1;
+	conn.state = C_UP;
+	conn.nregions = 1;
+	conn.reg[0].addr = mem;	/* conn_down() may unmap it: harmless */
+	conn.reg[0].size = len;
+	conn.reg[0].fd = -1;
+	conn.nrx = conn.ntx = 0;	/* so conn_down() closes nothing */
+	for (i = 0; i < MEMIF_MAX_RINGS; i++)
+		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd =
+		    conn.tx[i].efd = -1;
+	/* As master we receive on the s2m ring (first), as slave on m2s. */
+	conn.rx[0].base = mem + (master ? 0 : rb);
+	conn.tx[0].base = mem + (master ? rb : 0);
+	conn.rx[0].size = conn.tx[0].size = nslots;
+	conn.rx[0].mask = conn.tx[0].mask = (uint16_t)(nslots - 1);
+	conn.rx[0].buf0 = 2 * rb;
+	conn.tx[0].buf0 = 2 * rb + nslots * bufsize;
+	conn.rx[0].last = conn.tx[0].last = take(&data, &size);
+	conn.rx[0].posted = (uint16_t)(conn.rx[0].last + nslots);
+	for (round = 0; round < 4 && conn.state == C_UP; round++) {
+		/* The peer moves its indexes and rewrites a descriptor. */
+		uint16_t v = (uint16_t)(take(&data, &size) |
+		    take(&data, &size) << 8);
+		if (master)
+			atomic_store(r_head(&conn.rx[0]), v);
+		else
+			atomic_store(r_tail(&conn.rx[0]), v);
+		v = (uint16_t)(take(&data, &size) | take(&data, &size) << 8);
+		if (master)
+			atomic_store(r_head(&conn.tx[0]), v);
+		else
+			atomic_store(r_tail(&conn.tx[0]), v);
+		for (i = 0; i < 16 && size; i++)
+			((unsigned char *)r_desc(&conn.rx[0],
+			    (uint16_t)(round * 4)))[i] = take(&data, &size);
+		if (rx_ring(&conn.rx[0], 0) >= 0) {
+			/* Packets from the input ring: sizes from the input. */
+			k = take(&data, &size) % 8;
+			if (ring_room(&inp, k) < k)
+				k = 0;
+			for (i = 0; i < k; i++) {
+				p = ring_slot(&inp, (uint32_t)i);
+				p->len = (uint16_t)(take(&data, &size) * 36);
+				memset(p->data, (int)i, p->len);
+			}
+			ring_commit(&inp, k);
+			k = ring_avail(&inc, 8);
+			int t = tx_ring(&conn.tx[0], &inc, k);
+			if (t > 0)
+				ring_release(&inc, (uint32_t)t);
+		}
+		/* What reached the graph fits its slots. */
+		k = ring_avail(&outc, 64);
+		for (i = 0; i < k; i++)
+			if (ring_peek(&outc, (uint32_t)i)->len > outc.capacity)
+				abort();
+		ring_release(&outc, k);
+	}
+	/* Leave the input ring empty for the next run. */
+	k = ring_avail(&inc, 64);
+	ring_release(&inc, k);
+	conn.state = C_DOWN;
+	conn.nregions = 0;
+	munmap(guard, len + 2 * page);
+}
 
 static void
 same(const struct memif_msg *a, const struct memif_msg *b)
@@ -105,6 +265,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	if (data[0] >= 0xf0) {
+		fuzz_rings(data + 1, size - 1);
+		return 0;
+	}
 	is_master = data[0] & 1;
 	memif_session_init(&s, data[0] >> 1, (data[0] & 0x80) ? "sesame" :
 	    NULL);

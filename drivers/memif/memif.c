@@ -102,7 +102,8 @@ rx_ring(struct mring *r, uint64_t ts)
 	struct ring *o = out && out->nrings ? &out->rings[0] : NULL;
 	uint32_t room = o ? ring_room(o, APP_BURST) : APP_BURST, n = 0;
 	uint16_t avail, s, e, x, limit;
-	uint32_t total, len, cap = o ? o->capacity : 0;
+	uint64_t total;		/* 64 bits: peer lengths must not wrap it */
+	uint32_t len, cap = o ? o->capacity : 0;
 	const unsigned char *src;
 	struct memif_desc d;
 	struct packet *p;
