@@ -2,9 +2,12 @@
 """Host side of the guest tests (tests/vm.bats): frames into a tap, and
 the comparison of what came back with what libpcap selects.
 
-  frames.py select IN.pcap OUT.pcap   keep the records a tap can carry
+  frames.py select IN.pcap OUT.pcap [MAC]
+                                      keep the records a tap can carry
                                       whole: not truncated, 60..1514 bytes
-                                      (shorter ones come back padded)
+                                      (shorter ones come back padded);
+                                      with MAC, every third one kept is
+                                      addressed to MAC
   frames.py send IFACE FILE.pcap      send every record on IFACE (AF_PACKET)
   frames.py compare WANT.pcap GOT.pcap
                                       same frames, same order, same bytes?
@@ -36,13 +39,15 @@ def records(path):
             yield hdr, rh, f.read(caplen), wirelen
 
 
-def select(src, dst):
+def select(src, dst, mac=None):
     n = 0
     with open(dst, 'wb') as out:
         for hdr, rh, data, wirelen in records(src):
             if n == 0 and out.tell() == 0:
                 out.write(hdr)
             if len(data) == wirelen and 60 <= wirelen <= 1514:
+                if mac and n % 3 == 0:
+                    data = bytes.fromhex(mac.replace(':', '')) + data[6:]
                 out.write(rh + data)
                 n += 1
         if out.tell() == 0:
@@ -81,8 +86,8 @@ def compare(want_path, got_path):
 
 def main():
     a = sys.argv[1:]
-    if len(a) == 3 and a[0] == 'select':
-        select(a[1], a[2])
+    if len(a) in (3, 4) and a[0] == 'select':
+        select(a[1], a[2], a[3] if len(a) == 4 else None)
     elif len(a) == 3 and a[0] == 'send':
         send(a[1], a[2])
     elif len(a) == 3 and a[0] == 'compare':
