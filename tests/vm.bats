@@ -373,3 +373,40 @@ EOF
 	assert_output_has "master-after-kill=0"
 	assert_output_has "drivers-left=0"
 }
+
+@test "vm: pci: one driver per device; restarted after SIGKILL, it takes the device again" {
+	needs_guest
+	{
+		guest_lib
+		cat <<'EOF'
+a=0000:00:05.0
+snb-run -n g --restart=on-failure 'nic pci:00:05.0 | nic pci:00:05.0' 2>/tmp/err &
+pid=$!
+wait_open
+nic=$(stage_pid nic)
+timeout 60 snb-run -n h 'nic pci:00:05.0 | nic pci:00:05.0' 2>&1
+echo "second=$?"
+kill -KILL "$nic"
+i=0
+until n2=$(stage_pid nic); [ -n "$n2" ] && [ "$n2" != "$nic" ] &&
+    [ "$(master $a)" = 1 ]; do
+	sleep 0.2; i=$((i + 1)); [ $i -lt 150 ] || break
+done
+sleep 1
+echo "restarted=$([ "$n2" != "$nic" ] && echo yes) master=$(master $a)"
+kill -INT $pid
+wait $pid
+echo "master-after-stop=$(master $a)"
+sleep 0.5
+echo "drivers-left=$(pidof snb-nic | wc -w)"
+EOF
+	} > "$T/guest.sh"
+	run "$VM/run-guest" -t 300 "$T/guest.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "PCI 0000:00:05.0 is in use by another snb-nic"
+	echo "$output" | grep -q "^second=[1-9]"
+	assert_output_has "restarted=yes master=1"
+	assert_output_has "master-after-stop=0"
+	assert_output_has "drivers-left=0"
+}

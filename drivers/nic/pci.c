@@ -12,8 +12,16 @@
  * else.  It leaves our process group (setsid) and ignores the usual
  * signals, so a Ctrl-C or a launcher stopping the graph does not take it
  * first.  This needs nothing from snb-run and also covers snb-nic run alone.
+ *
+ * One driver at a time: pci_open() takes an exclusive flock() on the
+ * device's sysfs config file.  The watcher shares that open file, so the
+ * lock is free only once both are gone, the device stopped: a second
+ * snb-nic on the same device is refused, and one restarted after a crash
+ * waits (briefly) until the old watcher has cleared bus mastering, which
+ * would otherwise stop the new driver's DMA.
  */
 #define _GNU_SOURCE		/* pipe2 */
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,6 +49,7 @@
 #define CMD_MASTER	0x0004
 #define CMD_SERR	0x0100
 #define CMD_INTX_OFF	0x0400	/* we poll: the device must not raise INTx */
+#define LOCK_WAIT_MS	2000	/* for a predecessor's watcher to finish */
 
 /*
  * "0000:00:04.0" or "00:04.0" into the canonical long form; 0 or -1.
@@ -260,18 +269,28 @@ int
 pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 {
 	char path[PATH_MAX];
-	int e, p[2];
+	int e, i, p[2];
 	sigset_t all, old;
 
 	if ((e = pci_probe(d, addr, errbuf, len)) != 0)
 		return e;
-	if ((e = in_use(d, errbuf, len)) != 0 ||
-	    (e = unbind(d, errbuf, len)) != 0)
+	if ((e = in_use(d, errbuf, len)) != 0)
 		return e;
 	snprintf(path, sizeof(path), SYSFS "/%s/config", d->addr);
 	if ((d->config_fd = open(path, O_RDWR | O_CLOEXEC)) == -1)
 		return nic_fail(errbuf, len, errno, "PCI %s: %s", d->addr,
 		    path);
+	for (i = 0; flock(d->config_fd, LOCK_EX | LOCK_NB) == -1; i++) {
+		if (errno != EWOULDBLOCK || i == LOCK_WAIT_MS / 10) {
+			e = errno == EWOULDBLOCK ? EBUSY : errno;
+			snprintf(errbuf, len, "PCI %s is in use by another "
+			    "snb-nic (a lock on %s)", d->addr, path);
+			goto fail;
+		}
+		usleep(10000);
+	}
+	if ((e = unbind(d, errbuf, len)) != 0)
+		goto fail;
 	/* The watcher first: from the moment the device may master, someone
 	 * must be there to stop it. */
 	if (pipe2(p, O_CLOEXEC) == -1) {
