@@ -51,7 +51,8 @@ int	pci_probe(struct pci_dev *, const char *addr, char *errbuf, size_t len);
 /*
  * Claim ADDR ("0000:00:04.0", or the short "00:04.0").  0, or an errno
  * value with a message naming the address in errbuf: EBUSY when a kernel
- * interface of the device is up (it may carry the host's own traffic).
+ * interface of the device is up (it may carry the host's own traffic) or
+ * another snb-nic drives it (a flock on its config file, see pci.c).
  */
 int	pci_open(struct pci_dev *, const char *addr, char *errbuf, size_t len);
 /* Bus mastering off, close. */
