@@ -111,7 +111,11 @@ struct vring_used {
 	struct vring_used_elem ring[];
 };
 
-/* One request as it arrived: header fields and payload bytes. */
+/*
+ * One request as it arrived, or a reply: header fields and payload.  On the
+ * wire the payload follows the 12-byte header directly; here it is 8-byte
+ * aligned at offset 16, so a message is read and sent in two parts.
+ */
 struct vu_msg {
 	uint32_t	request;
 	uint32_t	flags;

@@ -331,6 +331,25 @@ update_kick(void)
 		ep_add(kick_fd);
 }
 
+/*
+ * The header and the payload, which on the wire follow each other but in
+ * struct vu_msg are 4 bytes apart (the payload is 8-byte aligned).
+ */
+static int
+send_reply(struct vu_msg *r, size_t len)
+{
+	struct iovec iov[2] = {
+		{ r, VU_HDR_SIZE },
+		{ r->p.bytes, len - VU_HDR_SIZE }
+	};
+	struct msghdr mh;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	return sendmsg(conn_fd, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
 static void
 handle_msg(void)
 {
@@ -351,8 +370,7 @@ handle_msg(void)
 		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u fds %d "
 		    "-> reply %zu bytes\n", sock_path,
 		    vu_request_name(m.request), m.flags, m.size, nfds, rlen);
-	if (rlen && send(conn_fd, &reply, rlen, MSG_NOSIGNAL) !=
-	    (ssize_t)rlen) {
+	if (rlen && send_reply(&reply, rlen) == -1) {
 		drop_frontend("reply: %s; disconnecting", strerror(errno));
 		return;
 	}
