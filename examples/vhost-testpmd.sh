@@ -25,7 +25,7 @@ run=$!
 while [ ! -S "$d/v.sock" ]; do sleep 0.1; done
 
 echo "== dpdk-testpmd --vdev net_virtio_user0,path=$d/v.sock (forwarding back, retrying a full queue)"
-printf 'set fwd io retry\nset burst tx delay 20 retry 100000\n' > "$d/cmds"
+printf 'set fwd io retry\nset burst tx delay 100 retry 200000\n' > "$d/cmds"
 dpdk-testpmd --no-huge -m 256 --no-pci -l 0,1 --file-prefix "$prefix" \
     --vdev "net_virtio_user0,path=$d/v.sock,queues=1" -- \
     --total-num-mbufs=16384 --no-flush-rx --cmdline-file="$d/cmds" \

@@ -114,7 +114,7 @@ breath(uint32_t npkts, uint32_t size)
 	int k;
 
 	memset(frame, 0xab, sizeof(frame));
-	if (vu_vring_live(&dev.vq[0])) {
+	if (vu_queue_ready(&dev, 0)) {
 		room = ring_room(&in_p, npkts);
 		if (npkts > room)
 			npkts = room;
@@ -130,7 +130,7 @@ breath(uint32_t npkts, uint32_t size)
 		ring_release(&in_c, (uint32_t)k);
 		vq_want_kicks(&dev.vq[0], 0);
 	}
-	if (vu_vring_live(&dev.vq[1])) {
+	if (vu_queue_ready(&dev, 1)) {
 		room = ring_room(&out_p, 64);
 		if (vq_from_frontend(&dev, &out_p, room, &c) == -1) {
 			failed();

@@ -67,6 +67,8 @@ static const char *names[] = {
 	[VU_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
 	[VU_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
 	[VU_SEND_RARP] = "SEND_RARP",
+	[VU_SET_STATUS] = "SET_STATUS",
+	[VU_GET_STATUS] = "GET_STATUS",
 };
 
 const char *
@@ -319,6 +321,7 @@ payload_need(uint32_t request)
 	case VU_SET_MEM_TABLE:
 		return sizeof(struct vu_mem);
 	case VU_SEND_RARP:
+	case VU_SET_STATUS:
 		return 8;
 	default:
 		return 0;
@@ -458,6 +461,14 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		return 0;
 	case VU_SEND_RARP:
 		return 0;	/* we keep no MAC table to announce */
+	case VU_SET_STATUS:
+		if (v > 0xff)
+			return fail(d, "SET_STATUS %#llx", (unsigned long long)v);
+		d->status = (uint8_t)v;
+		return 0;
+	case VU_GET_STATUS:
+		reply_u64(m, reply, rlen, d->status);
+		return 0;
 	default:
 		return fail(d, "unsupported request %u", m->request);
 	}

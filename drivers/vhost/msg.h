@@ -42,7 +42,9 @@ enum {
 	VU_GET_QUEUE_NUM = 17,
 	VU_SET_VRING_ENABLE = 18,
 	VU_SEND_RARP = 19,
-	VU_MAX_REQUEST = 19
+	VU_SET_STATUS = 39,
+	VU_GET_STATUS = 40,
+	VU_MAX_REQUEST = 40
 };
 
 #define VU_VERSION		0x1	/* flags bits 0-1 */
@@ -64,6 +66,8 @@ enum {
 #define VIRTIO_F_VERSION_1		32
 #define VU_PROTO_F_MQ			0
 #define VU_PROTO_F_REPLY_ACK		3
+#define VU_PROTO_F_STATUS		16
+#define VIRTIO_STATUS_DRIVER_OK		4
 
 /*
  * What we offer.  No checksum or segmentation offloads (every frame
@@ -77,7 +81,8 @@ enum {
 			 (1ULL << VHOST_USER_F_PROTOCOL_FEATURES) | \
 			 (1ULL << VIRTIO_F_VERSION_1))
 #define VU_PROTOCOL_FEATURES	((1ULL << VU_PROTO_F_MQ) | \
-				 (1ULL << VU_PROTO_F_REPLY_ACK))
+				 (1ULL << VU_PROTO_F_REPLY_ACK) | \
+				 (1ULL << VU_PROTO_F_STATUS))
 
 /* Split virtqueue layout (virtio 1.x, 2.7), little-endian in memory. */
 #define VRING_DESC_F_NEXT	1
@@ -164,6 +169,7 @@ struct vu_dev {
 	uint64_t	 features;	/* acknowledged by SET_FEATURES */
 	uint64_t	 proto;		/* acknowledged protocol features */
 	int		 owner;
+	uint8_t		 status;	/* virtio device status (SET_STATUS) */
 	uint32_t	 hdr_len;	/* virtio-net header: 10 or 12 */
 	int		 nregions;
 	struct vu_region regions[VU_MAX_REGIONS];
@@ -197,6 +203,20 @@ static inline int
 vu_vring_live(const struct vu_vring *vq)
 {
 	return vq->desc != NULL && vq->started && vq->enabled;
+}
+
+/*
+ * Queue i may carry frames: live and, when the frontend tells us the
+ * device status (protocol feature STATUS), the driver said DRIVER_OK.
+ * Without that signal a driver still setting up (DPDK re-initialises its
+ * rings while it starts a port) could lose what we put in early.
+ */
+static inline int
+vu_queue_ready(const struct vu_dev *d, int i)
+{
+	return vu_vring_live(&d->vq[i]) &&
+	    (!(d->proto & (1ULL << VU_PROTO_F_STATUS)) ||
+	    (d->status & VIRTIO_STATUS_DRIVER_OK));
 }
 
 /*

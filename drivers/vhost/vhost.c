@@ -367,15 +367,17 @@ handle_msg(void)
 		return;
 	}
 	if (trace)
-		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u fds %d "
-		    "-> reply %zu bytes\n", sock_path,
-		    vu_request_name(m.request), m.flags, m.size, nfds, rlen);
+		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u (%#llx) "
+		    "fds %d -> reply %zu bytes\n", sock_path,
+		    vu_request_name(m.request), m.flags, m.size,
+		    m.size >= 8 ? (unsigned long long)m.p.u64 : 0ULL, nfds,
+		    rlen);
 	if (rlen && send_reply(&reply, rlen) == -1) {
 		drop_frontend("reply: %s; disconnecting", strerror(errno));
 		return;
 	}
 	/* The receive queue never needs kicks (see the top). */
-	if (vu_vring_live(&dev.vq[0]))
+	if (vu_queue_ready(&dev, 0))
 		vq_want_kicks(&dev.vq[0], 0);
 	update_kick();
 }
@@ -416,7 +418,7 @@ to_frontend(void)
 {
 	uint32_t n, total = 0;
 	unsigned j;
-	int k, ready = conn_fd >= 0 && vu_vring_live(&dev.vq[0]);
+	int k, ready = conn_fd >= 0 && vu_queue_ready(&dev, 0);
 
 	for (j = 0; j < (unsigned)in->nrings; j++) {
 		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
@@ -453,7 +455,7 @@ from_frontend(int may_wait)
 	uint32_t room = APP_BURST;
 	int k;
 
-	if (conn_fd < 0 || !vu_vring_live(vq))
+	if (conn_fd < 0 || !vu_queue_ready(&dev, 1))
 		return 0;
 	if (out) {
 		room = app_room(out, APP_BURST);
@@ -511,7 +513,7 @@ vhost_breathe(void)
 	last_idle = n == 0;
 	if (n)
 		last_busy_ns = app_now_ns();
-	if (conn_fd >= 0 && vu_vring_live(txq)) {
+	if (conn_fd >= 0 && vu_queue_ready(&dev, 1)) {
 		/* Busy: poll, no kicks.  Idle: kicks on, then one more look
 		 * for a frame that came before they were. */
 		if (n)
