@@ -20,7 +20,10 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== snb-run 'source --count $N --seq | vhost $d/v.sock --hold | sink --check-seq --summary'"
-snb-run -n vhost-example "source --count $N --seq --hold | v: vhost $d/v.sock --hold | s: sink --check-seq --summary" 2> "$d/graph.err" &
+# The source starts idle and is swapped for the real one once testpmd
+# forwards: frames delivered while testpmd is still starting its port can
+# be lost inside testpmd.
+snb-run -n vhost-example "src: source --count 0 --hold | v: vhost $d/v.sock --hold | s: sink --check-seq --summary" 2> "$d/graph.err" &
 run=$!
 while [ ! -S "$d/v.sock" ]; do sleep 0.1; done
 
@@ -31,6 +34,11 @@ dpdk-testpmd --no-huge -m 256 --no-pci -l 0,1 --file-prefix "$prefix" \
     --total-num-mbufs=16384 --no-flush-rx --cmdline-file="$d/cmds" \
     --auto-start --stats-period 1 > "$d/testpmd.log" 2>&1 &
 tp=$!
+while ! grep -q 'Rx-pps:' "$d/testpmd.log"; do
+	kill -0 "$tp" 2>/dev/null || { cat "$d/testpmd.log"; exit 1; }
+	sleep 0.1
+done
+snb-ctl vhost-example swap src "source --count $N --seq --hold" > /dev/null
 
 # The source holds the graph open after its last packet: wait for the sink.
 counter() {
