@@ -97,25 +97,7 @@ static uint64_t *c_forwarded, *c_flooded, *c_flood_unknown, *c_flood_multi,
     *c_entries, *c_drop_runt, *c_drop_bad_src, *c_drop_link_local,
     *c_drop_same, *c_drop_split, *c_drop_no_out, *c_drop_oversize;
 
-/* Names and words of our counters, for --counters-out. */
-static struct {
-	const char	*name;
-	uint64_t	*v;
-} ctrs[STAGE_MAX_COUNTERS];
-static int nctrs;
 static char ctr_names[MAX_PORTS * 3][48];
-
-static uint64_t *
-counter(const char *name)
-{
-	uint64_t *v = app_counter(name);
-
-	if (nctrs < STAGE_MAX_COUNTERS) {
-		ctrs[nctrs].name = name;
-		ctrs[nctrs++].v = v;
-	}
-	return v;
-}
 
 static void __attribute__((noreturn))
 usage(void)
@@ -188,23 +170,23 @@ bridge_init(int argc, char **argv)
 	if (getrandom(&fdb_seed, sizeof(fdb_seed), 0) != sizeof(fdb_seed))
 		err(1, "getrandom");
 
-	c_forwarded = counter("forwarded");
-	c_flooded = counter("flooded");
-	c_flood_unknown = counter("flood-unknown");
-	c_flood_multi = counter("flood-multicast");
-	c_flood_copies = counter("flood-copies");
-	c_learned = counter("learned");
-	c_moved = counter("moved");
-	c_aged = counter("aged");
-	c_learn_full = counter("learn-table-full");
-	c_entries = counter("fdb-entries");
-	c_drop_runt = counter("drop-runt");
-	c_drop_bad_src = counter("drop-bad-source");
-	c_drop_link_local = counter("drop-link-local");
-	c_drop_same = counter("drop-same-port");
-	c_drop_split = counter("drop-split-horizon");
-	c_drop_no_out = counter("drop-no-output");
-	c_drop_oversize = counter("drop-oversize");
+	c_forwarded = app_counter("forwarded");
+	c_flooded = app_counter("flooded");
+	c_flood_unknown = app_counter("flood-unknown");
+	c_flood_multi = app_counter("flood-multicast");
+	c_flood_copies = app_counter("flood-copies");
+	c_learned = app_counter("learned");
+	c_moved = app_counter("moved");
+	c_aged = app_counter("aged");
+	c_learn_full = app_counter("learn-table-full");
+	c_entries = app_counter("fdb-entries");
+	c_drop_runt = app_counter("drop-runt");
+	c_drop_bad_src = app_counter("drop-bad-source");
+	c_drop_link_local = app_counter("drop-link-local");
+	c_drop_same = app_counter("drop-same-port");
+	c_drop_split = app_counter("drop-split-horizon");
+	c_drop_no_out = app_counter("drop-no-output");
+	c_drop_oversize = app_counter("drop-oversize");
 }
 
 static struct bport *
@@ -232,9 +214,9 @@ port_counters(int i)
 	snprintf(ctr_names[3 * i], 48, "rx[%s]", b->name);
 	snprintf(ctr_names[3 * i + 1], 48, "tx[%s]", b->name);
 	snprintf(ctr_names[3 * i + 2], 48, "drop[%s]", b->name);
-	b->rx = counter(ctr_names[3 * i]);
-	b->tx = counter(ctr_names[3 * i + 1]);
-	b->drop = counter(ctr_names[3 * i + 2]);
+	b->rx = app_counter(ctr_names[3 * i]);
+	b->tx = app_counter(ctr_names[3 * i + 1]);
+	b->drop = app_counter(ctr_names[3 * i + 2]);
 }
 
 /* The ports the graph bound, the groups, and each port's flood set. */
@@ -615,19 +597,8 @@ bridge_breathe(void)
 static void
 bridge_stop(int eof)
 {
-	FILE *f;
-	int i;
-
-	if (counters_out == NULL)
-		return;
-	if ((f = fopen(counters_out, "w")) == NULL) {
-		warn("%s", counters_out);
-		return;
-	}
-	for (i = 0; i < nctrs; i++)
-		fprintf(f, "%s %" PRIu64 "\n", ctrs[i].name, *ctrs[i].v);
-	if (fclose(f) == EOF)
-		warn("%s", counters_out);
+	if (counters_out != NULL)
+		(void)app_write_counters(counters_out);
 }
 
 static const struct port_desc ports[] = {

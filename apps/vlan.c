@@ -61,25 +61,8 @@ static uint64_t *c_tagged, *c_untagged, *c_passed, *c_drop_runt,
     *c_drop_oversize, *c_drop_untagged, *c_drop_other_vid,
     *c_drop_unknown_vid, *c_drop_no_trunk, *c_to_native;
 
-static struct {
-	const char	*name;
-	uint64_t	*v;
-} ctrs[STAGE_MAX_COUNTERS];
-static int nctrs;
 static char ctr_names[MAX_PORTS * 2][48];
 static uint64_t scratch;	/* per-port counts tag and untag do not keep */
-
-static uint64_t *
-counter(const char *name)
-{
-	uint64_t *v = app_counter(name);
-
-	if (nctrs < STAGE_MAX_COUNTERS) {
-		ctrs[nctrs].name = name;
-		ctrs[nctrs++].v = v;
-	}
-	return v;
-}
 
 #define USAGE	"tag VID [--pcp N] | untag VID [--pass] | mux [--pcp N]" \
 		" [--counters-out FILE]"
@@ -178,25 +161,25 @@ vlan_init(int argc, char **argv)
 			errx(2, "%s: bad VLAN id '%s': must be %d..%d", cmd,
 			    argv[optind], VID_MIN, VID_MAX);
 	}
-	c_drop_runt = counter("drop-runt");
-	c_drop_oversize = counter("drop-oversize");
+	c_drop_runt = app_counter("drop-runt");
+	c_drop_oversize = app_counter("drop-oversize");
 	switch (mode) {
 	case TAG:
-		c_tagged = counter("tagged");
+		c_tagged = app_counter("tagged");
 		break;
 	case UNTAG:
-		c_untagged = counter("untagged");
-		c_passed = counter("passed");
-		c_drop_untagged = counter("drop-untagged");
-		c_drop_other_vid = counter("drop-other-vid");
+		c_untagged = app_counter("untagged");
+		c_passed = app_counter("passed");
+		c_drop_untagged = app_counter("drop-untagged");
+		c_drop_other_vid = app_counter("drop-other-vid");
 		break;
 	case MUX:
-		c_tagged = counter("tagged");
-		c_untagged = counter("untagged");
-		c_to_native = counter("native");
-		c_drop_untagged = counter("drop-untagged");
-		c_drop_unknown_vid = counter("drop-unknown-vid");
-		c_drop_no_trunk = counter("drop-no-trunk");
+		c_tagged = app_counter("tagged");
+		c_untagged = app_counter("untagged");
+		c_to_native = app_counter("native");
+		c_drop_untagged = app_counter("drop-untagged");
+		c_drop_unknown_vid = app_counter("drop-unknown-vid");
+		c_drop_no_trunk = app_counter("drop-no-trunk");
 		break;
 	}
 }
@@ -258,8 +241,8 @@ bind_ports(void)
 		}
 		snprintf(ctr_names[2 * i], 48, "rx[%s]", v->name);
 		snprintf(ctr_names[2 * i + 1], 48, "tx[%s]", v->name);
-		v->rx = counter(ctr_names[2 * i]);
-		v->tx = counter(ctr_names[2 * i + 1]);
+		v->rx = app_counter(ctr_names[2 * i]);
+		v->tx = app_counter(ctr_names[2 * i + 1]);
 	}
 	if (mode != MUX) {
 		if (app_port_dir("in", PORT_IN) == NULL)
@@ -490,19 +473,8 @@ vlan_breathe(void)
 static void
 vlan_stop(int eof)
 {
-	FILE *f;
-	int i;
-
-	if (counters_out == NULL)
-		return;
-	if ((f = fopen(counters_out, "w")) == NULL) {
-		warn("%s", counters_out);
-		return;
-	}
-	for (i = 0; i < nctrs; i++)
-		fprintf(f, "%s %" PRIu64 "\n", ctrs[i].name, *ctrs[i].v);
-	if (fclose(f) == EOF)
-		warn("%s", counters_out);
+	if (counters_out != NULL)
+		(void)app_write_counters(counters_out);
 }
 
 static const struct port_desc ports[] = {

@@ -125,6 +125,27 @@ app_counter(const char *name)
 	return &c->value;
 }
 
+int
+app_write_counters(const char *path)
+{
+	FILE *f;
+	uint32_t i;
+
+	if ((f = fopen(path, "we")) == NULL) {
+		warn("%s", path);
+		return -1;
+	}
+	for (i = 0; i < stage->ncounters; i++)
+		fprintf(f, "%.*s %llu\n", (int)sizeof(stage->counters[i].name),
+		    stage->counters[i].name,
+		    (unsigned long long)stage->counters[i].value);
+	if (fclose(f) == EOF) {
+		warn("%s", path);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 describe(void)
 {

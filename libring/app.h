@@ -92,6 +92,13 @@ uint64_t *app_counter(const char *name);
  */
 int	app_resumed(void);
 
+/*
+ * Write every counter of this stage to path, one "name value" line each in
+ * the order they were made (for an app's --counters-out at its stop());
+ * 0, or -1 after a warning naming the file.
+ */
+int	app_write_counters(const char *path);
+
 /* A source calls this when it has nothing more to send. */
 void	app_done(void);
 /*
