@@ -24,3 +24,25 @@ load helpers
 	assert_output_has "ok: swapped f"
 	assert_output_has " 0 sequence errors, 0 lost"
 }
+
+@test "examples/two-vm-switch.sh: two QEMU guests ping through snb-vhost and snb-bridge" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	case "$SNB_BUILD" in
+	*asan*) skip "the guests run static, non-sanitized builds (tested with build)" ;;
+	esac
+	local t
+	for t in qemu-system-x86_64 cpio python3 /bin/busybox; do
+		command -v "$t" >/dev/null && continue
+		[ "${CI:-}" != true ] || { echo "CI: $t is missing"; return 1; }
+		skip "$t is not installed"
+	done
+	run sh examples/two-vm-switch.sh "$SNB_BUILD"
+	echo "$output" | tail -25
+	[ "$status" -eq 0 ]
+	assert_output_has "vm1: PING-OK"
+	assert_output_has " 5 packets received"
+	# The bridge learned exactly the two guests' addresses.
+	echo "$output" | grep -q "learned=2[[:space:]]"
+	echo "$output" | grep -q "fdb-entries=2[[:space:]]"
+	echo "$output" | grep -q "rx\[vm2\]=[1-9]"
+}
