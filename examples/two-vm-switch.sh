@@ -61,8 +61,9 @@ run=$!
 i=0
 until [ -S "$d/vm1.sock" ] && [ -S "$d/vm2.sock" ]; do
 	i=$((i + 1))
-	kill -0 "$run" 2>/dev/null && [ $i -lt 200 ] ||
-	    { echo "== the graph did not start:"; cat "$d/graph.err"; exit 1; }
+	if ! kill -0 "$run" 2>/dev/null || [ $i -ge 200 ]; then
+		echo "== the graph did not start:"; cat "$d/graph.err"; exit 1
+	fi
 	sleep 0.1
 done
 
@@ -134,7 +135,7 @@ sed 's/^/   /' "$d/vm1.out"
 tr -d '\r' < "$d/vm2.console" 2>/dev/null | grep '^vm2:' | sed 's/^/   /' || true
 
 echo "== the bridge's counters (snb-top --once $G)"
-snb-top --once -i 0.1 "$G" | awk '$2 == "bridge"' | tr ' ' '\n' | grep = |
+snb-top --once -i 0.1 "$G" | awk '$2 == "bridge"' | tr ' ' '\n' | grep '=' |
     paste - - - - | sed 's/^/   /'
 if [ $rc -eq 0 ] && grep -q '^vm1: PING-OK' "$d/vm1.out"; then
 	echo "== vm1 pinged vm2 through snb-vhost, snb-bridge, snb-vhost"

@@ -42,7 +42,7 @@ load helpers
 	assert_output_has "vm1: PING-OK"
 	assert_output_has " 5 packets received"
 	# The bridge learned exactly the two guests' addresses.
-	echo "$output" | grep -q "learned=2[[:space:]]"
-	echo "$output" | grep -q "fdb-entries=2[[:space:]]"
+	echo "$output" | grep -Eq "learned=2([[:space:]]|$)"
+	echo "$output" | grep -Eq "fdb-entries=2([[:space:]]|$)"
 	echo "$output" | grep -q "rx\[vm2\]=[1-9]"
 }
