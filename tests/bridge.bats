@@ -15,6 +15,7 @@
 # frames with tshark and tcpdump.  Needs root (network tests), python3,
 # tshark, tcpdump, jq, ethtool and ping.
 load helpers
+load netns
 
 setup() {
 	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
@@ -50,23 +51,6 @@ need_root() {
 		[ "${CI:-}" = true ] && { echo "missing $t"; return 1; }
 		skip "needs $t"
 	done
-}
-
-mkns() {
-	local ns
-	for ns in "$@"; do
-		ip netns add "$ns"
-		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		    net.ipv6.conf.default.disable_ipv6=1
-		ip -n "$ns" link set lo up
-	done
-}
-
-# veth NAME_A NS_A NAME_B NS_B: a veth pair, both ends up.
-veth() {
-	ip link add "$1" netns "$2" type veth peer name "$3" netns "$4"
-	ip -n "$2" link set "$1" up
-	ip -n "$4" link set "$3" up
 }
 
 # A host's end sends finished frames, as a real wire carries.

@@ -8,6 +8,7 @@
 # the only frames on a link are the ones a test sends.  Needs root,
 # python3 (raw-socket sender, TCP transfer), tcpdump, jq, ethtool and ping.
 load helpers
+load netns
 
 setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -34,23 +35,6 @@ teardown() {
 		rm -rf "$SNB_RUN_DIR"
 		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
 	fi
-}
-
-mkns() {
-	local ns
-	for ns in "$@"; do
-		ip netns add "$ns"
-		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		    net.ipv6.conf.default.disable_ipv6=1
-		ip -n "$ns" link set lo up
-	done
-}
-
-# veth NAME_A NS_A NAME_B NS_B: a veth pair, both ends up.
-veth() {
-	ip link add "$1" netns "$2" type veth peer name "$3" netns "$4"
-	ip -n "$2" link set "$1" up
-	ip -n "$4" link set "$3" up
 }
 
 # start NS GRAPHNAME GRAPH: run snb-run in NS in the background.
