@@ -46,3 +46,18 @@ load helpers
 	echo "$output" | grep -Eq "fdb-entries=2([[:space:]]|$)"
 	echo "$output" | grep -q "rx\[vm2\]=[1-9]"
 }
+
+@test "examples/vhost-testpmd.sh: numbered packets through testpmd and back" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	if ! command -v dpdk-testpmd >/dev/null; then
+		[ "${CI:-}" != true ] || { echo "CI: dpdk-testpmd is missing"; return 1; }
+		skip "dpdk-testpmd is not installed"
+	fi
+	N=$((200000 / SNB_TEST_SCALE))
+	run sh examples/vhost-testpmd.sh "$SNB_BUILD" "$N"
+	echo "$output" | tail -12
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^sink: $N packets, .* 0 sequence errors, 0 lost"
+	echo "$output" | grep -q "RX-packets: $N .*RX-dropped: 0 "
+	echo "$output" | grep -q "TX-packets: $N .*TX-dropped: 0 "
+}
