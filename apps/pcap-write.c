@@ -22,6 +22,7 @@
 
 enum { TS_KEEP, TS_ZERO, TS_NOW };
 
+static const char *path;	/* FILE as given */
 static const char *name;	/* the file, for messages */
 static pcap_t *pd;
 static pcap_dumper_t *dumper;
@@ -29,6 +30,7 @@ static FILE *fp;
 static int ts_mode = TS_KEEP, dirty, first_ring;
 static uint64_t *packets, *bytes;
 static struct port *in;
+static unsigned char *burst;	/* a burst's records, see the breath */
 
 /*
  * A restarted or swapped-in writer continues the file its predecessor
@@ -79,6 +81,8 @@ resume(const char *file)
 	return 1;
 }
 
+static void	open_output(void);
+
 static void
 pcap_write_init(int argc, char **argv)
 {
@@ -86,7 +90,6 @@ pcap_write_init(int argc, char **argv)
 		{ "timestamps", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *file;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -110,19 +113,33 @@ pcap_write_init(int argc, char **argv)
 	if (argc - optind != 1)
 		errx(2, "usage: snb-pcap-write [--timestamps keep|zero|now] "
 		    "FILE");
-	file = argv[optind];
+	path = argv[optind];
 	packets = app_counter("packets");
 	bytes = app_counter("bytes");
+	/*
+	 * A replacement (swap) is started while the stage it replaces still
+	 * writes the file: it must not look at the file before its first
+	 * breath, which comes only after the old stage has detached and
+	 * flushed.  A fresh writer opens at once, so a bad path fails early.
+	 */
+	if (!app_resumed() || strcmp(path, "-") == 0)
+		open_output();
+}
+
+/* Open path (see resume()), for good: dumper is set from here on. */
+static void
+open_output(void)
+{
 	/* Open the file ourselves so that every message names it. */
-	if (strcmp(file, "-") == 0) {
+	if (strcmp(path, "-") == 0) {
 		name = "stdout";
 		fp = stdout;
 	} else {
-		name = file;
-		if (app_resumed() && resume(file))
+		name = path;
+		if (app_resumed() && resume(path))
 			return;
-		if ((fp = fopen(file, "wbe")) == NULL)
-			err(1, "%s", file);
+		if ((fp = fopen(path, "wbe")) == NULL)
+			err(1, "%s", path);
 	}
 	pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 262144,
 	    PCAP_TSTAMP_PRECISION_MICRO);
@@ -153,37 +170,56 @@ realtime_ns(void)
 static int
 pcap_write_breathe(void)
 {
-	struct pcap_pkthdr h;
-	uint32_t n, i, len;
+	uint32_t n, i, len, h[4];
 	uint64_t ts;
+	size_t off;
 	int j, total = 0;
 
 	if (in == NULL && (in = app_port("in")) == NULL)
 		errx(1, "input port 'in' is not connected");
+	if (dumper == NULL)
+		open_output();
+	if (burst == NULL) {
+		/* Room for a whole burst of the largest packets. */
+		for (j = 0, len = 0; j < in->nrings; j++)
+			if (in->rings[j].capacity > len)
+				len = in->rings[j].capacity;
+		if ((burst = malloc((size_t)APP_BURST * (16 + len))) == NULL)
+			err(1, NULL);
+	}
 	/* Start with a different input ring each breath: fan-in fairness. */
 	for (j = 0; j < in->nrings; j++) {
 		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
 
 		if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
 			n = APP_BURST;
-		for (i = 0; i < n; i++) {
+		if (n == 0)
+			continue;
+		/*
+		 * Records go into our own buffer and reach the file only after
+		 * the slots are released: a writer killed in between loses
+		 * them, but a restarted one can never write them twice.
+		 */
+		for (i = 0, off = 0; i < n; i++) {
 			struct packet *p = ring_peek(r, i);
 
 			/* Read once: the producer could change it under us. */
 			len = packet_len(r, p);
 			ts = ts_mode == TS_ZERO ? 0 : ts_mode == TS_NOW ||
 			    p->ts_ns == 0 ? realtime_ns() : p->ts_ns;
-			h.ts.tv_sec = (time_t)(ts / 1000000000ULL);
-			h.ts.tv_usec = (suseconds_t)(ts % 1000000000ULL / 1000);
-			h.caplen = len;
-			h.len = p->wirelen ? p->wirelen : len;
-			pcap_dump((u_char *)dumper, &h, p->data);
+			h[0] = (uint32_t)(ts / 1000000000ULL);
+			h[1] = (uint32_t)(ts % 1000000000ULL / 1000);
+			h[2] = len;
+			h[3] = p->wirelen ? p->wirelen : len;
+			memcpy(burst + off, h, sizeof(h));
+			memcpy(burst + off + sizeof(h), p->data, len);
+			off += sizeof(h) + len;
 			*bytes += len;
 		}
-		/* errno still holds the failed write's reason here. */
-		if (ferror(fp))
-			err(1, "%s: write error", name);
 		ring_release(r, n);
+		/* errno holds the failed write's reason here. */
+		if (fwrite(burst, 1, off, fp) != off || ferror(fp))
+			err(1, "%s: write error", name);
 		*packets += n;
 		total += (int)n;
 	}
@@ -199,6 +235,8 @@ pcap_write_breathe(void)
 static void
 pcap_write_stop(int eof)
 {
+	if (dumper == NULL)	/* detached before its first breath */
+		return;
 	flush();
 	pcap_dump_close(dumper);
 	pcap_close(pd);
