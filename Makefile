@@ -43,7 +43,7 @@ TTOOL_SRC := $(wildcard tests/tools/*.c)
 TTOOLS    := $(TTOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h)
+HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h tests/unit/*.h)
 
 .PHONY: all bins check check-fast check-vm bench demo install clean deps fuzz
 # Keep objects make would call intermediate (apps, tools, tests).

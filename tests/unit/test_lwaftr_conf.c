@@ -30,56 +30,9 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "util.h"
 #include "../../apps/lwaftr/conf.c"
 #include "../../apps/lwaftr/bt.c"
-
-static uint64_t rngstate = 0x2545f4914f6cdd1dULL;
-
-static uint32_t
-rnd(void)
-{
-	rngstate ^= rngstate >> 12;
-	rngstate ^= rngstate << 25;
-	rngstate ^= rngstate >> 27;
-	return (rngstate * 0x2545f4914f6cdd1dULL) >> 32;
-}
-
-static uint32_t
-rndn(uint32_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
-static double
-clock_s(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double
-now(void)
-{
-	return clock_s(CLOCK_MONOTONIC);
-}
-
-/* CPU time: what a time limit checks on a shared, busy machine */
-static double
-cpu(void)
-{
-	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
-}
-
-static int
-scale(void)
-{
-	const char *s = getenv("SNB_TEST_SCALE");
-	int n = s ? atoi(s) : 1;
-
-	return n > 0 ? n : 1;
-}
 
 static char shared[4096];
 
@@ -854,6 +807,8 @@ main(int argc, char **argv)
 	char path[8192], *seed = NULL;
 	long len = 0;
 	FILE *f;
+
+	rngstate = 0x2545f4914f6cdd1dULL;	/* this test's own stream */
 
 	if (find_shared(argv[0])) {
 		test_shipped();
