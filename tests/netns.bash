@@ -19,3 +19,23 @@ veth() {
 	ip -n "$2" link set "$1" up
 	ip -n "$4" link set "$3" up
 }
+
+# netns_teardown NS...: stop the graphs a test started in the background
+# ($PIDS: SIGINT, then SIGKILL after 5 s), delete the namespaces (and so
+# their links), and fail if the run directory was not left empty.
+netns_teardown() {
+	local p i left
+	for p in $PIDS; do kill -INT "$p" 2>/dev/null; done
+	for p in $PIDS; do
+		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	for p in "$@"; do ip netns del "$p" 2>/dev/null; done
+	if [ -d "$SNB_RUN_DIR" ]; then
+		left=$(ls -A "$SNB_RUN_DIR")
+		rm -rf "$SNB_RUN_DIR"
+		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
+	fi
+	return 0
+}

@@ -21,20 +21,7 @@ setup() {
 }
 
 teardown() {
-	local p i
-	for p in $PIDS; do kill -INT "$p" 2>/dev/null; done
-	for p in $PIDS; do
-		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	for p in "$S" "$P" "$Q"; do ip netns del "$p" 2>/dev/null; done
-	# As in helpers.bash: every test must leave the run directory empty.
-	if [ -d "$SNB_RUN_DIR" ]; then
-		left=$(ls -A "$SNB_RUN_DIR")
-		rm -rf "$SNB_RUN_DIR"
-		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
-	fi
+	netns_teardown "$S" "$P" "$Q"
 }
 
 # start NS GRAPHNAME GRAPH: run snb-run in NS in the background.
