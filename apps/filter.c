@@ -84,6 +84,15 @@ filter_init(int argc, char **argv)
 	rejected = app_counter("rejected");
 	drop_nomatch = app_counter("drop-nomatch");
 	drop_oversize = app_counter("drop-oversize");
+	/* Ports are bound already: a replacement refuses in standby. */
+	if ((in = app_port("in")) == NULL)
+		errx(2, "input port 'in' is not connected");
+	if ((out = app_port("out")) == NULL)
+		errx(2, "output port 'out' is not connected");
+	rej = app_port("reject");
+	if (need_reject && rej == NULL)
+		errx(2, "--reject-port given but port 'reject' is not "
+		    "connected");
 }
 
 /*
@@ -98,16 +107,6 @@ filter_breathe(void)
 	uint32_t n, i, n_out, n_rej, len, wire;
 	int j, total = 0;
 
-	if (in == NULL) {
-		if ((in = app_port("in")) == NULL)
-			errx(1, "input port 'in' is not connected");
-		if ((out = app_port("out")) == NULL)
-			errx(1, "output port 'out' is not connected");
-		rej = app_port("reject");
-		if (need_reject && rej == NULL)
-			errx(1, "--reject-port given but port 'reject' is not "
-			    "connected");
-	}
 	ro = &out->rings[0];
 	rr = rej ? &rej->rings[0] : NULL;
 	/* Start with a different input ring each breath: fan-in fairness. */

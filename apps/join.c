@@ -16,6 +16,8 @@ static struct ring *out;
 static int nins, first_ring;
 static uint64_t *packets, *drop_oversize;
 
+static void	find_ports(void);
+
 static void
 join_init(int argc, char **argv)
 {
@@ -23,6 +25,8 @@ join_init(int argc, char **argv)
 		errx(2, "usage: snb-join");
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
+	/* Ports are bound: a replacement refuses in standby. */
+	find_ports();
 }
 
 static void

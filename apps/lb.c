@@ -30,6 +30,8 @@ static uint64_t **sent;		/* per-port packet counters */
 static int nouts, first_ring;
 static uint64_t *packets, *drop_oversize, *blocked;
 
+static void	find_ports(void);
+
 static void
 lb_init(int argc, char **argv)
 {
@@ -38,6 +40,8 @@ lb_init(int argc, char **argv)
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
 	blocked = app_counter("blocked-full-port");
+	/* Ports are bound: a replacement refuses in standby. */
+	find_ports();
 }
 
 /* Port names: numbers by value first ("2" before "10"), then the rest. */

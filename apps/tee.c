@@ -17,6 +17,8 @@ static uint32_t *used;		/* slots filled in each, this burst */
 static int nouts, first_ring;
 static uint64_t *packets, *drop_oversize;
 
+static void	find_ports(void);
+
 static void
 tee_init(int argc, char **argv)
 {
@@ -24,6 +26,8 @@ tee_init(int argc, char **argv)
 		errx(2, "usage: snb-tee");
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
+	/* Ports are bound: a replacement refuses in standby. */
+	find_ports();
 }
 
 static void

@@ -95,6 +95,8 @@ parse_vid(const char *s)
 	return v >= VID_MIN && v <= VID_MAX ? (uint16_t)v : 0;
 }
 
+static void	bind_ports(void);
+
 static void
 vlan_init(int argc, char **argv)
 {
@@ -182,6 +184,8 @@ vlan_init(int argc, char **argv)
 		c_drop_no_trunk = app_counter("drop-no-trunk");
 		break;
 	}
+	/* Ports are bound already: a replacement refuses in standby. */
+	bind_ports();
 }
 
 static int

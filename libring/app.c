@@ -1,6 +1,7 @@
 /*
- * app.c: port binding, --describe, the breathe loop, idling, EOF and
- * detach.  See app.h for the contract.
+ * app.c: port binding, --describe, standby and takeover, the breathe
+ * loop, idling, EOF and detach.  See app.h for the contract; the stage
+ * file and hand-over live in stage.c.
  */
 #define _GNU_SOURCE	/* ppoll */
 #include <err.h>
@@ -19,13 +20,13 @@
 #include <bsd/string.h>
 
 #include "app.h"
+#include "stage.h"
 
 struct port	*app_ports;
 int		 app_nports;
 
 static const struct app_desc *app;
 char		**app_argv;	/* the app's argv; global: apps keep pointers */
-static struct stage_file *stage;
 static volatile sig_atomic_t detach_requested;
 static int done_requested;
 static uint64_t wake_at_ns;
@@ -36,7 +37,9 @@ static sigset_t wake_mask;	/* our mask with RING_WAKE_SIGNAL unblocked */
 /* Back-off: empty breaths spent spinning, then yielding, then sleeping. */
 #define IDLE_SPIN	64
 #define IDLE_YIELD	(IDLE_SPIN + 16)
-#define SLEEP_MS	100	/* safety net; a peer's wake-up comes first */
+#define SLEEP_NS	100000000ULL	/* safety net: a peer's wake-up or
+					   the app's own deadline comes first */
+#define RACE_SPINS	8	/* see idle_sleep() */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax()	__builtin_ia32_pause()
@@ -107,43 +110,6 @@ app_room(struct port *out, uint32_t want)
 		return want;
 	room = ring_room(&out->rings[0], want);
 	return room < want ? room : want;
-}
-
-uint64_t *
-app_counter(const char *name)
-{
-	struct stage_counter *c;
-	uint32_t i;
-
-	for (i = 0; i < stage->ncounters; i++)
-		if (strcmp(stage->counters[i].name, name) == 0)
-			return &stage->counters[i].value;
-	if (stage->ncounters == STAGE_MAX_COUNTERS)
-		errx(1, "too many counters (adding '%s')", name);
-	c = &stage->counters[stage->ncounters++];
-	strlcpy(c->name, name, sizeof(c->name));
-	return &c->value;
-}
-
-int
-app_write_counters(const char *path)
-{
-	FILE *f;
-	uint32_t i;
-
-	if ((f = fopen(path, "we")) == NULL) {
-		warn("%s", path);
-		return -1;
-	}
-	for (i = 0; i < stage->ncounters; i++)
-		fprintf(f, "%.*s %llu\n", (int)sizeof(stage->counters[i].name),
-		    stage->counters[i].name,
-		    (unsigned long long)stage->counters[i].value);
-	if (fclose(f) == EOF) {
-		warn("%s", path);
-		return -1;
-	}
-	return 0;
 }
 
 static void
@@ -217,33 +183,6 @@ bind_port(const char *arg, int dir)
 	p->nrings++;
 }
 
-static void
-open_stage_file(const char *path, const char *label)
-{
-	int fd;
-
-	if (path == NULL) {
-		if ((stage = calloc(1, sizeof(*stage))) == NULL)
-			err(1, NULL);
-	} else {
-		/* A replacement stage (swap) truncates and starts afresh. */
-		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd == -1)
-			err(1, "%s", path);
-		if (ftruncate(fd, sizeof(*stage)) == -1)
-			err(1, "%s", path);
-		stage = mmap(NULL, sizeof(*stage), PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fd, 0);
-		if (stage == MAP_FAILED)
-			err(1, "%s", path);
-		close(fd);
-		memset(stage, 0, sizeof(*stage));
-	}
-	stage->pid = (int32_t)getpid();
-	strlcpy(stage->app, app->name, sizeof(stage->app));
-	strlcpy(stage->label, label ? label : app->name, sizeof(stage->label));
-	stage->magic = STAGE_MAGIC;
-}
 
 static void
 on_wake(int sig)
@@ -289,79 +228,98 @@ count_packets(void)
 			else
 				out += app_ports[i].rings[j].head;
 		}
-	stage->packets_in = in;
-	stage->packets_out = out;
+	app_stage->packets_in = in;
+	app_stage->packets_out = out;
 }
 
 /*
- * Nothing happened this breath: find what we wait for.  If some input holds
- * packets, an output must be full, so sleep for room on the full outputs;
- * otherwise sleep for data on the open inputs (and for room on full outputs:
- * a source waits only for those).
+ * Nothing happened this breath: find what we wait for and sleep until it
+ * comes.  Inputs that hold packets mean the app waits for room: sleep on
+ * the full outputs.  Otherwise sleep on the empty open inputs and the
+ * full outputs together (a source waits only for room), or on the app's
+ * descriptors (a device), never past the app's own deadline.
+ *
+ * Packets can arrive between the empty breath and the look taken here:
+ * then an input holds packets although no output is full, and the right
+ * sleep is none at all.  (Sleeping there for the safety net was the
+ * 100 ms stall of issue 11.)  An app that keeps packets waiting while
+ * its outputs have room, for reasons of its own, gets a short nap after
+ * RACE_SPINS such looks in a row, not a busy loop.
  */
 static void
 idle_sleep(void)
 {
-	struct ring *ins[16], *outs[16];
-	int i, j, n_in = 0, n_out = 0, blocked_out = 0, timeout = SLEEP_MS;
-	uint64_t now;
+	static unsigned races;
+	struct ring *rs[16];
+	struct timespec ts;
+	uint64_t timeout = SLEEP_NS, now;
+	int i, j, n = 0, n_out = 0, pending = 0;
 
 	for (i = 0; i < app_nports; i++) {
 		struct port *p = &app_ports[i];
 		for (j = 0; j < p->nrings; j++) {
 			struct ring *r = &p->rings[j];
-			if (p->flags & PORT_IN) {
-				if (ring_avail(r, 1) > 0)
-					blocked_out = 1;
-				else if (!ring_eof(r) && n_in < 16)
-					ins[n_in++] = r;
-			} else if (ring_room(r, 1) == 0 && n_out < 16)
-				outs[n_out++] = r;
+			if (!(p->flags & PORT_IN)) {
+				if (ring_room(r, 1) == 0 && n < 16) {
+					rs[n++] = r;
+					n_out++;
+				}
+			} else if (ring_avail(r, 1) > 0)
+				pending = 1;
 		}
 	}
+	if (pending && n_out == 0) {
+		if (++races < RACE_SPINS)
+			return;
+	} else
+		races = 0;
+	if (!pending) {
+		for (i = 0; i < app_nports; i++) {
+			struct port *p = &app_ports[i];
+			if (!(p->flags & PORT_IN))
+				continue;
+			for (j = 0; j < p->nrings && n < 16; j++)
+				if (!ring_eof(&p->rings[j]))
+					rs[n++] = &p->rings[j];
+		}
+	} else if (n_out == 0)
+		timeout = 1000000;	/* the nap */
 	if (wake_at_ns) {
 		now = app_now_ns();
 		if (wake_at_ns <= now) {
 			wake_at_ns = 0;	/* spent: the app sets a new one */
 			return;
 		}
-		if ((wake_at_ns - now) / 1000000 < (uint64_t)timeout)
-			timeout = (int)((wake_at_ns - now) / 1000000);
+		if (wake_at_ns - now < timeout)
+			timeout = wake_at_ns - now;
 	}
-	stage->idle_sleeps++;
-	if (app_nfds && !blocked_out) {
+	app_stage->idle_sleeps++;
+	ts.tv_sec = (time_t)(timeout / 1000000000ULL);
+	ts.tv_nsec = (long)(timeout % 1000000000ULL);
+	if (app_nfds) {
 		/*
-		 * A device sleeps in ppoll() on its descriptors; its input
-		 * rings are armed so that a producer signals us instead of
-		 * waking a futex nobody waits on.
+		 * A device sleeps in ppoll() on its descriptors; its rings
+		 * are armed so that a peer signals us instead of waking a
+		 * futex nobody waits on.
 		 */
-		struct timespec ts = { timeout / 1000,
-		    (long)(timeout % 1000) * 1000000L };
-		if (n_in == 0 || ring_wait_arm(ins, n_in)) {
+		if (n == 0 || ring_wait_arm(rs, n)) {
 			ppoll(app_fds, (nfds_t)app_nfds, &ts, &wake_mask);
-			if (n_in)
-				ring_wait_disarm(ins, n_in);
+			if (n)
+				ring_wait_disarm(rs, n);
 		}
-		return;
-	}
-	if (n_out && (blocked_out || n_in == 0))
-		ring_wait_many(outs, n_out, timeout);
-	else if (!blocked_out && n_in)
-		ring_wait_many(ins, n_in, timeout);
-	else {
-		struct timespec ts = { timeout / 1000,
-		    (long)(timeout % 1000) * 1000000L };
-		if (wake_at_ns && timeout == 0)
-			ts.tv_nsec = (long)(wake_at_ns - app_now_ns());
+	} else if (n)
+		ring_wait_many(rs, n, (int64_t)timeout);
+	else
 		nanosleep(&ts, NULL);
-	}
 }
 
+/* Before exit: eof = 1 at end of stream (close outputs), 0 to detach. */
 static void
 finish(int eof)
 {
 	int i, j;
 
+	app_stage->exit_state = eof ? STAGE_EOF : STAGE_DETACHED;
 	if (app->stop)
 		app->stop(eof);
 	count_packets();
@@ -371,55 +329,83 @@ finish(int eof)
 				ring_close(&app_ports[i].rings[j]);
 			ring_detach(&app_ports[i].rings[j]);
 		}
+	if (eof)
+		app_stage->exit_state = STAGE_FINISHED;
+}
+
+/* A ring's peer published an impossible index: this stage fails. */
+static void __attribute__((noreturn))
+fail_corrupt(void)
+{
+	(*app_counter("ring-corrupt"))++;
+	count_packets();
+	errx(1, "%s: stopping: a ring is corrupt (see above)",
+	    app_stage->label);
 }
 
 /*
- * A replacement stage (snb-ctl swap) is attached but must not touch the
- * rings while the old stage still runs: say "ready" on the launcher's pipe,
- * then wait for SIGUSR1 (go: the old stage has detached) or SIGTERM (the
- * swap was called off).  On go, take the indexes the old stage left.
+ * A replacement stage (swap) binds and checks while the old stage still
+ * runs: refuse now if an output's stream has ended, map the predecessor's
+ * stage file, say "ready" (a NUL byte after whatever init() said on the
+ * launcher's pipe), then wait for SIGUSR1 (go: the old stage has left)
+ * or SIGTERM (the swap was called off: leave, having touched nothing).
  */
-static void
-standby(int fd)
+static const struct stage_file *
+standby(int fd, int saved_err, const char *prev_path)
 {
+	const struct stage_file *prev;
 	sigset_t set, old;
 	int sig, i, j;
 
+	for (i = 0; i < app_nports; i++)
+		for (j = 0; j < app_ports[i].nrings; j++) {
+			struct ring *r = &app_ports[i].rings[j];
+			if ((app_ports[i].flags & PORT_OUT) &&
+			    atomic_load(&r->shm->prod.closed))
+				errx(1, "output '%s': %s is closed already (the "
+				    "stream through it has ended)",
+				    app_ports[i].name, r->path);
+		}
+	prev = stage_map_prev(prev_path);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	if (write(fd, "r", 1) != 1)
+	if (write(fd, "", 1) != 1)
 		err(1, "standby: tell the launcher");
+	dup2(saved_err, 2);
+	close(saved_err);
 	close(fd);
-	if (sigwait(&set, &sig) != 0 || sig != SIGUSR1) {
-		for (i = 0; i < app_nports; i++)
-			for (j = 0; j < app_ports[i].nrings; j++)
-				app_ports[i].rings[j].side = RING_OBSERVER;
-		exit(0);
-	}
-	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++)
-			ring_resync(&app_ports[i].rings[j]);
+	if (sigwait(&set, &sig) != 0 || sig != SIGUSR1)
+		_exit(0);	/* no stop(), no detach: nothing was claimed */
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	return prev;
 }
 
-static int resumed;
-
-int
-app_resumed(void)
+/* Take the rings over: load their indexes and claim our sides. */
+static void
+claim_rings(void)
 {
-	return resumed;
+	char errbuf[512];
+	int i, j;
+
+	for (i = 0; i < app_nports; i++)
+		for (j = 0; j < app_ports[i].nrings; j++)
+			if (ring_claim(&app_ports[i].rings[j], errbuf,
+			    sizeof(errbuf)) == -1)
+				errx(1, "%s", errbuf);
 }
 
 int
 app_main(const struct app_desc *desc, int argc, char **argv)
 {
-	const char *stats = NULL, *label = NULL;
+	const char *stats = NULL, *label = NULL, *prev_path = NULL;
+	const struct stage_file *prev = NULL;
 	struct sigaction sa;
+	sigset_t block;
 	unsigned idle = 0;
-	int i, first, standby_fd = -1;
+	int i, first, standby_fd = -1, saved_err = -1;
 	uint64_t restarts = 0, t_last;
 
 	app = desc;
@@ -435,6 +421,8 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			label = a + 12;
 		else if (strncmp(a, "--snb-standby-fd=", 17) == 0)
 			standby_fd = atoi(a + 17);
+		else if (strncmp(a, "--snb-prev=", 11) == 0)
+			prev_path = a + 11;
 		else if (strncmp(a, "--snb-restarts=", 15) == 0)
 			restarts = strtoull(a + 15, NULL, 10);
 		else
@@ -449,6 +437,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		usage_help(stdout);
 		return 0;
 	}
+	/* In standby, every word until "ready" is for the launcher. */
+	if (standby_fd >= 0 && ((saved_err = dup(2)) == -1 ||
+	    dup2(standby_fd, 2) == -1))
+		err(1, "standby");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;	/* no SA_RESTART: wake from futex */
 	sigaction(SIGTERM, &sa, NULL);
@@ -457,17 +449,24 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	sigaction(RING_WAKE_SIGNAL, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	{
-		sigset_t block;
-		sigemptyset(&block);
-		sigaddset(&block, RING_WAKE_SIGNAL);
-		sigprocmask(SIG_BLOCK, &block, &wake_mask);
-		sigdelset(&wake_mask, RING_WAKE_SIGNAL);
+	sigemptyset(&block);
+	sigaddset(&block, RING_WAKE_SIGNAL);
+	sigprocmask(SIG_BLOCK, &block, &wake_mask);
+	sigdelset(&wake_mask, RING_WAKE_SIGNAL);
+	/*
+	 * Counters exist before init so apps can register theirs there; a
+	 * replacement's file is its own (.new) until it takes over.
+	 */
+	stage_open(stats, app->name, label ? label : app->name,
+	    restarts > 0 && standby_fd < 0);
+	app_stage->restarts = restarts;
+	/* Ports first, so that init() can check how the graph uses them. */
+	for (i = 1; i < first; i++) {
+		if (strncmp(argv[i], "--snb-in=", 9) == 0)
+			bind_port(argv[i] + 9, PORT_IN);
+		else if (strncmp(argv[i], "--snb-out=", 10) == 0)
+			bind_port(argv[i] + 10, PORT_OUT);
 	}
-	/* Counters exist before init so apps can register theirs there. */
-	open_stage_file(stats, label);
-	stage->restarts = restarts;
-	resumed = restarts > 0 || standby_fd >= 0;
 	/* The app's own argv: its name, then the words after ours. */
 	if ((app_argv = calloc((size_t)(argc - first + 2), sizeof(char *))) ==
 	    NULL)
@@ -477,15 +476,12 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		app_argv[i - first + 1] = argv[i];
 	optind = 1;
 	app->init(argc - first + 1, app_argv);
-	for (i = 1; i < first; i++) {
-		if (strncmp(argv[i], "--snb-in=", 9) == 0)
-			bind_port(argv[i] + 9, PORT_IN);
-		else if (strncmp(argv[i], "--snb-out=", 10) == 0)
-			bind_port(argv[i] + 10, PORT_OUT);
-	}
-
 	if (standby_fd >= 0)
-		standby(standby_fd);
+		prev = standby(standby_fd, saved_err, prev_path);
+	claim_rings();
+	stage_take_over(prev);
+	if (app->start)
+		app->start();
 
 	/*
 	 * Busy time: one clock read per breath; a breath that moved packets
@@ -499,9 +495,11 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		uint64_t t = app_now_ns();
 
 		if (n > 0)
-			stage->busy_ns += t - t_last;
+			app_stage->busy_ns += t - t_last;
 		t_last = t;
-		stage->breaths++;
+		app_stage->breaths++;
+		if (__builtin_expect(ring_corruptions != 0, 0))
+			fail_corrupt();
 		if (detach_requested) {
 			finish(0);
 			return 0;
@@ -512,7 +510,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		}
 		if (n > 0) {
 			idle = 0;
-			if ((stage->breaths & 63) == 0)
+			if ((app_stage->breaths & 63) == 0)
 				count_packets();
 			continue;
 		}

@@ -5,6 +5,10 @@
  * binds the ports the launcher hands over, answers --describe and --help,
  * and runs the breathe loop:
  *
+ *	bind ports; desc->init()		parse, check, refuse (exit 2)
+ *	[standby: say ready, wait for go]	a swap's replacement
+ *	claim the rings; hand over state	(see "Hand-over" below)
+ *	desc->start()				open outputs, resume
  *	for (;;) {
  *		n = desc->breathe();		pull what the outputs have room
  *						for, process, push
@@ -14,14 +18,39 @@
  *		if n == 0: back off (spin, yield, then sleep on a ring futex)
  *	}
  *
+ * How a stage left is written in its stage file (exit_state), so that the
+ * launcher can tell an end of stream (STAGE_FINISHED), a failure at end of
+ * stream (STAGE_EOF and a non-zero status: final, never restarted) and a
+ * detach (STAGE_DETACHED: a failure unless the launcher asked for it).
+ *
+ * Hand-over.  A stage is one label in the graph, served by a sequence of
+ * processes: the first, restarts after failures, replacements (swap).  A
+ * restarted process keeps its predecessor's stage file; a replacement of
+ * the same app copies its predecessor's counters and state when it takes
+ * over.  State is a block of up to APP_STATE_MAX bytes the app commits
+ * with app_state_commit() (two copies and a generation number: a process
+ * killed while committing leaves the previous copy whole); the app
+ * commits what a successor needs to continue exactly (positions, ring
+ * indexes, totals) before it releases input or after it publishes output,
+ * and reads it back in start().
+ *
+ * Standby (a swap): the replacement binds and runs init() while the old
+ * stage still works.  It claims nothing (no pid in the rings), opens no
+ * output and writes nothing until it takes over; everything that could
+ * refuse it runs before it says ready.  Its standard error goes to the
+ * launcher until then, so a refused swap shows the replacement's words.
+ *
  * Launcher options, consumed before the app sees argv:
  *	--snb-in=PORT=PATH	attach ring PATH as consumer on input PORT
  *				(repeatable: fan-in)
  *	--snb-out=PORT=PATH	attach ring PATH as producer on output PORT
  *	--snb-stats=PATH	create the stage's counter file at PATH
  *	--snb-label=LABEL	the stage's name in the graph
- *	--snb-standby-fd=FD	a replacement (swap): bind, write one byte to
- *				FD, wait for SIGUSR1 before the first breath
+ *	--snb-standby-fd=FD	a replacement (swap): standard error goes to
+ *				FD; after init(), write one NUL byte to FD
+ *				(ready), then wait for SIGUSR1 (go: the old
+ *				stage left) or SIGTERM (called off)
+ *	--snb-prev=PATH		a replacement: its predecessor's stage file
  *	--snb-restarts=N	how often the launcher restarted this stage
  */
 #ifndef SNB_APP_H
@@ -49,8 +78,18 @@ struct app_desc {
 	const char	*summary;	/* one line for --help */
 	int		 device;	/* a device app (keyed by its argument) */
 	const struct port_desc *ports;	/* ended by { NULL, 0 } */
-	/* Parse the app's own arguments; exit with a message on error. */
+	/*
+	 * Parse the app's own arguments and check everything that can
+	 * refuse them (ports are bound by now); exit with a message on
+	 * error.  No output is opened here: see start().
+	 */
 	void		(*init)(int argc, char **argv);
+	/*
+	 * Optional: the stage owns its rings now (at once, or after a
+	 * swap's takeover).  Read handed-over state (app_state), open
+	 * files to write.
+	 */
+	void		(*start)(void);
 	/* One breath; returns the number of packets handled (0 = idle). */
 	int		(*breathe)(void);
 	/* Before exit: eof = 1 at end of stream, 0 when detaching. */
@@ -86,11 +125,21 @@ uint32_t app_room(struct port *out, uint32_t want);
 uint64_t *app_counter(const char *name);
 
 /*
- * 1 when this process takes over from an earlier one on the same rings (a
- * restart after a failure, or a swap): an app writing a file appends to
- * it instead of starting it again.  Valid from init() on.
+ * 1 when this process continues an earlier one of the same app on the
+ * same rings (a restart, or a swap to the same app): counters and state
+ * were handed over.  Valid from start() on.
  */
 int	app_resumed(void);
+
+/*
+ * The app's hand-over state: size bytes (at most APP_STATE_MAX), zeroed
+ * on a fresh start, the predecessor's last committed copy when resumed.
+ * Valid from start() on; the app changes it freely and commits it with
+ * app_state_commit() (a copy of size bytes and one release store).
+ */
+#define APP_STATE_MAX	512
+void	*app_state(size_t size);
+void	 app_state_commit(void);
 
 /*
  * Write every counter of this stage to path, one "name value" line each in
@@ -132,6 +181,17 @@ struct stage_file {
 	uint64_t	packets_out;
 	uint64_t	busy_ns;	/* in breaths that moved packets */
 	struct stage_counter counters[STAGE_MAX_COUNTERS];
+	/* Appended (readers of the fields above keep their offsets). */
+	uint32_t	exit_state;	/* STAGE_*: how the process left */
+	uint32_t	state_size;	/* bytes of state in use */
+	_Atomic uint64_t state_gen;	/* state[state_gen & 1] is current */
+	unsigned char	state[2][APP_STATE_MAX];
 };
+
+#define STAGE_RUNNING	0
+#define STAGE_EOF	1	/* inputs ended; stop(1) runs: a failure now
+				   is final */
+#define STAGE_FINISHED	2	/* outputs closed, exit 0 */
+#define STAGE_DETACHED	3	/* SIGTERM: left without closing */
 
 #endif

@@ -3,6 +3,7 @@
  * The hot-path inlines live in ring.h; this file holds what runs once per
  * burst or once per process.
  */
+#include <err.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -28,6 +29,8 @@
 
 _Static_assert(sizeof(struct ring_shm) <= RING_DATA_OFFSET, "ring header");
 _Static_assert(sizeof(struct packet) == 16, "packet header");
+
+unsigned	ring_corruptions;
 
 int
 snb_is_hugetlbfs(const char *path, size_t *page)
@@ -175,10 +178,7 @@ ring_attach(struct ring *r, const char *path, enum ring_side side,
 		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
 		goto bad;
 	}
-	if (side == RING_PRODUCER)
-		atomic_store(&shm->prod.pid, (int32_t)getpid());
-	else if (side == RING_CONSUMER)
-		atomic_store(&shm->cons.pid, (int32_t)getpid());
+	/* No claim here: a replacement attaches long before it takes over. */
 	return 0;
 bad:
 	munmap(shm, (size_t)st.st_size);
@@ -186,29 +186,81 @@ bad:
 }
 
 void
-ring_resync(struct ring *r)
+ring_mark_corrupt(struct ring *r, uint64_t head, uint64_t tail)
 {
-	r->head = atomic_load_explicit(&r->shm->prod.head, memory_order_acquire);
-	r->tail = atomic_load_explicit(&r->shm->cons.tail, memory_order_acquire);
-	if (r->side == RING_PRODUCER)
-		atomic_store(&r->shm->prod.pid, (int32_t)getpid());
-	else if (r->side == RING_CONSUMER)
-		atomic_store(&r->shm->cons.pid, (int32_t)getpid());
+	if (!r->corrupt)
+		warnx("%s: corrupt ring: head %llu, tail %llu, %llu slots",
+		    r->path, (unsigned long long)head,
+		    (unsigned long long)tail, (unsigned long long)r->mask + 1);
+	r->corrupt = 1;
+	ring_corruptions++;
+}
+
+int
+ring_claim(struct ring *r, char *errbuf, size_t errlen)
+{
+	struct ring_shm *s = r->shm;
+	uint64_t head, tail;
+
+	tail = atomic_load_explicit(&s->cons.tail, memory_order_acquire);
+	head = atomic_load_explicit(&s->prod.head, memory_order_acquire);
+	if (head - tail > r->mask + 1) {
+		snprintf(errbuf, errlen, "%s: corrupt ring: head %llu, tail "
+		    "%llu, %llu slots", r->path, (unsigned long long)head,
+		    (unsigned long long)tail, (unsigned long long)r->mask + 1);
+		r->corrupt = 1;
+		return -1;
+	}
+	r->head = head;
+	r->tail = tail;
+	if (r->side == RING_PRODUCER) {
+		if (atomic_load_explicit(&s->prod.closed, memory_order_acquire)) {
+			snprintf(errbuf, errlen, "%s: closed already (the stream "
+			    "through it has ended)", r->path);
+			return -1;
+		}
+		atomic_store(&s->prod.waiting, 0);
+		atomic_store(&s->prod.pid, (int32_t)getpid());
+	} else if (r->side == RING_CONSUMER) {
+		atomic_store(&s->cons.waiting, 0);
+		atomic_store(&s->cons.pid, (int32_t)getpid());
+	}
+	return 0;
 }
 
 void
 ring_detach(struct ring *r)
 {
+	int32_t me = (int32_t)getpid();
+
 	if (r->shm == NULL)
 		return;
+	/* Clear our claim only: a successor may hold the side already. */
 	if (r->side == RING_PRODUCER)
-		atomic_store(&r->shm->prod.pid, 0);
+		atomic_compare_exchange_strong(&r->shm->prod.pid, &me, 0);
 	else if (r->side == RING_CONSUMER)
-		atomic_store(&r->shm->cons.pid, 0);
+		atomic_compare_exchange_strong(&r->shm->cons.pid, &me, 0);
 	munmap(r->shm, r->map_len);
 	r->shm = NULL;
 	free(r->leak);
 	r->leak = NULL;
+}
+
+void
+ring_forget(struct ring *r, pid_t pid)
+{
+	int32_t p;
+
+	p = (int32_t)pid;
+	if (atomic_compare_exchange_strong(&r->shm->prod.pid, &p, 0)) {
+		uint32_t w = RING_WAIT_SIGNAL;
+		atomic_compare_exchange_strong(&r->shm->prod.waiting, &w, 0);
+	}
+	p = (int32_t)pid;
+	if (atomic_compare_exchange_strong(&r->shm->cons.pid, &p, 0)) {
+		uint32_t w = RING_WAIT_SIGNAL;
+		atomic_compare_exchange_strong(&r->shm->cons.waiting, &w, 0);
+	}
 }
 
 static void
@@ -218,13 +270,13 @@ futex_wake(_Atomic uint32_t *word)
 }
 
 static void
-futex_wait(_Atomic uint32_t *word, uint32_t val, int timeout_ms)
+futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t timeout_ns)
 {
 	struct timespec ts;
 
-	ts.tv_sec = timeout_ms / 1000;
-	ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-	syscall(SYS_futex, word, FUTEX_WAIT, val, timeout_ms < 0 ? NULL : &ts,
+	ts.tv_sec = (time_t)(timeout_ns / 1000000000LL);
+	ts.tv_nsec = (long)(timeout_ns % 1000000000LL);
+	syscall(SYS_futex, word, FUTEX_WAIT, val, timeout_ns < 0 ? NULL : &ts,
 	    NULL, 0);
 }
 
@@ -246,7 +298,7 @@ wake(_Atomic uint32_t *waiting, _Atomic int32_t *sleeper)
 		futex_wake(waiting);
 	else if (how == RING_WAIT_SIGNAL &&
 	    (pid = atomic_load_explicit(sleeper, memory_order_relaxed)) > 0)
-		kill(pid, RING_WAKE_SIGNAL);
+		kill(pid, RING_WAKE_SIGNAL);	/* the claim: a live peer */
 }
 
 void
@@ -362,7 +414,7 @@ ring_wait_disarm(struct ring **rs, int n)
 void
 ring_wait(struct ring *r, int timeout_ms)
 {
-	ring_wait_many(&r, 1, timeout_ms);
+	ring_wait_many(&r, 1, timeout_ms < 0 ? -1 : timeout_ms * 1000000LL);
 }
 
 #ifndef SYS_futex_waitv
@@ -374,10 +426,10 @@ ring_wait(struct ring *r, int timeout_ms)
  * once.  Without it, sleep on the first ring and wake up every
  * WAIT_POLL_MS to look at the others.
  */
-#define WAIT_POLL_MS	2
+#define WAIT_POLL_NS	2000000LL
 
 void
-ring_wait_many(struct ring **rs, int n, int timeout_ms)
+ring_wait_many(struct ring **rs, int n, int64_t timeout_ns)
 {
 	static int no_waitv;
 	struct futex_waitv fw[16];
@@ -393,7 +445,7 @@ ring_wait_many(struct ring **rs, int n, int timeout_ms)
 	for (i = 0; i < n && blocked; i++)
 		blocked = still_blocked(rs[i]);
 	if (blocked && n == 1)
-		futex_wait(wait_word(rs[0]), 1, timeout_ms);
+		futex_wait(wait_word(rs[0]), 1, timeout_ns);
 	else if (blocked && !no_waitv) {
 		for (i = 0; i < n; i++) {
 			fw[i].val = 1;
@@ -402,8 +454,10 @@ ring_wait_many(struct ring **rs, int n, int timeout_ms)
 			fw[i].__reserved = 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += timeout_ms / 1000;
-		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (timeout_ns < 0)
+			timeout_ns = 3600 * 1000000000LL;
+		ts.tv_sec += (time_t)(timeout_ns / 1000000000LL);
+		ts.tv_nsec += (long)(timeout_ns % 1000000000LL);
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -412,8 +466,8 @@ ring_wait_many(struct ring **rs, int n, int timeout_ms)
 		    == -1 && errno == ENOSYS)
 			no_waitv = 1;
 	} else if (blocked)
-		futex_wait(wait_word(rs[0]), 1, timeout_ms < WAIT_POLL_MS ?
-		    timeout_ms : WAIT_POLL_MS);
+		futex_wait(wait_word(rs[0]), 1, timeout_ns >= 0 &&
+		    timeout_ns < WAIT_POLL_NS ? timeout_ns : WAIT_POLL_NS);
 	for (i = 0; i < n; i++)
 		atomic_store_explicit(wait_word(rs[i]), 0, memory_order_relaxed);
 }
@@ -425,5 +479,6 @@ ring_fill(const struct ring *r)
 	uint64_t tail = atomic_load(&r->shm->cons.tail);
 	uint64_t head = atomic_load(&r->shm->prod.head);
 
-	return head - tail;
+	/* A corrupt peer must not make a display show 2^64 packets. */
+	return head - tail > r->mask + 1 ? r->mask + 1 : head - tail;
 }

@@ -25,6 +25,20 @@
  * RING_WAIT_SIGNAL if it sleeps in poll()), the waker swaps it back to 0
  * before FUTEX_WAKE or kill() (see wake() in ring.c).
  *
+ * Claims.  prod.pid and cons.pid name the live process on each side; a
+ * waker sends RING_WAKE_SIGNAL to that pid and to nothing else.  A stage
+ * claims a side only when it takes over (ring_claim(), after attaching,
+ * and after its predecessor left in a swap), clears only its own claim
+ * (compare-and-swap in ring_detach()), and the launcher clears the claim
+ * of a stage that died before it reaps it (ring_forget()): a pid cannot
+ * be reused before its parent reaps it, so no signal reaches a stranger.
+ *
+ * Trust.  The peer is another process: every index it publishes is
+ * checked when it is re-read (0 <= head - tail <= nslots).  A violation
+ * marks the handle corrupt (r->corrupt), the ring then looks empty (or
+ * full) to us, and the runtime fails the stage with a message naming the
+ * ring instead of reading garbage or reading packets twice.
+ *
  * Memory ordering.  The producer writes slots, then publishes them with a
  * store-release of prod.head; the consumer load-acquires prod.head before
  * reading those slots.  Symmetrically the consumer store-releases cons.tail
@@ -102,7 +116,12 @@ struct ring_shm {
 	struct ring_cons cons;
 };
 
-enum ring_side { RING_PRODUCER, RING_CONSUMER, RING_OBSERVER };
+/*
+ * RING_OWNER is the launcher's read-write view: it claims nothing, and
+ * may close a ring whose producer died (ring_close) or clear a dead
+ * process's claim (ring_forget).
+ */
+enum ring_side { RING_PRODUCER, RING_CONSUMER, RING_OBSERVER, RING_OWNER };
 
 /* A process's handle on a mapped ring (private memory). */
 struct ring {
@@ -115,6 +134,7 @@ struct ring {
 	uint64_t	 head;		/* producer: local head; consumer: cached */
 	uint64_t	 tail;		/* consumer: local tail; producer: cached */
 	size_t		 map_len;
+	int		 corrupt;	/* the peer published an impossible index */
 	char		 path[256];
 	/*
 	 * Producer of a leaky ring (RING_FLAG_LEAKY): ring_room() promises
@@ -141,12 +161,29 @@ int	ring_create(const char *path, uint32_t nslots, uint32_t capacity,
 int	ring_attach(struct ring *r, const char *path, enum ring_side side,
 	    char *errbuf, size_t errlen);
 /*
- * Take over the shared indexes (a replacement stage, after the stage it
- * replaces detached) and claim the side with our pid.
+ * Take over: load the shared indexes (checked), clear our side's sleeping
+ * word and claim the side with our pid.  A stage calls this once, when it
+ * takes over (after its predecessor detached, in a swap).  Returns -1
+ * with a reason naming the ring if the indexes are corrupt, or if we
+ * produce and the ring is closed already (its stream ended: producing
+ * more would reach a consumer that may have left).
  */
-void	ring_resync(struct ring *r);
-/* Unmap; a producer or consumer clears its pid (it does not close). */
+int	ring_claim(struct ring *r, char *errbuf, size_t errlen);
+/* Unmap; a producer or consumer clears its claim if it is still ours. */
 void	ring_detach(struct ring *r);
+/*
+ * The launcher (RING_OWNER): pid died; clear its claim on either side and
+ * any sleeping word it left armed for a signal.  Call before reaping pid.
+ */
+void	ring_forget(struct ring *r, pid_t pid);
+
+/*
+ * Cold path of the index checks below: warns naming the ring, marks r
+ * corrupt and counts it in ring_corruptions (one load per breath tells
+ * the runtime that some ring of the process went bad).
+ */
+void	ring_mark_corrupt(struct ring *r, uint64_t head, uint64_t tail);
+extern unsigned ring_corruptions;
 
 /* --- producer --- */
 
@@ -158,9 +195,16 @@ ring_room(struct ring *r, uint32_t want)
 
 	uint32_t room;
 
-	if (size - (r->head - r->tail) < want)
-		r->tail = atomic_load_explicit(&r->shm->cons.tail,
+	if (size - (r->head - r->tail) < want) {
+		uint64_t tail = atomic_load_explicit(&r->shm->cons.tail,
 		    memory_order_acquire);
+		/* The consumer's tail may never pass our head. */
+		if (__builtin_expect(r->head - tail > size, 0)) {
+			ring_mark_corrupt(r, r->head, tail);
+			return 0;
+		}
+		r->tail = tail;
+	}
 	room = (uint32_t)(size - (r->head - r->tail));
 	if (__builtin_expect(r->leak != NULL, 0)) {
 		r->real_room = room;
@@ -204,9 +248,16 @@ void	ring_count_drops(struct ring *r, uint64_t n);
 static inline uint32_t
 ring_avail(struct ring *r, uint32_t want)
 {
-	if (r->head - r->tail < want)
-		r->head = atomic_load_explicit(&r->shm->prod.head,
+	if (r->head - r->tail < want) {
+		uint64_t head = atomic_load_explicit(&r->shm->prod.head,
 		    memory_order_acquire);
+		/* Nor may the producer's head run a lap ahead or go back. */
+		if (__builtin_expect(head - r->tail > r->mask + 1, 0)) {
+			ring_mark_corrupt(r, head, r->tail);
+			return 0;
+		}
+		r->head = head;
+	}
 	return (uint32_t)(r->head - r->tail);
 }
 
@@ -274,8 +325,11 @@ int	ring_eof(struct ring *r);
  * if the condition already holds.
  */
 void	ring_wait(struct ring *r, int timeout_ms);
-/* The same for up to 16 rings: wakes when any of them is ready. */
-void	ring_wait_many(struct ring **rs, int n, int timeout_ms);
+/*
+ * The same for up to 16 rings (producer and consumer sides mixed): wakes
+ * when any of them is ready; timeout in nanoseconds (< 0: none).
+ */
+void	ring_wait_many(struct ring **rs, int n, int64_t timeout_ns);
 /*
  * For a process that sleeps in poll() on its own descriptors (a device):
  * arm the rings so that the peer, instead of FUTEX_WAKE, sends us

@@ -1,0 +1,186 @@
+/*
+ * stage.c: the stage file of the running process (counters, how it left,
+ * hand-over state) and the hand-over from one process of a stage to the
+ * next.  See app.h ("Hand-over") for the contract.
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "app.h"
+#include "stage.h"
+
+struct stage_file *app_stage;
+static unsigned char state_buf[APP_STATE_MAX];	/* the app's working copy */
+static size_t state_len;
+static int handed_over;
+
+static struct stage_file *
+map_file(const char *path, int rw)
+{
+	struct stage_file *f;
+	struct stat st;
+	int fd;
+
+	if ((fd = open(path, (rw ? O_RDWR | O_CREAT : O_RDONLY) | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return NULL;
+	if (fstat(fd, &st) == -1 || (rw && (size_t)st.st_size != sizeof(*f) &&
+	    ftruncate(fd, sizeof(*f)) == -1) ||
+	    (!rw && (size_t)st.st_size < sizeof(*f))) {
+		close(fd);
+		return NULL;
+	}
+	f = mmap(NULL, sizeof(*f), PROT_READ | (rw ? PROT_WRITE : 0),
+	    MAP_SHARED, fd, 0);
+	close(fd);
+	return f == MAP_FAILED ? NULL : f;
+}
+
+/* Does f hold an earlier process of app that we may continue? */
+static int
+same_app(const struct stage_file *f, const char *app)
+{
+	return f->magic == STAGE_MAGIC && f->ncounters <= STAGE_MAX_COUNTERS &&
+	    f->state_size <= APP_STATE_MAX &&
+	    strncmp(f->app, app, sizeof(f->app)) == 0;
+}
+
+static void
+load_state(const struct stage_file *f)
+{
+	uint64_t gen = atomic_load_explicit(&f->state_gen,
+	    memory_order_acquire);
+
+	memcpy(state_buf, f->state[gen & 1], APP_STATE_MAX);
+}
+
+void
+stage_open(const char *path, const char *app, const char *label, int keep)
+{
+	struct stage_file *f;
+
+	if (path == NULL) {
+		if ((f = calloc(1, sizeof(*f))) == NULL)
+			err(1, NULL);
+	} else if ((f = map_file(path, 1)) == NULL)
+		err(1, "%s", path);
+	if (keep && same_app(f, app)) {
+		/* A restart: counters and state go on where they were. */
+		load_state(f);
+		handed_over = 1;
+	} else
+		memset(f, 0, sizeof(*f));
+	f->pid = (int32_t)getpid();
+	f->exit_state = STAGE_RUNNING;
+	strlcpy(f->app, app, sizeof(f->app));
+	strlcpy(f->label, label, sizeof(f->label));
+	f->magic = STAGE_MAGIC;
+	app_stage = f;
+}
+
+const struct stage_file *
+stage_map_prev(const char *path)
+{
+	/* Mapped in standby: it stays readable after the launcher renames. */
+	return path ? map_file(path, 0) : NULL;
+}
+
+void
+stage_take_over(const struct stage_file *prev)
+{
+	struct stage_file *f = app_stage;
+	uint32_t i;
+
+	if (prev == NULL || !same_app(prev, f->app))
+		return;
+	/* The predecessor has exited: its file no longer changes. */
+	for (i = 0; i < prev->ncounters; i++)
+		*app_counter(prev->counters[i].name) =
+		    prev->counters[i].value;
+	f->breaths = prev->breaths;
+	f->idle_sleeps = prev->idle_sleeps;
+	f->busy_ns = prev->busy_ns;
+	f->restarts = prev->restarts;
+	load_state(prev);
+	/* Ours from now on, so that a restart of ours finds it too. */
+	memcpy(f->state[0], state_buf, APP_STATE_MAX);
+	f->state_size = prev->state_size;
+	atomic_store_explicit(&f->state_gen, 0, memory_order_release);
+	handed_over = 1;
+}
+
+int
+app_resumed(void)
+{
+	return handed_over;
+}
+
+void *
+app_state(size_t size)
+{
+	if (size > APP_STATE_MAX)
+		errx(1, "app state of %zu bytes (at most %d)", size,
+		    APP_STATE_MAX);
+	state_len = size;
+	app_stage->state_size = (uint32_t)size;
+	return state_buf;
+}
+
+void
+app_state_commit(void)
+{
+	struct stage_file *f = app_stage;
+	uint64_t gen = atomic_load_explicit(&f->state_gen,
+	    memory_order_relaxed);
+
+	/* Write the copy not in use, then flip: a kill leaves one whole. */
+	memcpy(f->state[(gen + 1) & 1], state_buf, state_len);
+	atomic_store_explicit(&f->state_gen, gen + 1, memory_order_release);
+}
+
+uint64_t *
+app_counter(const char *name)
+{
+	struct stage_counter *c;
+	uint32_t i;
+
+	for (i = 0; i < app_stage->ncounters; i++)
+		if (strncmp(app_stage->counters[i].name, name,
+		    sizeof(c->name)) == 0)
+			return &app_stage->counters[i].value;
+	if (app_stage->ncounters == STAGE_MAX_COUNTERS)
+		errx(1, "too many counters (adding '%s')", name);
+	c = &app_stage->counters[app_stage->ncounters++];
+	strlcpy(c->name, name, sizeof(c->name));
+	return &c->value;
+}
+
+int
+app_write_counters(const char *path)
+{
+	FILE *f;
+	uint32_t i;
+
+	if ((f = fopen(path, "we")) == NULL) {
+		warn("%s", path);
+		return -1;
+	}
+	for (i = 0; i < app_stage->ncounters; i++)
+		fprintf(f, "%.*s %llu\n",
+		    (int)sizeof(app_stage->counters[i].name),
+		    app_stage->counters[i].name,
+		    (unsigned long long)app_stage->counters[i].value);
+	if (fclose(f) == EOF) {
+		warn("%s", path);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * stage.h: the runtime's side of the stage file (stage.c); apps use the
+ * app_counter / app_state calls of app.h instead.
+ */
+#ifndef SNB_STAGE_H
+#define SNB_STAGE_H
+
+#include "app.h"
+
+/* This process's stage file (mapped from path, or private if NULL). */
+extern struct stage_file *app_stage;
+
+/*
+ * Map (creating it) the stage file at path.  keep: a restart, so keep a
+ * predecessor's counters and state when the file holds the same app;
+ * otherwise start afresh.
+ */
+void	stage_open(const char *path, const char *app, const char *label,
+	    int keep);
+/* A swap's predecessor's stage file, read-only (NULL if none or bad). */
+const struct stage_file *stage_map_prev(const char *path);
+/*
+ * Takeover: if prev is the same app, copy its counters, built-in totals
+ * and committed state into ours (app_resumed() becomes 1).
+ */
+void	stage_take_over(const struct stage_file *prev);
+
+#endif
