@@ -13,6 +13,7 @@
 
 #include <bsd/string.h>
 
+#include "rundir.h"
 #include "stats.h"
 
 static int
@@ -61,56 +62,83 @@ by_name(const void *a, const void *b)
 	    ((const struct link_view *)b)->name);
 }
 
+/* Each LABEL.stage file of the graph directory dir. */
+static void
+load_stages(const char *dir, struct graph_view *g)
+{
+	char path[PATH_MAX];
+	const struct stage_file *f;
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".stage"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((f = map_stage(path)) == NULL)
+			continue;
+		g->stages = reallocarray(g->stages, (size_t)g->nstages + 1,
+		    sizeof(*g->stages));
+		if (g->stages == NULL)
+			abort();
+		g->stages[g->nstages].f = f;
+		g->stages[g->nstages].alive = f->pid > 0 &&
+		    kill(f->pid, 0) == 0;
+		g->nstages++;
+	}
+	closedir(d);
+}
+
+/* Each ring file in dir (the graph's rings/, wherever it leads). */
+static void
+load_links(const char *dir, struct graph_view *g)
+{
+	char path[PATH_MAX], errbuf[256];
+	struct link_view *l;
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		g->links = reallocarray(g->links, (size_t)g->nlinks + 1,
+		    sizeof(*g->links));
+		if (g->links == NULL)
+			abort();
+		l = &g->links[g->nlinks];
+		if (ring_attach(&l->r, path, RING_OBSERVER, errbuf,
+		    sizeof(errbuf)) == -1)
+			continue;
+		strlcpy(l->name, de->d_name, sizeof(l->name));
+		g->nlinks++;
+	}
+	closedir(d);
+}
+
 static void
 load_graph(const char *dir, struct graph_view *g)
 {
-	char path[PATH_MAX], errbuf[256];
-	struct dirent *de;
+	char path[PATH_MAX];
 	FILE *pf;
-	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/snb-run.pid", dir);
-	if ((pf = fopen(path, "r")) != NULL) {
+	if ((pf = fopen(path, "re")) != NULL) {
 		if (fscanf(pf, "%ld", &g->pid) != 1)
 			g->pid = 0;
 		fclose(pf);
 	}
-	g->alive = g->pid > 0 && kill((pid_t)g->pid, 0) == 0;
-	if ((d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || strcmp(de->d_name, "ctl") == 0 ||
-		    strcmp(de->d_name, "snb-run.pid") == 0 ||
-		    ends_with(de->d_name, ".new"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (ends_with(de->d_name, ".stage")) {
-			const struct stage_file *f = map_stage(path);
-			if (f == NULL)
-				continue;
-			g->stages = reallocarray(g->stages,
-			    (size_t)g->nstages + 1, sizeof(*g->stages));
-			if (g->stages == NULL)
-				abort();
-			g->stages[g->nstages].f = f;
-			g->stages[g->nstages].alive = f->pid > 0 &&
-			    kill(f->pid, 0) == 0;
-			g->nstages++;
-		} else {
-			struct link_view *l;
-			g->links = reallocarray(g->links, (size_t)g->nlinks + 1,
-			    sizeof(*g->links));
-			if (g->links == NULL)
-				abort();
-			l = &g->links[g->nlinks];
-			if (ring_attach(&l->r, path, RING_OBSERVER, errbuf,
-			    sizeof(errbuf)) == -1)
-				continue;
-			strlcpy(l->name, de->d_name, sizeof(l->name));
-			g->nlinks++;
-		}
-	}
-	closedir(d);
+	/* The lock, not the pid: a dead snb-run's pid may be reused. */
+	g->stale = snb_graph_stale(dir);
+	g->alive = !g->stale;
+	snb_rings_where(dir, g->rings, sizeof(g->rings));
+	load_stages(dir, g);
+	snprintf(path, sizeof(path), "%s/rings", dir);
+	load_links(path, g);
 	if (g->nstages)
 		qsort(g->stages, (size_t)g->nstages, sizeof(*g->stages),
 		    by_label);

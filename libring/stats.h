@@ -1,11 +1,13 @@
 /*
  * stats.h: read-only views of running graphs for snb-ps and snb-top.  A
  * graph is a directory in the run directory holding snb-run.pid, one
- * LABEL.stage counter file per stage and one ring file per link; a view
- * maps them read-only and never writes.
+ * LABEL.stage counter file per stage and, in rings/, one ring file per
+ * link (see rundir.h); a view maps them read-only and never writes.
  */
 #ifndef SNB_STATS_H
 #define SNB_STATS_H
+
+#include <limits.h>
 
 #include "app.h"
 #include "ring.h"
@@ -23,7 +25,9 @@ struct link_view {
 struct graph_view {
 	char			 name[64];
 	long			 pid;	/* snb-run's */
-	int			 alive;
+	int			 alive;	/* its snb-run holds the lock */
+	int			 stale;	/* nobody does (snb_graph_stale) */
+	char			 rings[PATH_MAX + 64]; /* snb_rings_where */
 	struct stage_view	*stages;
 	int			 nstages;
 	struct link_view	*links;

@@ -1,49 +1,63 @@
 /*
- * snb-ctl: talk to a running graph through its control socket
- * ($SNB_RUN_DIR/NAME/ctl): show it, stop it, restart or swap a stage.
+ * snb-ctl: talk to a running graph through its control socket (ctl in its
+ * graph directory, see rundir.h): show it, stop it, restart or swap a
+ * stage.  clean removes a stale graph and needs no snb-run.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <err.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "rundir.h"
+
+static const char usage_text[] = "usage: snb-ctl NAME show | stop | "
+    "restart LABEL | swap LABEL 'APP ARGS' | clean\n";
 
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: snb-ctl NAME show | stop | restart LABEL | "
-	    "swap LABEL 'APP ARGS'\n");
+	fputs(usage_text, stderr);
 	exit(2);
+}
+
+/* clean: remove the graph if its snb-run is gone. */
+static int
+clean(const char *name)
+{
+	char errbuf[PATH_MAX + 256];
+
+	if (snb_graph_clean(name, errbuf, sizeof(errbuf)) == -1)
+		errx(1, "%s", errbuf);
+	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct sockaddr_un sun;
-	char errbuf[512], buf[8192];
+	char errbuf[512], buf[8192], dir[PATH_MAX];
 	const char *run;
 	ssize_t n;
-	int fd, i, nargs, failed = 0, first = 1;
+	int fd, i, nargs, e, failed = 0, first = 1;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
-		printf("usage: snb-ctl NAME show | stop | restart LABEL | "
-		    "swap LABEL 'APP ARGS'\nControl a running graph.  "
-		    "See snb-ctl(1).\n");
+		printf("%sControl a running graph, or remove a stale one.  "
+		    "See snb-ctl(1).\n", usage_text);
 		return 0;
 	}
 	if (argc < 3)
 		usage();
 	nargs = strcmp(argv[2], "swap") == 0 ? 2 :
 	    strcmp(argv[2], "restart") == 0 ? 1 :
-	    strcmp(argv[2], "show") == 0 || strcmp(argv[2], "stop") == 0 ? 0 :
-	    -1;
+	    strcmp(argv[2], "show") == 0 || strcmp(argv[2], "stop") == 0 ||
+	    strcmp(argv[2], "clean") == 0 ? 0 : -1;
 	if (nargs == -1) {
 		warnx("unknown command '%s'", argv[2]);
 		usage();
@@ -52,6 +66,8 @@ main(int argc, char **argv)
 		usage();
 	if (strchr(argv[1], '/') || argv[1][0] == '.')
 		errx(2, "bad graph name '%s'", argv[1]);
+	if (strcmp(argv[2], "clean") == 0)
+		return clean(argv[1]);
 	if ((run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "run directory: %s", errbuf);
 	memset(&sun, 0, sizeof(sun));
@@ -62,8 +78,15 @@ main(int argc, char **argv)
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		err(1, "socket");
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		if (errno == ENOENT || errno == ECONNREFUSED)
+		e = errno;
+		snprintf(dir, sizeof(dir), "%s/%s", run, argv[1]);
+		if (snb_graph_stale(dir))
+			errx(1, "graph '%s' is stale (its snb-run is gone): "
+			    "remove it with snb-ctl %s clean", argv[1],
+			    argv[1]);
+		if (e == ENOENT || e == ECONNREFUSED)
 			errx(1, "no graph '%s' running (in %s)", argv[1], run);
+		errno = e;
 		err(1, "%s", sun.sun_path);
 	}
 	for (i = 2; i < argc; i++)

@@ -1,5 +1,6 @@
 /*
- * snb-ps: list running graphs and their stages.
+ * snb-ps: list graphs, running or stale, their stages and where their
+ * rings live.
  */
 #include <err.h>
 #include <getopt.h>
@@ -7,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rundir.h"
 #include "stats.h"
+
+#define USAGE	"usage: snb-ps [--json] [GRAPH]\n"
 
 static void
 print_json(struct graph_view *g, int n)
@@ -18,8 +22,11 @@ print_json(struct graph_view *g, int n)
 	for (i = 0; i < n; i++) {
 		printf("%s{\"name\":", i ? "," : "");
 		json_str(stdout, g[i].name);
-		printf(",\"pid\":%ld,\"alive\":%s,\"stages\":[", g[i].pid,
-		    g[i].alive ? "true" : "false");
+		printf(",\"pid\":%ld,\"alive\":%s,\"stale\":%s,\"rings\":",
+		    g[i].pid, g[i].alive ? "true" : "false",
+		    g[i].stale ? "true" : "false");
+		json_str(stdout, g[i].rings);
+		printf(",\"stages\":[");
 		for (j = 0; j < g[i].nstages; j++) {
 			const struct stage_file *f = g[i].stages[j].f;
 			printf("%s{\"label\":", j ? "," : "");
@@ -43,6 +50,39 @@ print_json(struct graph_view *g, int n)
 	printf("]}\n");
 }
 
+static const char *
+stage_state(const struct graph_view *g, int j)
+{
+	if (g->stale)
+		return "stale";
+	return g->stages[j].alive ? "running" : "gone";
+}
+
+/*
+ * One line per stage; a graph without stage files (stale before its
+ * stages started) still gets one, so that it shows.
+ */
+static void
+print_text(struct graph_view *g, int n)
+{
+	int i, j;
+
+	printf("%-20s %-8s %-16s %-12s %-8s %-7s %s\n", "GRAPH", "PID",
+	    "STAGE", "APP", "PID", "STATE", "RINGS");
+	for (i = 0; i < n; i++) {
+		if (g[i].nstages == 0)
+			printf("%-20s %-8ld %-16s %-12s %-8s %-7s %s\n",
+			    g[i].name, g[i].pid, "-", "-", "-",
+			    g[i].stale ? "stale" : "running", g[i].rings);
+		for (j = 0; j < g[i].nstages; j++) {
+			const struct stage_file *f = g[i].stages[j].f;
+			printf("%-20s %-8ld %-16s %-12s %-8d %-7s %s\n",
+			    g[i].name, g[i].pid, f->label, f->app, f->pid,
+			    stage_state(&g[i], j), g[i].rings);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -54,7 +94,7 @@ main(int argc, char **argv)
 	struct graph_view *g;
 	char errbuf[512];
 	const char *run;
-	int ch, json = 0, n, i, j;
+	int ch, json = 0, n;
 
 	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -62,16 +102,17 @@ main(int argc, char **argv)
 			json = 1;
 			break;
 		case 'h':
-			printf("usage: snb-ps [--json] [GRAPH]\nList running "
-			    "graphs and their stages.  See snb-ps(1).\n");
+			printf(USAGE "List graphs (running or stale), their "
+			    "stages and where their rings live.  See "
+			    "snb-ps(1).\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: snb-ps [--json] [GRAPH]\n");
+			fprintf(stderr, USAGE);
 			return 2;
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "usage: snb-ps [--json] [GRAPH]\n");
+		fprintf(stderr, USAGE);
 		return 2;
 	}
 	if ((run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
@@ -83,18 +124,8 @@ main(int argc, char **argv)
 		errx(1, "no graph '%s' (in %s)", argv[optind], run);
 	if (json)
 		print_json(g, n);
-	else {
-		printf("%-20s %-8s %-16s %-12s %-8s %s\n", "GRAPH", "PID",
-		    "STAGE", "APP", "PID", "STATE");
-		for (i = 0; i < n; i++)
-			for (j = 0; j < g[i].nstages; j++) {
-				const struct stage_file *f = g[i].stages[j].f;
-				printf("%-20s %-8ld %-16s %-12s %-8d %s\n",
-				    g[i].name, g[i].pid, f->label, f->app,
-				    f->pid, g[i].stages[j].alive ? "running" :
-				    "gone");
-			}
-	}
+	else
+		print_text(g, n);
 	graphs_free(g, n);
 	return 0;
 }

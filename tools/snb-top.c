@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rundir.h"
 #include "stats.h"
 
 /* What we sample of a link at one instant. */
@@ -84,7 +85,7 @@ print_text(struct graph_view *g, int n, struct link_sample *a,
 
 	for (i = 0; i < n; i++) {
 		printf("graph %s (snb-run pid %ld%s)\n", g[i].name, g[i].pid,
-		    g[i].alive ? "" : ", gone");
+		    g[i].alive ? "" : ", stale");
 		printf("  %-16s %-10s %8s %12s %12s %5s  %s\n", "STAGE", "APP",
 		    "PID", "IN pps", "OUT pps", "BUSY", "COUNTERS");
 		for (j = 0; j < g[i].nstages; j++, s++) {

@@ -11,7 +11,8 @@
  *  5. Sleep and wake across processes, both directions, and on close.
  *  6. Stress: two processes, SNB_STRESS_PACKETS packets (default 10
  *     million) of random sizes in random bursts, every byte verified.
- *  7. The run directory: created 0700, world-writable ones refused.
+ *  7. The run directory: per user by default, created 0700; refused if
+ *     world-writable, a symlink, or owned by another uid.
  *
  * Everything lives in a private directory under /dev/shm that is removed
  * at the end, whatever happened.
@@ -38,6 +39,7 @@
 #include <bsd/string.h>
 
 #include "ring.h"
+#include "rundir.h"
 #include "tap.h"
 
 #define STRESS_DEFAULT	10000000ULL
@@ -1076,9 +1078,15 @@ static int
 rundir_child(void *va, struct result *res)
 {
 	const char *dir = va, *got;
+	char own[64];
 	struct stat st;
 
-	if (setenv("SNB_RUN_DIR", dir, 1) == -1)
+	/* No directory given: the per-user default. */
+	snprintf(own, sizeof(own), "/dev/shm/snb-%u", (unsigned)geteuid());
+	if (dir == NULL) {
+		unsetenv("SNB_RUN_DIR");
+		dir = own;
+	} else if (setenv("SNB_RUN_DIR", dir, 1) == -1)
 		return 1;
 	got = snb_run_dir(res->msg, sizeof(res->msg));
 	res->v[0] = got != NULL;
@@ -1094,14 +1102,56 @@ rundir_child(void *va, struct result *res)
 	return 0;
 }
 
+/* Refused, with a message naming dir and saying why. */
 static void
-test_rundir(void)
+rundir_refused(const char *dir, const char *why, const char *what)
 {
-	char *fresh = tpath("run"), *ww = tpath("ww"), *file = tpath("f");
 	struct child ch;
 	struct result res;
 	int st;
 
+	ch = child_start(rundir_child, (void *)dir);
+	st = child_finish(&ch, &res);
+	ok(st == 0 && !res.v[0] && strstr(res.msg, dir) != NULL &&
+	    strstr(res.msg, why) != NULL, "%s refused: %s", what, res.msg);
+}
+
+/*
+ * The default is /dev/shm/snb-UID; it is made here only if missing, and
+ * then removed again.
+ */
+static void
+test_rundir_default(void)
+{
+	char own[64];
+	struct child ch;
+	struct result res;
+	struct stat st;
+	int made, rc;
+
+	snprintf(own, sizeof(own), "/dev/shm/snb-%u", (unsigned)geteuid());
+	made = lstat(own, &st) == -1;
+	ch = child_start(rundir_child, NULL);
+	rc = child_finish(&ch, &res);
+	ok(rc == 0 && res.v[0] && res.v[1] && res.v[2],
+	    "without SNB_RUN_DIR the run directory is %s %s", own, res.msg);
+	if (made)
+		ok(res.v[3] == 0700, "made 0700 (mode %llo)",
+		    (unsigned long long)res.v[3]);
+	if (made && rmdir(own) == -1)
+		ok(0, "rmdir %s: %s", own, strerror(errno));
+}
+
+static void
+test_rundir(void)
+{
+	char *fresh = tpath("run"), *ww = tpath("ww"), *file = tpath("f");
+	char *link = tpath("link"), *theirs = tpath("theirs");
+	struct child ch;
+	struct result res;
+	int st;
+
+	test_rundir_default();
 	ch = child_start(rundir_child, fresh);
 	st = child_finish(&ch, &res);
 	ok(st == 0 && res.v[0] && res.v[1] && res.v[4],
@@ -1116,17 +1166,26 @@ test_rundir(void)
 
 	if (mkdir(ww, 0700) == -1 || chmod(ww, 0777) == -1)
 		ok(0, "mkdir %s: %s", ww, strerror(errno));
-	ch = child_start(rundir_child, ww);
-	st = child_finish(&ch, &res);
-	ok(st == 0 && !res.v[0] && strstr(res.msg, ww) != NULL,
-	    "world-writable run directory refused: %s", res.msg);
+	rundir_refused(ww, "writable by others", "a world-writable run "
+	    "directory");
 
 	if (write_file(file, 0) == -1)
 		ok(0, "create %s: %s", file, strerror(errno));
-	ch = child_start(rundir_child, file);
-	st = child_finish(&ch, &res);
-	ok(st == 0 && !res.v[0] && strstr(res.msg, file) != NULL,
-	    "a file as run directory refused: %s", res.msg);
+	rundir_refused(file, "not a directory", "a file as run directory");
+
+	/* A symlink to a good directory: whoever made it can repoint it. */
+	if (symlink(fresh, link) == -1)
+		ok(0, "symlink %s: %s", link, strerror(errno));
+	rundir_refused(link, "symbolic link", "a symlink as run directory");
+
+	if (mkdir(theirs, 0700) == -1)
+		ok(0, "mkdir %s: %s", theirs, strerror(errno));
+	if (geteuid() != 0 || chown(theirs, 65534, 65534) == -1)
+		ok(1, "# SKIP another uid's run directory: cannot chown as "
+		    "uid %u", (unsigned)geteuid());
+	else
+		rundir_refused(theirs, "owned by uid 65534", "a run "
+		    "directory owned by nobody");
 }
 
 int
