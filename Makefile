@@ -30,20 +30,22 @@ APP_SRC   := $(wildcard apps/*.c)
 # A larger app is a directory: apps/NAME/*.c -> snb-NAME.
 APP_DIRS  := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 TOOL_SRC  := $(wildcard tools/snb-*.c)
+# A larger tool is a directory: tools/snb-NAME/*.c -> snb-NAME.
+TOOL_DIRS := $(patsubst tools/%/,%,$(sort $(dir $(wildcard tools/*/*.c))))
 # A driver is a directory: drivers/NAME/*.c -> snb-NAME (nic, vhost, memif),
 # linked with LIBS_NAME when the driver needs more than libring.
 DRV_DIRS  := $(patsubst drivers/%/,%,$(sort $(dir $(wildcard drivers/*/*.c))))
 LIBS_nic  := -lxdp -lbpf -lelf -lz
 BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%) \
              $(DRV_DIRS:%=$(BUILD)/bin/snb-%) \
-             $(APP_DIRS:%=$(BUILD)/bin/snb-%)
+             $(APP_DIRS:%=$(BUILD)/bin/snb-%) $(TOOL_DIRS:%=$(BUILD)/bin/%)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TTOOL_SRC := $(wildcard tests/tools/*.c)
 TTOOLS    := $(TTOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h tests/unit/*.h)
+HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h tools/*/*.h tests/unit/*.h)
 
 .PHONY: all bins check check-fast check-vm bench demo install clean deps fuzz
 # Keep objects make would call intermediate (apps, tools, tests).
@@ -82,6 +84,13 @@ $(BUILD)/bin/snb-$(1): $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/$(1)/*.c))
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS) $$(LIBS_$(1))
 endef
 $(foreach d,$(DRV_DIRS),$(eval $(call DRV_DIR_RULE,$(d))))
+
+define TOOL_DIR_RULE
+$(BUILD)/bin/$(1): $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/$(1)/*.c)) $(LIB)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach d,$(TOOL_DIRS),$(eval $(call TOOL_DIR_RULE,$(d))))
 
 $(BUILD)/bin/snb-%: $(BUILD)/tools/snb-%.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,380 @@
+/*
+ * launch.c: a graph's files and processes: rings and stage files, finding
+ * and describing apps, spawning a stage, and reading what a stage left
+ * behind when it exits (how it left, the state of its rings).
+ */
+#define _GNU_SOURCE
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "app.h"
+#include "rundir.h"
+#include "run.h"
+
+/* One read-write view per link: close a dead producer's ring, forget. */
+static struct ring	*owners;
+
+uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* snb-APP next to our own binary, then in $SNB_PATH, then in $PATH. */
+int
+find_app(const char *app, char *out, size_t outlen)
+{
+	char self[PATH_MAX], *slash, *dirs, *d, *save;
+	const char *env[2] = { getenv("SNB_PATH"), getenv("PATH") };
+	ssize_t n;
+	int i;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			snprintf(out, outlen, "%s/snb-%s", self, app);
+			if (access(out, X_OK) == 0)
+				return 0;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		if (env[i] == NULL || (dirs = strdup(env[i])) == NULL)
+			continue;
+		for (d = strtok_r(dirs, ":", &save); d;
+		    d = strtok_r(NULL, ":", &save)) {
+			snprintf(out, outlen, "%s/snb-%s", *d ? d : ".", app);
+			if (access(out, X_OK) == 0) {
+				free(dirs);
+				return 0;
+			}
+		}
+		free(dirs);
+	}
+	return -1;
+}
+
+/*
+ * Run `path --describe` and parse what it says.  An app that says
+ * nothing within DESCRIBE_MS is killed: snb-ctl swap runs this while the
+ * graph is being supervised.
+ */
+#define DESCRIBE_MS	5000
+int
+describe(const char *path, struct app_info *info, char *errbuf,
+    size_t errlen)
+{
+	char buf[8192];
+	struct pollfd pfd;
+	uint64_t deadline = now_ms() + DESCRIBE_MS;
+	size_t len = 0;
+	ssize_t n;
+	int fds[2], status, devnull;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		err(1, "pipe");
+	if ((pid = fork()) == -1)
+		err(1, "fork");
+	if (pid == 0) {
+		devnull = open("/dev/null", O_RDWR);
+		dup2(fds[1], 1);
+		dup2(devnull, 0);
+		dup2(devnull, 2);
+		execl(path, path, "--describe", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	while (len < sizeof(buf) - 1 && now_ms() < deadline) {
+		if (poll(&pfd, 1, (int)(deadline - now_ms())) <= 0)
+			continue;
+		if ((n = read(fds[0], buf + len, sizeof(buf) - 1 - len)) == 0)
+			break;
+		if (n > 0)
+			len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fds[0]);
+	kill(pid, SIGKILL);	/* if it is still there, it failed */
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(errbuf, errlen, "%s --describe failed", path);
+		return -1;
+	}
+	return app_info_parse(info, buf, errbuf, errlen);
+}
+
+void
+ring_path(const struct link *l, char *out, size_t len)
+{
+	/* ':' and '=' appear in no label or port: names cannot collide. */
+	snprintf(out, len, "%s/rings/%s:%s=%s:%s", graph_dir,
+	    g.stages[l->from].label, l->from_port, g.stages[l->to].label,
+	    l->to_port);
+}
+
+void
+stage_path(int i, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s.stage", graph_dir, g.stages[i].label);
+}
+
+void
+create_rings(void)
+{
+	char path[PATH_MAX], errbuf[512];
+	int i;
+
+	if ((owners = calloc((size_t)g.nlinks + 1, sizeof(*owners))) == NULL)
+		err(1, NULL);
+	for (i = 0; i < g.nlinks; i++) {
+		ring_path(&g.links[i], path, sizeof(path));
+		if (ring_create(path, ring_slots, ring_capacity,
+		    g.links[i].leaky ? RING_FLAG_LEAKY : 0) == -1) {
+			warn("%s", path);
+			if (errno == ENOMEM || errno == ENOSPC)
+				warnx("no room for the ring: free hugepages, "
+				    "or set SNB_HUGE_DIR=none");
+			die_cleanup(1);
+		}
+		if (ring_attach(&owners[i], path, RING_OWNER, errbuf,
+		    sizeof(errbuf)) == -1) {
+			warnx("%s", errbuf);
+			die_cleanup(1);
+		}
+	}
+}
+
+/*
+ * Fork and exec stage i's app (exe with words), bound to the stage's
+ * rings.  stats is the counter file; standby_fd >= 0 starts it in standby
+ * (a swap), with prev its predecessor's stage file.
+ */
+pid_t
+spawn(int i, const char *exe, char **words, int nwords, const char *stats,
+    int standby_fd, const char *prev)
+{
+	struct stage *s = &g.stages[i];
+	char **argv, path[PATH_MAX];
+	sigset_t none;
+	int a = 0, nfree, j, nargs = 0;
+	pid_t parent = getpid(), pid;
+
+	/* A link from the stage to itself is an input and an output. */
+	for (j = 0; j < g.nlinks; j++)
+		nargs += (g.links[j].from == i) + (g.links[j].to == i);
+	argv = calloc((size_t)(nargs + nwords + 8), sizeof(char *));
+	if (argv == NULL)
+		err(1, NULL);
+	argv[a++] = (char *)exe;
+	if (asprintf(&argv[a++], "--snb-label=%s", s->label) == -1 ||
+	    asprintf(&argv[a++], "--snb-stats=%s", stats) == -1 ||
+	    asprintf(&argv[a++], "--snb-restarts=%d", procs[i].restarts) == -1)
+		err(1, NULL);
+	if (standby_fd >= 0 &&
+	    (asprintf(&argv[a++], "--snb-standby-fd=%d", standby_fd) == -1 ||
+	    asprintf(&argv[a++], "--snb-prev=%s", prev) == -1))
+		err(1, NULL);
+	for (j = 0; j < g.nlinks; j++) {
+		struct link *l = &g.links[j];
+		ring_path(l, path, sizeof(path));
+		if (l->to == i && asprintf(&argv[a++], "--snb-in=%s=%s",
+		    l->to_port, path) == -1)
+			err(1, NULL);
+		if (l->from == i && asprintf(&argv[a++], "--snb-out=%s=%s",
+		    l->from_port, path) == -1)
+			err(1, NULL);
+	}
+	nfree = a;
+	for (j = 0; j < nwords; j++)
+		argv[a++] = words[j];
+	argv[a] = NULL;
+
+	if ((pid = fork()) == -1)
+		err(1, "fork");
+	if (pid == 0) {
+		/* Our own group: a terminal's ^C reaches snb-run only. */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv(argv[0], argv);
+		warn("%s", argv[0]);
+		_exit(127);
+	}
+	if (verbose)
+		warnx("started %s (pid %ld)", s->label, (long)pid);
+	for (j = 1; j < nfree; j++)
+		free(argv[j]);
+	free(argv);
+	return pid;
+}
+
+void
+start_stage(int i)
+{
+	char stats[PATH_MAX];
+
+	stage_path(i, stats, sizeof(stats));
+	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
+	    g.stages[i].argc, stats, -1, NULL);
+	procs[i].done = 0;
+	procs[i].leaving = 0;
+	procs[i].started = now_ms();
+}
+
+/* How stage i's last process left (STAGE_* of app.h). */
+int
+stage_exit_state(int i)
+{
+	struct stage_file f;
+	char path[PATH_MAX];
+	int fd, st = STAGE_RUNNING;
+
+	stage_path(i, path, sizeof(path));
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return st;
+	if (pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) &&
+	    f.magic == STAGE_MAGIC)
+		st = (int)f.exit_state;
+	close(fd);
+	return st;
+}
+
+/* Before reaping pid: no waker may signal it once its pid is free. */
+void
+forget_pid(int i, pid_t pid)
+{
+	int j;
+
+	for (j = 0; j < g.nlinks; j++)
+		if (g.links[j].from == i || g.links[j].to == i)
+			ring_forget(&owners[j], pid);
+}
+
+/* End stage i's output streams, as the death of a pipe's writer does. */
+void
+close_outputs(int i)
+{
+	int j;
+
+	for (j = 0; j < g.nlinks; j++)
+		if (g.links[j].from == i)
+			ring_close(&owners[j]);
+}
+
+/* Stage i has outputs and every one is closed: it has nothing to do. */
+int
+outputs_closed(int i)
+{
+	int j, n = 0;
+
+	for (j = 0; j < g.nlinks; j++)
+		if (g.links[j].from == i) {
+			if (!atomic_load(&owners[j].shm->prod.closed))
+				return 0;
+			n++;
+		}
+	return n > 0;
+}
+
+void
+rings_show(FILE *out)
+{
+	int i;
+
+	for (i = 0; i < g.nlinks; i++) {
+		struct link *l = &g.links[i];
+		struct ring *r = &owners[i];
+		fprintf(out, "link %s.%s -> %s.%s fill %llu/%llu packets %llu"
+		    "%s\n", g.stages[l->from].label, l->from_port,
+		    g.stages[l->to].label, l->to_port,
+		    (unsigned long long)ring_fill(r),
+		    (unsigned long long)r->mask + 1,
+		    (unsigned long long)atomic_load(&r->shm->prod.head),
+		    atomic_load(&r->shm->prod.closed) ? " closed" : "");
+	}
+}
+
+/*
+ * --stats: each stage's totals from its counter file, before cleanup()
+ * removes it.  Busy time is what the stage spent in breaths that moved
+ * packets, so busy/packet is its cost on a core whatever else ran.
+ */
+void
+stage_totals(void)
+{
+	struct stage_file f;
+	char path[PATH_MAX];
+	double busy;
+	uint64_t n;
+	int i, fd;
+
+	for (i = 0; i < g.nstages; i++) {
+		stage_path(i, path, sizeof(path));
+		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+			continue;
+		if (pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) &&
+		    f.magic == STAGE_MAGIC) {
+			busy = f.busy_ns / 1e9;
+			n = f.packets_in > f.packets_out ? f.packets_in :
+			    f.packets_out;
+			fprintf(stderr, "snb-run: stage %s (%s): %llu in, %llu "
+			    "out, busy %.3f s", g.stages[i].label,
+			    g.stages[i].app, (unsigned long long)f.packets_in,
+			    (unsigned long long)f.packets_out, busy);
+			if (n > 0)
+				fprintf(stderr, ", %.1f ns per packet, %.2f "
+				    "Mpps per core", f.busy_ns / (double)n,
+				    busy > 0 ? n / busy / 1e6 : 0.0);
+			fprintf(stderr, "\n");
+		}
+		close(fd);
+	}
+}
+
+/* Remove the graph directory and everything in it. */
+void
+cleanup(void)
+{
+	char errbuf[512];
+	int i;
+
+	if (graph_dir[0] == '\0')
+		return;
+	for (i = 0; owners && i < g.nlinks; i++)
+		if (owners[i].shm)
+			ring_detach(&owners[i]);
+	free(owners);
+	owners = NULL;
+	if (snb_graph_remove(graph_dir, errbuf, sizeof(errbuf)) == -1)
+		warnx("%s", errbuf);
+	graph_dir[0] = '\0';
+}
+
+void
+die_cleanup(int status)
+{
+	cleanup();
+	exit(status);
+}

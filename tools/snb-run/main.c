@@ -1,0 +1,319 @@
+/*
+ * snb-run: start a graph of snb apps joined by rings, supervise it, and
+ * take it down again leaving nothing behind.
+ *
+ *	parse -> ask every app --describe -> check -> create the graph's
+ *	directory and rings -> start stages -> supervise -> remove files
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "rundir.h"
+#include "run.h"
+
+#define USAGE \
+	"usage: snb-run [-cv] [-n name] [--restart=no|on-failure] " \
+	"[--max-restarts N]\n" \
+	"               [--slots N] [--capacity N] [--stats] " \
+	"('GRAPH' | -f file)\n" \
+	"       snb-run --clean\n"
+#define NAME_CHARS	"abcdefghijklmnopqrstuvwxyz" \
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+struct graph	 g;
+struct proc	*procs;
+char		 graph_dir[PATH_MAX];
+int		 restart_on_failure, max_restarts = 10, verbose;
+uint32_t	 ring_slots = RING_DEFAULT_SLOTS;
+uint32_t	 ring_capacity = RING_DEFAULT_CAPACITY;
+int		 stop_requested;
+static struct app_info	*infos;		/* one per stage (copies) */
+static char	 where[PATH_MAX];	/* "FILE:" or "" for errors */
+char		*text;		/* the graph's source (global for LSan) */
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "%s", USAGE);
+	exit(2);
+}
+
+static char *
+read_file(const char *path)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (strcmp(path, "-") == 0)
+		f = stdin;
+	else if ((f = fopen(path, "r")) == NULL)
+		err(2, "%s", path);
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			if ((buf = realloc(buf, cap)) == NULL)
+				err(1, NULL);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f))
+		err(2, "%s", path);
+	if (memchr(buf, '\0', len))
+		errx(2, "%s: binary file", path);
+	buf[len] = '\0';
+	if (f != stdin)
+		fclose(f);
+	return buf;
+}
+
+static void
+print_plan(void)
+{
+	int i, j;
+
+	for (i = 0; i < g.nstages; i++) {
+		printf("stage %s: snb-%s", g.stages[i].label, g.stages[i].app);
+		for (j = 0; j < g.stages[i].argc; j++)
+			printf(" '%s'", g.stages[i].argv[j]);
+		printf("\n");
+	}
+	for (i = 0; i < g.nlinks; i++)
+		printf("link %s.%s -> %s.%s\n", g.stages[g.links[i].from].label,
+		    g.links[i].from_port, g.stages[g.links[i].to].label,
+		    g.links[i].to_port);
+}
+
+static uint32_t
+parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+		errx(2, "bad %s '%s' (%u..%u)", opt, s, min, max);
+	return (uint32_t)v;
+}
+
+/* The graph's text: from -f FILE, or the words joined with spaces. */
+static void
+read_graph(const char *file, int argc, char **argv)
+{
+	char errbuf[1024];
+	size_t len = 0;
+	int i;
+
+	if (file) {
+		text = read_file(file);
+		snprintf(where, sizeof(where), "%s:", file);
+	} else {
+		for (i = 0; i < argc; i++)
+			len += strlen(argv[i]) + 1;
+		if ((text = calloc(1, len + 1)) == NULL)
+			err(1, NULL);
+		for (i = 0; i < argc; i++) {
+			strlcat(text, argv[i], len + 1);
+			if (i + 1 < argc)
+				strlcat(text, " ", len + 1);
+		}
+	}
+	if (graph_parse(&g, text, errbuf, sizeof(errbuf)) == -1)
+		errx(2, "%s%s", where, errbuf);
+}
+
+/* Ask each app (once per app) what it is, then check the wiring. */
+static void
+check_graph(void)
+{
+	char errbuf[1024];
+	int i, j;
+
+	procs = calloc((size_t)g.nstages, sizeof(*procs));
+	infos = calloc((size_t)g.nstages, sizeof(*infos));
+	if (procs == NULL || infos == NULL)
+		err(1, NULL);
+	for (i = 0; i < g.nstages; i++) {
+		struct stage *s = &g.stages[i];
+		for (j = 0; j < i; j++)
+			if (strcmp(g.stages[j].app, s->app) == 0)
+				break;
+		if (j < i) {
+			infos[i] = infos[j];
+			strlcpy(procs[i].path, procs[j].path,
+			    sizeof(procs[i].path));
+		} else {
+			if (find_app(s->app, procs[i].path,
+			    sizeof(procs[i].path)) == -1)
+				errx(2, "%s%d:%d: unknown app '%s' (no snb-%s "
+				    "next to snb-run, in SNB_PATH or PATH)",
+				    where, s->pos.line, s->pos.col, s->app,
+				    s->app);
+			if (describe(procs[i].path, &infos[i], errbuf,
+			    sizeof(errbuf)) == -1)
+				errx(2, "%s%d:%d: %s: %s", where, s->pos.line,
+				    s->pos.col, s->app, errbuf);
+		}
+		s->info = &infos[i];
+	}
+	if (graph_check(&g, errbuf, sizeof(errbuf)) == -1)
+		errx(2, "%s%s", where, errbuf);
+	/* Stages may have merged (devices): look their binaries up again. */
+	for (i = 0; i < g.nstages; i++)
+		find_app(g.stages[i].app, procs[i].path, sizeof(procs[i].path));
+}
+
+/* -n NAME, or one made of the file's name (or "graph") and our pid. */
+static void
+graph_name(char *name, size_t len, const char *file)
+{
+	const char *base;
+	int i;
+
+	if (name[0])
+		return;
+	base = file ? strrchr(file, '/') : NULL;
+	base = base ? base + 1 : file;
+	if (base && strcmp(base, "-"))
+		snprintf(name, len, "%.40s-%ld", base, (long)getpid());
+	else
+		snprintf(name, len, "graph-%ld", (long)getpid());
+	for (i = 0; name[i]; i++)
+		if (!strchr(NAME_CHARS, name[i]))
+			name[i] = '_';
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "check", no_argument, NULL, 'c' },
+		{ "clean", no_argument, NULL, 'K' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "restart", required_argument, NULL, 'r' },
+		{ "max-restarts", required_argument, NULL, 'R' },
+		{ "slots", required_argument, NULL, 's' },
+		{ "capacity", required_argument, NULL, 'C' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char errbuf[1024], name[GRAPH_NAME_MAX] = "";
+	const char *file = NULL;
+	sigset_t set;
+	int ch, i, check_only = 0, clean = 0, print_stats = 0, rc, lock;
+
+	while ((ch = getopt_long(argc, argv, "+cf:n:vh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			check_only = 1;
+			break;
+		case 'K':
+			clean = 1;
+			break;
+		case 'S':
+			print_stats = 1;
+			break;
+		case 'f':
+			file = optarg;
+			break;
+		case 'n':
+			if (strlen(optarg) >= sizeof(name) || !*optarg ||
+			    strspn(optarg, NAME_CHARS) != strlen(optarg) ||
+			    optarg[0] == '.')
+				errx(2, "bad graph name '%s' (letters, digits, "
+				    "'_', '.', '-'; at most %zu)", optarg,
+				    sizeof(name) - 1);
+			strlcpy(name, optarg, sizeof(name));
+			break;
+		case 'r':
+			if (strcmp(optarg, "no") == 0)
+				restart_on_failure = 0;
+			else if (strcmp(optarg, "on-failure") == 0)
+				restart_on_failure = 1;
+			else
+				errx(2, "bad --restart '%s' (no, on-failure)",
+				    optarg);
+			break;
+		case 'R':
+			max_restarts = (int)parse_u32("--max-restarts", optarg,
+			    0, 1000000);
+			break;
+		case 's':
+			ring_slots = parse_u32("--slots", optarg, 2, 1u << 24);
+			if (ring_slots & (ring_slots - 1))
+				errx(2, "bad --slots '%s' (a power of two)",
+				    optarg);
+			break;
+		case 'C':
+			ring_capacity = parse_u32("--capacity", optarg, 64,
+			    RING_MAX_CAPACITY);
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			printf("%sRun a graph of snb apps.  See snb-run(1), "
+			    "snb(7).\n", USAGE);
+			return 0;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (clean) {
+		if (file || argc)
+			usage();
+		if (snb_graph_clean(NULL, errbuf, sizeof(errbuf)) == -1)
+			errx(1, "%s", errbuf);
+		return 0;
+	}
+	if ((file == NULL) == (argc == 0))
+		usage();
+	read_graph(file, argc, argv);
+	check_graph();
+	if (check_only) {
+		print_plan();
+		return 0;
+	}
+	graph_name(name, sizeof(name), file);
+	/* Signals arrive through signalfd; block them before any child. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((lock = snb_graph_create(name, graph_dir, sizeof(graph_dir),
+	    errbuf, sizeof(errbuf))) == -1)
+		errx(1, "%s", errbuf);
+	create_rings();
+	rc = supervise();
+	if (print_stats)
+		stage_totals();
+	cleanup();
+	close(lock);
+	for (i = 0; i < g.nstages; i++)
+		free(procs[i].swap_info);
+	graph_free(&g);
+	free(procs);
+	free(infos);
+	free(text);
+	return rc;
+}

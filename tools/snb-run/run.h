@@ -1,0 +1,95 @@
+/*
+ * run.h: snb-run's parts and what they share.
+ *
+ *	main.c		options, parse, --describe every app, check, start
+ *	launch.c	files (rings, stage files), spawning a stage, what a
+ *			stage left behind (exit state, its rings)
+ *	supervise.c	the one event loop: deaths, restarts, the drain after
+ *			a failure, signals, timers; it never blocks
+ *	ctl.c		the control socket: requests read and answered
+ *			without blocking the loop
+ *	op.c		the swap and restart state machines (one at a time)
+ */
+#ifndef SNB_RUN_H
+#define SNB_RUN_H
+
+#include <sys/types.h>
+
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "ring.h"
+
+#define STOP_GRACE_MS	3000	/* SIGTERM, then SIGKILL after this */
+#define RESTART_MIN_MS	100
+#define RESTART_MAX_MS	5000
+#define QUICK_FAIL_MS	250	/* a failure sooner than this after start */
+#define DRAIN_MS	10000	/* after a failure, downstream drains */
+
+struct proc {
+	pid_t		 pid;		/* 0 = not running */
+	int		 done;		/* finished: end of stream */
+	int		 leaving;	/* we asked it to leave (SIGTERM) */
+	int		 restarts;	/* in all, failures and snb-ctl */
+	int		 quick;		/* failures in a row, each quick */
+	uint64_t	 started;	/* ms */
+	uint64_t	 restart_at;	/* ms, CLOCK_MONOTONIC; 0 = none */
+	struct app_info	*swap_info;	/* the replacement's, after a swap */
+	char		 path[PATH_MAX];/* the app's executable */
+};
+
+extern struct graph	 g;
+extern struct proc	*procs;
+extern char		 graph_dir[PATH_MAX];
+extern int		 restart_on_failure, max_restarts, verbose;
+extern uint32_t		 ring_slots, ring_capacity;
+extern int		 stop_requested;	/* snb-ctl stop */
+
+/* launch.c */
+uint64_t now_ms(void);
+int	find_app(const char *app, char *out, size_t outlen);
+int	describe(const char *path, struct app_info *info, char *errbuf,
+	    size_t errlen);
+void	ring_path(const struct link *l, char *out, size_t len);
+void	stage_path(int i, char *out, size_t len);
+void	create_rings(void);
+pid_t	spawn(int i, const char *exe, char **words, int nwords,
+	    const char *stats, int standby_fd, const char *prev);
+void	start_stage(int i);
+int	stage_exit_state(int i);
+void	forget_pid(int i, pid_t pid);
+void	close_outputs(int i);
+int	outputs_closed(int i);
+void	rings_show(FILE *out);
+void	stage_totals(void);
+void	cleanup(void);
+void	die_cleanup(int status) __attribute__((noreturn));
+
+/* supervise.c */
+int	supervise(void);
+void	stage_left(int i, pid_t pid, int status, int asked);
+int	find_stage(const char *label);
+
+/* ctl.c */
+int	ctl_listen(void);
+int	ctl_pollfds(struct pollfd *pfd, int max);
+void	ctl_events(const struct pollfd *pfd, int n);
+uint64_t ctl_timers(uint64_t now);
+void	ctl_reply(int id, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* op.c */
+int	op_busy(void);
+void	op_swap(int i, const char *spec, int client);
+void	op_restart(int i, int client);
+int	op_pollfd(struct pollfd *pfd);
+int	op_pollfd_is(int fd);
+void	op_event(short revents);
+int	op_child_exited(pid_t pid, int status);
+uint64_t op_timers(uint64_t now);
+void	op_abort(void);
+
+#endif

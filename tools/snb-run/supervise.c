@@ -1,0 +1,347 @@
+/*
+ * supervise.c: snb-run's one event loop.  Everything it waits for is a
+ * descriptor or a deadline: signals (signalfd), the control socket and
+ * its clients, a swap's standby pipe, restart and drain timers.  Nothing
+ * in it blocks, so reaping, restarts and Ctrl-C stay prompt while a
+ * request is being served.
+ *
+ * How a stage's exit is read (DESIGN 6):
+ *	exit 0, outputs closed (STAGE_FINISHED)	end of stream: done
+ *	exit 0 after we asked it to leave		expected (swap, restart,
+ *							stop)
+ *	anything else					a failure, including a
+ *							detach nobody asked for
+ * A failure is restarted with --restart=on-failure unless it is final: the
+ * stage failed at end of stream (STAGE_EOF), or its outputs are closed
+ * already (it ended its stream itself).  A failure that is not restarted
+ * makes the graph drain: the failed stage's outputs are closed, every
+ * stage not downstream of it is asked to leave (and its outputs closed
+ * when it has), and the stages downstream finish what was delivered.
+ * snb-run then exits with the first failure's status.
+ */
+#define _GNU_SOURCE
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+
+#include <err.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "run.h"
+
+static int	 first_fail;		/* exit status of the first failure */
+static uint64_t	 drain_until;		/* draining after a failure */
+static int	 stopping;		/* everything asked to leave */
+static uint64_t	 stop_until;
+
+int
+find_stage(const char *label)
+{
+	int i;
+
+	for (i = 0; i < g.nstages; i++)
+		if (strcmp(g.stages[i].label, label) == 0)
+			return i;
+	return -1;
+}
+
+static int
+status_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static void
+report(int i, pid_t pid, int status, int st)
+{
+	if (WIFSIGNALED(status))
+		warnx("%s (pid %ld) killed by signal %d (%s)",
+		    g.stages[i].label, (long)pid, WTERMSIG(status),
+		    strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) != 0)
+		warnx("%s (pid %ld) exited with status %d%s", g.stages[i].label,
+		    (long)pid, WEXITSTATUS(status), st == STAGE_EOF ?
+		    " at end of stream" : "");
+	else
+		warnx("%s (pid %ld) left without closing its outputs (a "
+		    "SIGTERM from outside?)", g.stages[i].label, (long)pid);
+}
+
+/* Ask stage i to leave (SIGTERM: it detaches at a breath boundary). */
+static void
+ask_to_leave(int i)
+{
+	if (procs[i].pid == 0 || procs[i].leaving)
+		return;
+	procs[i].leaving = 1;
+	kill(procs[i].pid, SIGTERM);
+}
+
+/* Stop everything now: SIGTERM, and SIGKILL after STOP_GRACE_MS. */
+static void
+stop_all(void)
+{
+	int i;
+
+	op_abort();
+	for (i = 0; i < g.nstages; i++) {
+		procs[i].restart_at = 0;
+		ask_to_leave(i);
+	}
+	if (!stopping)
+		stop_until = now_ms() + STOP_GRACE_MS;
+	stopping = 1;
+}
+
+/*
+ * Stage i failed for good: close its outputs, ask every stage that is not
+ * downstream of it to leave, and let the rest drain.
+ */
+static void
+drain_from(int i)
+{
+	char *down;
+	int *queue, head = 0, tail = 0, j, k;
+
+	close_outputs(i);
+	if ((down = calloc((size_t)g.nstages, 1)) == NULL ||
+	    (queue = calloc((size_t)g.nstages, sizeof(*queue))) == NULL)
+		err(1, NULL);
+	down[i] = 1;
+	queue[tail++] = i;
+	while (head < tail) {
+		k = queue[head++];
+		for (j = 0; j < g.nlinks; j++)
+			if (g.links[j].from == k && !down[g.links[j].to]) {
+				down[g.links[j].to] = 1;
+				queue[tail++] = g.links[j].to;
+			}
+	}
+	for (j = 0; j < g.nstages; j++) {
+		if (!down[j]) {
+			procs[j].restart_at = 0;
+			ask_to_leave(j);
+			if (procs[j].pid == 0)
+				close_outputs(j);
+		}
+	}
+	free(down);
+	free(queue);
+	if (drain_until == 0)
+		drain_until = now_ms() + DRAIN_MS;
+}
+
+/*
+ * Stage i's process pid left with status; asked: we had asked it to
+ * leave.  Called with procs[i].pid already cleared.
+ */
+void
+stage_left(int i, pid_t pid, int status, int asked)
+{
+	struct proc *p = &procs[i];
+	int st = stage_exit_state(i), delay;
+
+	if (status == 0 && st == STAGE_FINISHED) {
+		p->done = 1;
+		return;
+	}
+	if (asked && status == 0 && st == STAGE_DETACHED) {
+		/* A stage we stopped while draining: its stream ends here. */
+		if (drain_until || stopping)
+			close_outputs(i);
+		return;
+	}
+	if (asked && (drain_until || stopping)) {
+		close_outputs(i);
+		return;
+	}
+	if (asked) {
+		/*
+		 * We asked it to leave for a swap or restart that was called
+		 * off (it was stopped, say): it leaves now; start it again.
+		 */
+		p->restarts++;
+		warnx("%s left late (pid %ld): starting it again (restart %d)",
+		    g.stages[i].label, (long)pid, p->restarts);
+		start_stage(i);
+		return;
+	}
+	report(i, pid, status, st);
+	if (stopping)
+		return;
+	/*
+	 * Back off while a stage keeps failing quickly; one that ran a
+	 * while starts again from the minimum.  --max-restarts bounds the
+	 * quick failures in a row.
+	 */
+	if (now_ms() - p->started >= QUICK_FAIL_MS)
+		p->quick = 0;
+	if (restart_on_failure && drain_until == 0 && st != STAGE_EOF &&
+	    !outputs_closed(i) && p->quick < max_restarts) {
+		delay = RESTART_MIN_MS << (p->quick < 6 ? p->quick : 6);
+		if (delay > RESTART_MAX_MS)
+			delay = RESTART_MAX_MS;
+		p->quick++;
+		p->restarts++;
+		p->restart_at = now_ms() + (uint64_t)delay;
+		warnx("restarting %s in %d ms (restart %d, %d of %d quick)",
+		    g.stages[i].label, delay, p->restarts, p->quick,
+		    max_restarts);
+		return;
+	}
+	if (restart_on_failure && st == STAGE_EOF)
+		warnx("%s failed at end of stream: not restarted",
+		    g.stages[i].label);
+	else if (restart_on_failure && drain_until == 0 && outputs_closed(i))
+		warnx("%s had ended its output streams: not restarted",
+		    g.stages[i].label);
+	else if (restart_on_failure && drain_until == 0)
+		warnx("%s failed %d times in a row: stopping the graph",
+		    g.stages[i].label, p->quick + 1);
+	if (first_fail == 0)
+		first_fail = status ? status_code(status) : 1;
+	warnx("%s failed: draining what it delivered, stopping the rest",
+	    g.stages[i].label);
+	drain_from(i);
+}
+
+/* Reap every child that left, clearing its ring claims first. */
+static void
+reap(void)
+{
+	siginfo_t si;
+	int i, status;
+	pid_t pid;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0)
+			return;
+		pid = si.si_pid;
+		for (i = 0; i < g.nstages; i++)
+			if (procs[i].pid == pid)
+				break;
+		/*
+		 * While pid is a zombie nobody else can have it: clear its
+		 * claims on the rings now, so that no waker ever signals a
+		 * process that reuses the number.
+		 */
+		if (i < g.nstages)
+			forget_pid(i, pid);
+		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+			;
+		if (op_child_exited(pid, status) || i == g.nstages)
+			continue;
+		procs[i].pid = 0;
+		stage_left(i, pid, status, procs[i].leaving);
+	}
+}
+
+/* Start the stages whose restart is due; the earliest next one, or 0. */
+static uint64_t
+restarts_due(uint64_t now)
+{
+	uint64_t next = 0;
+	int i;
+
+	for (i = 0; i < g.nstages; i++) {
+		if (procs[i].restart_at && procs[i].restart_at <= now) {
+			procs[i].restart_at = 0;
+			start_stage(i);
+		}
+		if (procs[i].restart_at && (next == 0 ||
+		    procs[i].restart_at < next))
+			next = procs[i].restart_at;
+	}
+	return next;
+}
+
+static uint64_t
+earliest(uint64_t a, uint64_t b)
+{
+	return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
+int
+supervise(void)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[64];
+	sigset_t set;
+	uint64_t now, next;
+	int i, n, live, sfd, cfd, timeout, signo = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+		err(1, "signalfd");
+	cfd = ctl_listen();
+	for (i = 0; i < g.nstages; i++)
+		start_stage(i);
+	for (;;) {
+		reap();
+		if (stop_requested && !stopping)
+			stop_all();
+		now = now_ms();
+		next = stopping || drain_until ? 0 : restarts_due(now);
+		next = earliest(next, op_timers(now));
+		next = earliest(next, ctl_timers(now));
+		if (stopping && now >= stop_until) {
+			for (i = 0; i < g.nstages; i++)
+				if (procs[i].pid)
+					kill(procs[i].pid, SIGKILL);
+		} else if (stopping)
+			next = earliest(next, stop_until);
+		if (drain_until && !stopping && now >= drain_until) {
+			warnx("the graph did not drain in %d ms: stopping it",
+			    DRAIN_MS);
+			stop_all();
+			continue;
+		} else if (drain_until)
+			next = earliest(next, drain_until);
+		for (i = live = 0; i < g.nstages; i++)
+			live += procs[i].pid != 0 || procs[i].restart_at != 0;
+		if (live == 0 && !op_busy())
+			break;
+		pfd[0].fd = sfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = cfd;
+		pfd[1].events = POLLIN;
+		n = 2;
+		n += op_pollfd(&pfd[n]);
+		n += ctl_pollfds(&pfd[n], 64 - n);
+		timeout = next ? (int)(next > now ? next - now : 0) : -1;
+		if (poll(pfd, (nfds_t)n, timeout) <= 0)
+			continue;
+		ctl_events(pfd + 1, n - 1);
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				continue;
+			if (verbose || stopping)
+				warnx("%s: stopping the graph%s",
+				    strsignal((int)si.ssi_signo), stopping ?
+				    " now" : "");
+			if (stopping)	/* a second signal: no more grace */
+				stop_until = 0;
+			if (!signo)
+				signo = (int)si.ssi_signo;
+			stop_all();
+		}
+	}
+	close(sfd);
+	close(cfd);
+	if (signo)
+		return 128 + signo;
+	return first_fail;
+}
