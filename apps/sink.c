@@ -1,7 +1,18 @@
 /*
  * snb-sink: count packets and throw them away.  With --check-seq it checks
  * the sequence numbers snb-source --seq writes, so a test can prove that a
- * graph delivered every packet once and in order.
+ * graph delivered every packet once and in order; with --latency it
+ * measures how long the packets snb-source --stamp made took to get here.
+ *
+ * Restart and swap.  The totals live in the hand-over state, together
+ * with how far each input ring was counted.  A breath counts its bursts,
+ * commits the state, and only then releases the slots: a process killed
+ * after the commit leaves slots that were counted but not released, and
+ * its successor releases them unread; killed before, it leaves the
+ * previous state and the slots, and its successor counts them.  Either
+ * way every packet is counted once.  (The stage's counters, carried over
+ * by the runtime, are plain stores and could count a burst twice: they
+ * only show the state.)
  */
 #include <err.h>
 #include <getopt.h>
@@ -11,12 +22,46 @@
 #include <string.h>
 
 #include "app.h"
+#include "lathist.h"
 #include "synth.h"
 
-static uint64_t *packets, *bytes, *seq_errors, *seq_lost;
-static uint64_t next_seq, expect = UINT64_MAX, t_first, t_last;
-static int check_seq, summary, allow_loss;
+#define SINK_MAGIC	0x316b6e6973ULL	/* "sink1" */
+#define SINK_MAX_IN	24	/* input links whose position is handed over */
+
+/* The hand-over state (app_state): 64 + 24 * 16 = 448 bytes. */
+struct sink_state {
+	uint64_t	magic;		/* committed by a sink's start() */
+	uint64_t	packets, bytes, seq_errors, seq_lost;
+	uint64_t	next_seq;	/* the number expected next ... */
+	uint32_t	seq_valid;	/* ... if a --check-seq sink set it */
+	uint32_t	nrings;		/* entries of in[] */
+	uint64_t	t_first, t_last;	/* --summary: breaths that
+						   received packets */
+	struct {
+		uint64_t id;		/* hash of the ring's path */
+		uint64_t tail;		/* counted up to here */
+	} in[SINK_MAX_IN];
+};
+
+static uint64_t *packets, *bytes, *seq_errors, *seq_lost, *skipped,
+    *unstamped;
+static uint64_t expect = UINT64_MAX, lat_skip;
+static int check_seq, summary, allow_loss, latency;
 static struct port *in;
+static struct sink_state *st;
+static struct lat_hist hist;		/* --latency: this process's samples */
+
+static uint64_t
+parse_count(const char *opt, const char *s)
+{
+	char *end;
+	uint64_t v;
+
+	v = strtoull(s, &end, 10);
+	if (*s == '\0' || *s == '-' || *end != '\0')
+		errx(2, "bad %s '%s'", opt, s);
+	return v;
+}
 
 static void
 sink_init(int argc, char **argv)
@@ -26,9 +71,10 @@ sink_init(int argc, char **argv)
 		{ "summary", no_argument, NULL, 's' },
 		{ "expect", required_argument, NULL, 'e' },
 		{ "allow-loss", no_argument, NULL, 'l' },
+		{ "latency", no_argument, NULL, 'L' },
+		{ "latency-skip", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char *end;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -43,82 +89,214 @@ sink_init(int argc, char **argv)
 			allow_loss = 1;
 			break;
 		case 'e':
-			expect = strtoull(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0')
-				errx(2, "bad --expect '%s'", optarg);
+			expect = parse_count("--expect", optarg);
+			break;
+		case 'L':
+			latency = 1;
+			break;
+		case 'K':
+			lat_skip = parse_count("--latency-skip", optarg);
 			break;
 		default:
 			errx(2, "usage: snb-sink [--check-seq [--allow-loss]] "
-			    "[--summary] [--expect N]");
+			    "[--summary] [--expect N] [--latency "
+			    "[--latency-skip N]]");
 		}
 	}
 	if (optind != argc)
 		errx(2, "unexpected argument '%s'", argv[optind]);
+	in = app_port("in");
+	if (in != NULL && in->nrings > SINK_MAX_IN)
+		errx(2, "%d input links: at most %d (the positions a "
+		    "successor needs)", in->nrings, SINK_MAX_IN);
 	packets = app_counter("packets");
 	bytes = app_counter("bytes");
 	seq_errors = app_counter("seq-errors");
 	seq_lost = app_counter("seq-lost");
+	skipped = app_counter("resume-skipped");
+	if (latency)
+		unstamped = app_counter("unstamped");
+}
+
+/* FNV-1a: tells the rings apart should the launcher reorder them. */
+static uint64_t
+ring_id(const struct ring *r)
+{
+	const unsigned char *s = (const unsigned char *)r->path;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ *s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The counters show the state (snb-top, --counters). */
+static void
+show(void)
+{
+	*packets = st->packets;
+	*bytes = st->bytes;
+	*seq_errors = st->seq_errors;
+	*seq_lost = st->seq_lost;
+}
+
+/* Release, unread, what a predecessor counted but did not release. */
+static void
+skip_counted(struct ring *r, uint64_t tail)
+{
+	uint64_t n;
+
+	if (tail == r->tail)
+		return;
+	n = tail - r->tail;
+	if (tail < r->tail || n > ring_avail(r, UINT32_MAX)) {
+		warnx("%s: counted up to %" PRIu64 " but the ring holds %"
+		    PRIu64 "..%" PRIu64 ": counting from %" PRIu64, r->path,
+		    tail, r->tail, r->head, r->tail);
+		return;
+	}
+	ring_release(r, (uint32_t)n);
+	*skipped += n;
+}
+
+static void
+sink_start(void)
+{
+	int resumed, j, nr = in ? in->nrings : 0;
+
+	st = app_state(sizeof(*st));
+	resumed = app_resumed() && st->magic == SINK_MAGIC;
+	if (!resumed) {
+		/* Ours, or a predecessor that died before counting any. */
+		memset(st, 0, sizeof(*st));
+		st->magic = SINK_MAGIC;
+		st->seq_valid = 1;	/* a fresh stream starts at 0 */
+	}
+	/*
+	 * Only a checking sink follows the numbers; one that takes over
+	 * from a sink that did not check starts at the first packet it
+	 * reads.
+	 */
+	if (!check_seq)
+		st->seq_valid = 0;
+	for (j = 0; j < nr; j++) {
+		struct ring *r = &in->rings[j];
+		uint64_t id = ring_id(r);
+		if (resumed && j < (int)st->nrings && st->in[j].id == id)
+			skip_counted(r, st->in[j].tail);
+		st->in[j].id = id;
+		st->in[j].tail = r->tail;
+	}
+	st->nrings = (uint32_t)nr;
+	app_state_commit();
+	show();
+}
+
+static void
+count_seq(const struct packet *p, uint32_t len)
+{
+	uint64_t s = synth_seq(p->data, len);
+
+	if (!st->seq_valid) {
+		st->seq_valid = 1;
+		st->next_seq = s;
+	}
+	/* A gap is loss; going back is an error. */
+	if (s > st->next_seq && allow_loss)
+		st->seq_lost += s - st->next_seq;
+	else if (s != st->next_seq)
+		st->seq_errors++;
+	st->next_seq = s + 1;
+}
+
+static void
+count_latency(const struct packet *p, uint64_t now)
+{
+	uint64_t ts = p->ts_ns;
+
+	/* 0 or not of our clock (a capture's time since the epoch). */
+	if (ts == 0 || ts > now)
+		(*unstamped)++;
+	else if (lat_skip > 0)
+		lat_skip--;
+	else
+		lat_add(&hist, now - ts);
 }
 
 static int
 sink_breathe(void)
 {
-	uint32_t n, i;
+	uint32_t n[SINK_MAX_IN], i, len;
+	uint64_t now = 0;
 	int j, total = 0;
 
-	if (in == NULL && (in = app_port("in")) == NULL)
+	if (in == NULL)
 		return 0;
 	for (j = 0; j < in->nrings; j++) {
 		struct ring *r = &in->rings[j];
-		if ((n = ring_avail(r, APP_BURST)) == 0)
+		if ((n[j] = ring_avail(r, APP_BURST)) == 0)
 			continue;
-		if (n > APP_BURST)
-			n = APP_BURST;
-		for (i = 0; i < n; i++) {
+		if (n[j] > APP_BURST)
+			n[j] = APP_BURST;
+		/* One clock read per burst: the time it was found. */
+		if (latency)
+			now = app_now_ns();
+		for (i = 0; i < n[j]; i++) {
 			struct packet *p = ring_peek(r, i);
-			*bytes += p->len;
-			if (check_seq) {
-				uint64_t s = synth_seq(p->data, p->len);
-				/* A gap is loss; going back is an error. */
-				if (s > next_seq && allow_loss)
-					*seq_lost += s - next_seq;
-				else if (s != next_seq)
-					(*seq_errors)++;
-				next_seq = s + 1;
-			}
+			len = packet_len(r, p);
+			st->bytes += len;
+			if (check_seq)
+				count_seq(p, len);
+			if (latency)
+				count_latency(p, now);
 		}
-		ring_release(r, n);
-		*packets += n;
-		total += (int)n;
+		st->packets += n[j];
+		st->in[j].tail = r->tail + n[j];
+		total += (int)n[j];
 	}
-	if (total && summary) {
-		t_last = app_now_ns();
-		if (t_first == 0)
-			t_first = t_last;
+	if (total == 0)
+		return 0;
+	if (summary) {
+		st->t_last = now ? now : app_now_ns();
+		if (st->t_first == 0)
+			st->t_first = st->t_last;
 	}
+	/* Counted, committed, then released: see the top of the file. */
+	app_state_commit();
+	for (j = 0; j < in->nrings; j++)
+		if (st->in[j].tail != in->rings[j].tail)
+			ring_release(&in->rings[j],
+			    (uint32_t)(st->in[j].tail - in->rings[j].tail));
+	show();
 	return total;
 }
 
 static void
 sink_stop(int eof)
 {
-	double secs = (double)(t_last - t_first) / 1e9;
+	double secs = (double)(st->t_last - st->t_first) / 1e9;
 
 	if (summary)
 		fprintf(stderr, "sink: %" PRIu64 " packets, %" PRIu64
 		    " bytes, %.3f s, %.3f Mpps, %.3f Gbps, %" PRIu64
-		    " sequence errors, %" PRIu64 " lost\n", *packets, *bytes,
-		    secs, secs > 0 ? *packets / secs / 1e6 : 0.0,
-		    secs > 0 ? *bytes * 8 / secs / 1e9 : 0.0, *seq_errors,
-		    *seq_lost);
-	if (eof && expect != UINT64_MAX && *packets != expect) {
+		    " sequence errors, %" PRIu64 " lost\n", st->packets,
+		    st->bytes, secs, secs > 0 ? st->packets / secs / 1e6 : 0.0,
+		    secs > 0 ? st->bytes * 8 / secs / 1e9 : 0.0,
+		    st->seq_errors, st->seq_lost);
+	if (latency)
+		fprintf(stderr, "sink: latency %" PRIu64 " packets: p50 %.1f "
+		    "us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
+		    hist.count, lat_quantile(&hist, 0.5) / 1e3,
+		    lat_quantile(&hist, 0.99) / 1e3,
+		    lat_quantile(&hist, 0.999) / 1e3, hist.max / 1e3);
+	if (eof && expect != UINT64_MAX && st->packets != expect) {
 		fprintf(stderr, "snb-sink: received %" PRIu64 " packets, "
-		    "expected %" PRIu64 "\n", *packets, expect);
+		    "expected %" PRIu64 "\n", st->packets, expect);
 		exit(1);
 	}
-	if (eof && check_seq && *seq_errors) {
+	if (eof && check_seq && st->seq_errors) {
 		fprintf(stderr, "snb-sink: %" PRIu64 " sequence errors\n",
-		    *seq_errors);
+		    st->seq_errors);
 		exit(1);
 	}
 }
@@ -130,10 +308,12 @@ static const struct port_desc ports[] = {
 
 static const struct app_desc desc = {
 	.name = "sink",
-	.usage = "[--check-seq [--allow-loss]] [--summary] [--expect N]",
+	.usage = "[--check-seq [--allow-loss]] [--summary] [--expect N] "
+	    "[--latency [--latency-skip N]]",
 	.summary = "Count packets and discard them.",
 	.ports = ports,
 	.init = sink_init,
+	.start = sink_start,
 	.breathe = sink_breathe,
 	.stop = sink_stop,
 };

@@ -1,7 +1,17 @@
 /*
  * snb-source: synthetic Ethernet/IPv4/UDP packets, as fast as the graph
  * takes them or at a fixed rate.  --seq numbers them for snb-sink
- * --check-seq; --size MIN-MAX draws sizes at random.
+ * --check-seq; --size MIN-MAX draws sizes at random; --stamp writes the
+ * time of publication for snb-sink --latency.
+ *
+ * Restart and swap.  How many packets this stream has sent is not kept
+ * by us but read from the output ring: its head (plus the drops of a
+ * leaky link) moves only when packets are published, so it is exact
+ * however the previous process died.  The hand-over state holds the head
+ * at which this source's stream began (a source swapped in for another
+ * app starts a stream of its own) and the size generator, so a successor
+ * goes on with the next sequence number, the remaining count and the
+ * same sizes.
  */
 #include <err.h>
 #include <getopt.h>
@@ -13,12 +23,26 @@
 #include "app.h"
 #include "synth.h"
 
+#define SOURCE_MAGIC	0x31656372756f73ULL	/* "source1" */
+
+/* The hand-over state (app_state). */
+struct source_state {
+	uint64_t	magic;		/* committed by a source's start() */
+	uint64_t	base;		/* head + drops when the stream began */
+	uint64_t	pos;		/* packets sent when rng was saved */
+	uint64_t	rng;		/* the size generator after pos packets */
+	uint64_t	seed;		/* the --seed and --size it draws for */
+	uint32_t	min_size;
+	uint32_t	max_size;
+};
+
 static unsigned char *tmpl;		/* a frame of max_size bytes */
 static uint32_t min_size = 64, max_size = 64;
-static uint64_t count = UINT64_MAX, sent, rate, seed = 1;
-static uint64_t t_start;
-static int seq, hold;
-static struct port *out;
+static uint64_t count = UINT64_MAX, sent, rate, seed = 1, rng;
+static uint64_t t0, sent0;		/* pacing: sent0 packets at t0 */
+static int seq, hold, stamp;
+static struct ring *r;			/* the output ring */
+static struct source_state *st;
 
 static uint64_t
 parse_u64(const char *opt, const char *s)
@@ -51,8 +75,10 @@ source_init(int argc, char **argv)
 		{ "seq", no_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "hold", no_argument, NULL, 'H' },
+		{ "stamp", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct port *out;
 	char *dash;
 	int ch;
 
@@ -89,13 +115,24 @@ source_init(int argc, char **argv)
 		case 'H':
 			hold = 1;
 			break;
+		case 't':
+			stamp = 1;
+			break;
 		default:
 			errx(2, "usage: snb-source [--size N|MIN-MAX] "
-			    "[--count N] [--rate PPS] [--seq] [--seed N] [--hold]");
+			    "[--count N] [--rate PPS] [--seq] [--seed N] "
+			    "[--hold] [--stamp]");
 		}
 	}
 	if (optind != argc)
 		errx(2, "unexpected argument '%s'", argv[optind]);
+	/* Refuse here, so that a swap to a bad source leaves the old one. */
+	if ((out = app_port("out")) == NULL)
+		errx(1, "output port 'out' is not connected");
+	r = &out->rings[0];
+	if (max_size > r->capacity)
+		errx(2, "--size %u does not fit the ring's %u-byte slots",
+		    max_size, r->capacity);
 	if ((tmpl = malloc(max_size)) == NULL)
 		err(1, NULL);
 	synth_build(tmpl, max_size);
@@ -105,25 +142,76 @@ source_init(int argc, char **argv)
 static uint32_t
 next_size(void)
 {
-	seed ^= seed >> 12;
-	seed ^= seed << 25;
-	seed ^= seed >> 27;
-	return min_size + (uint32_t)((seed * 2685821657736338717ULL) >> 33) %
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return min_size + (uint32_t)((rng * 2685821657736338717ULL) >> 33) %
 	    (max_size - min_size + 1);
+}
+
+/* Every packet the output ring ever took from this stage. */
+static uint64_t
+published(void)
+{
+	return r->head + atomic_load_explicit(&r->shm->prod.drops,
+	    memory_order_relaxed);
+}
+
+static void
+save_sizes(void)
+{
+	st->pos = sent;
+	st->rng = rng;
+	app_state_commit();
+}
+
+/*
+ * The stage owns the ring now: go on with the stream a predecessor of
+ * ours left, or begin one.  The state is committed before the first
+ * packet, so a successor never finds a stream without its base.
+ */
+static void
+source_start(void)
+{
+	uint64_t head = published();
+	uint64_t k;
+
+	st = app_state(sizeof(*st));
+	if (!app_resumed() || st->magic != SOURCE_MAGIC || head < st->base) {
+		/* Ours, or a predecessor that died before sending any. */
+		memset(st, 0, sizeof(*st));
+		st->magic = SOURCE_MAGIC;
+		st->base = head;
+	}
+	sent = head - st->base;
+	/*
+	 * The same sizes as before: the saved generator, stepped over the
+	 * packets (at most a burst) published after it was saved.  Other
+	 * sizes or another seed start their sequence from --seed.
+	 */
+	if (st->seed == seed && st->min_size == min_size &&
+	    st->max_size == max_size && st->pos <= sent &&
+	    sent - st->pos <= APP_BURST) {
+		rng = st->rng;
+		for (k = st->pos; k < sent; k++)
+			next_size();
+	} else
+		rng = seed;
+	st->seed = seed;
+	st->min_size = min_size;
+	st->max_size = max_size;
+	save_sizes();
+	/* The pace goes on from here: no burst for the time we were away. */
+	t0 = app_now_ns();
+	sent0 = sent;
 }
 
 static int
 source_breathe(void)
 {
+	uint64_t now;
 	uint32_t n, i, len;
-	struct ring *r;
 
-	if (out == NULL && (out = app_port("out")) == NULL)
-		errx(1, "output port 'out' is not connected");
-	r = &out->rings[0];
-	if (max_size > r->capacity)
-		errx(2, "--size %u does not fit the ring's %u-byte slots",
-		    max_size, r->capacity);
 	if (sent >= count) {
 		/* --hold: keep the graph up (for inspection) until stopped. */
 		if (hold)
@@ -138,18 +226,20 @@ source_breathe(void)
 	if (n > count - sent)
 		n = (uint32_t)(count - sent);
 	if (rate) {
-		uint64_t now = app_now_ns(), due;
-		if (t_start == 0)
-			t_start = now;
-		due = (uint64_t)((double)(now - t_start) * rate / 1e9) + 1;
+		uint64_t due;
+
+		now = app_now_ns();
+		due = sent0 + (uint64_t)((double)(now - t0) * rate / 1e9) + 1;
 		if (due <= sent) {
-			app_wake_at(t_start + (uint64_t)((double)sent * 1e9 /
-			    rate));
+			app_wake_at(t0 + (uint64_t)((double)(sent - sent0) *
+			    1e9 / rate));
 			return 0;
 		}
 		if (n > due - sent)
 			n = (uint32_t)(due - sent);
 	}
+	if (n == 0)
+		return 0;
 	for (i = 0; i < n; i++) {
 		struct packet *p = ring_slot(r, i);
 		len = min_size == max_size ? max_size : next_size();
@@ -163,8 +253,17 @@ source_breathe(void)
 		if (seq)
 			synth_set_seq(p->data, sent + i);
 	}
+	if (stamp) {
+		/* As late as possible: latency runs from publication. */
+		now = app_now_ns();
+		for (i = 0; i < n; i++)
+			ring_slot(r, i)->ts_ns = now;
+	}
 	ring_commit(r, n);
 	sent += n;
+	/* The ring counts the packets; only the sizes need saving. */
+	if (min_size != max_size)
+		save_sizes();
 	return (int)n;
 }
 
@@ -176,10 +275,11 @@ static const struct port_desc ports[] = {
 static const struct app_desc desc = {
 	.name = "source",
 	.usage = "[--size N|MIN-MAX] [--count N] [--rate PPS] [--seq] "
-	    "[--seed N] [--hold]",
+	    "[--seed N] [--hold] [--stamp]",
 	.summary = "Generate synthetic Ethernet/IPv4/UDP packets.",
 	.ports = ports,
 	.init = source_init,
+	.start = source_start,
 	.breathe = source_breathe,
 };
 
