@@ -22,6 +22,7 @@
 #include <bsd/string.h>
 
 #include "ring.h"
+#include "rundir.h"
 
 #ifndef HUGETLBFS_MAGIC
 #define HUGETLBFS_MAGIC 0x958458f6

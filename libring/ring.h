@@ -344,16 +344,4 @@ void	ring_wait_disarm(struct ring **rs, int n);
 /* Current fill (observer view). */
 uint64_t ring_fill(const struct ring *r);
 
-/* --- run directory --- */
-
-/*
- * The run directory: $SNB_RUN_DIR if set, else /dev/hugepages/snb when
- * hugetlbfs is mounted there with free pages, else /dev/shm/snb.  Created
- * 0700 (0770 with a group) if missing; refuses one that is world-writable
- * or not owned by us.  Returns a static string, or NULL with errbuf set.
- */
-const char *snb_run_dir(char *errbuf, size_t errlen);
-/* True if path lives on hugetlbfs; *page gets the huge page size. */
-int	snb_is_hugetlbfs(const char *path, size_t *page);
-
 #endif
