@@ -38,8 +38,11 @@ static sigset_t wake_mask;	/* our mask with RING_WAKE_SIGNAL unblocked */
 #define IDLE_SPIN	64
 #define IDLE_YIELD	(IDLE_SPIN + 16)
 #define SLEEP_NS	100000000ULL	/* safety net: a peer's wake-up or
-					   the app's own deadline comes first */
+					   the app's own deadline comes first;
+					   SNB_IDLE_CAP_MS changes it (tests
+					   make a lost wake-up obvious) */
 #define RACE_SPINS	8	/* see idle_sleep() */
+static uint64_t sleep_cap_ns = SLEEP_NS;
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax()	__builtin_ia32_pause()
@@ -252,7 +255,7 @@ idle_sleep(void)
 	static unsigned races;
 	struct ring *rs[16];
 	struct timespec ts;
-	uint64_t timeout = SLEEP_NS, now;
+	uint64_t timeout = sleep_cap_ns, now;
 	int i, j, n = 0, n_out = 0, pending = 0;
 
 	for (i = 0; i < app_nports; i++) {
@@ -400,7 +403,7 @@ claim_rings(void)
 int
 app_main(const struct app_desc *desc, int argc, char **argv)
 {
-	const char *stats = NULL, *label = NULL, *prev_path = NULL;
+	const char *stats = NULL, *label = NULL, *prev_path = NULL, *a;
 	const struct stage_file *prev = NULL;
 	struct sigaction sa;
 	sigset_t block;
@@ -410,7 +413,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 
 	app = desc;
 	for (first = 1; first < argc; first++) {
-		const char *a = argv[first];
+		a = argv[first];
 		if (strncmp(a, "--snb-in=", 9) == 0)
 			continue;
 		if (strncmp(a, "--snb-out=", 10) == 0)
@@ -437,6 +440,8 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		usage_help(stdout);
 		return 0;
 	}
+	if ((a = getenv("SNB_IDLE_CAP_MS")) != NULL && *a)
+		sleep_cap_ns = strtoull(a, NULL, 10) * 1000000ULL;
 	/* In standby, every word until "ready" is for the launcher. */
 	if (standby_fd >= 0 && ((saved_err = dup(2)) == -1 ||
 	    dup2(standby_fd, 2) == -1))
