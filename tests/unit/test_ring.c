@@ -288,6 +288,65 @@ await_word(_Atomic uint32_t *w, int ms)
 
 /* --- 1. create and attach --- */
 
+
+/*
+ * Claims and trust (issue 11): the launcher forgets a dead process's
+ * claim; a producer cannot claim a closed ring; a consumer that sees the
+ * producer's head behind its tail or a lap ahead, and a producer that
+ * sees the tail pass its head, mark the ring corrupt and read nothing.
+ */
+static void
+test_claims_and_trust(const char *path)
+{
+	struct ring p, c, o;
+	char errbuf[512];
+	unsigned before;
+
+	if (ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf)) ||
+	    ring_attach(&c, path, RING_CONSUMER, errbuf, sizeof(errbuf)) ||
+	    ring_attach(&o, path, RING_OWNER, errbuf, sizeof(errbuf))) {
+		ok(0, "attach for claims: %s", errbuf);
+		return;
+	}
+	ring_claim(&p, errbuf, sizeof(errbuf));
+	ring_claim(&c, errbuf, sizeof(errbuf));
+	atomic_store(&c.shm->cons.waiting, RING_WAIT_SIGNAL);
+	ring_forget(&o, getpid() + 1);
+	ok(atomic_load(&o.shm->cons.pid) == getpid(),
+	    "ring_forget leaves another process's claim");
+	ring_forget(&o, getpid());
+	ok(atomic_load(&o.shm->prod.pid) == 0 &&
+	    atomic_load(&o.shm->cons.pid) == 0 &&
+	    atomic_load(&o.shm->cons.waiting) == 0,
+	    "ring_forget clears a dead process's claims and armed signal");
+	before = ring_corruptions;
+	atomic_store(&o.shm->prod.head, c.tail + 1000);
+	ok(ring_avail(&c, 1) == 0 && c.corrupt &&
+	    ring_corruptions == before + 1,
+	    "a head a lap ahead is corrupt: nothing to read");
+	c.corrupt = 0;
+	atomic_store(&o.shm->prod.head, c.tail - 1);
+	ok(ring_avail(&c, 1) == 0 && c.corrupt,
+	    "a head behind the tail is corrupt: nothing to read");
+	atomic_store(&o.shm->prod.head, p.head);
+	atomic_store(&o.shm->cons.tail, p.head + 5);
+	p.tail = p.head - 64;	/* cached: full, so room re-reads */
+	ok(ring_room(&p, 64) == 0 && p.corrupt,
+	    "a tail past the head is corrupt: no room");
+	ok(ring_claim(&c, errbuf, sizeof(errbuf)) == -1 &&
+	    strstr(errbuf, "corrupt ring") != NULL,
+	    "ring_claim refuses corrupt indexes: %s", errbuf);
+	atomic_store(&o.shm->cons.tail, p.head);
+	ring_close(&o);
+	ok(ring_claim(&p, errbuf, sizeof(errbuf)) == -1 &&
+	    strstr(errbuf, "closed already") != NULL,
+	    "a producer cannot claim a closed ring: %s", errbuf);
+	ring_corruptions = before;
+	ring_detach(&p);
+	ring_detach(&c);
+	ring_detach(&o);
+}
+
 static void
 test_create_attach(void)
 {
@@ -352,19 +411,30 @@ test_create_attach(void)
 	    r[0].side == RING_PRODUCER && r[1].side == RING_CONSUMER &&
 	    r[2].side == RING_OBSERVER && r[0].head == 0 && r[1].tail == 0,
 	    "handles: mask, capacity, slot size, side, indexes");
-	ok(atomic_load(&r[2].shm->prod.pid) == getpid() &&
+	ok(atomic_load(&r[2].shm->prod.pid) == 0 &&
+	    atomic_load(&r[2].shm->cons.pid) == 0,
+	    "attaching claims nothing (a replacement attaches in standby)");
+	ok(ring_claim(&r[0], errbuf, sizeof(errbuf)) == 0 &&
+	    ring_claim(&r[1], errbuf, sizeof(errbuf)) == 0 &&
+	    atomic_load(&r[2].shm->prod.pid) == getpid() &&
 	    atomic_load(&r[2].shm->cons.pid) == getpid(),
-	    "producer and consumer record their pid");
+	    "ring_claim records the producer's and consumer's pid");
 	ok(ring_fill(&r[2]) == 0 && ring_room(&r[0], 64) == 64 &&
 	    ring_avail(&r[1], 1) == 0, "a new ring is empty");
-	ring_detach(&r[0]);
+	/* A successor's claim survives its predecessor's late detach. */
+	atomic_store(&r[0].shm->cons.pid, 1);	/* r[2] maps read-only */
 	ring_detach(&r[1]);
+	ok(atomic_load(&r[2].shm->cons.pid) == 1,
+	    "detach leaves a claim that is not ours alone");
+	atomic_store(&r[0].shm->cons.pid, 0);
+	ring_detach(&r[0]);
 	ok(atomic_load(&r[2].shm->prod.pid) == 0 &&
 	    atomic_load(&r[2].shm->cons.pid) == 0 &&
 	    atomic_load(&r[2].shm->prod.closed) == 0,
 	    "detach clears the pids and does not close");
 	ring_detach(&r[2]);
 	ok(r[2].shm == NULL, "detach forgets the mapping");
+	test_claims_and_trust(path);
 
 	bp = tpath("leaky");
 	rc = ring_create(bp, 2, 64, RING_FLAG_LEAKY);
