@@ -744,3 +744,22 @@ snb_graph_clean(const char *only, char *errbuf, size_t errlen)
 	fprintf(stderr, "snb: removed stale graph %s\n", only);
 	return 1;
 }
+
+int
+snb_rings_to_tmpfs(const char *dir, char *errbuf, size_t errlen)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/%s", dir, RINGS);
+	if ((n = readlink(link, target, sizeof(target) - 1)) == -1)
+		return 0;	/* a directory: in tmpfs already */
+	target[n] = '\0';
+	if (remove_rings_target(target, errbuf, errlen) == -1)
+		return -1;
+	if (unlink(link) == -1 || mkdir(link, 0700) == -1) {
+		fail(errbuf, errlen, link, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -81,5 +81,10 @@ int	snb_graph_clean(const char *only, char *errbuf, size_t errlen);
  * /dev/shm/snb-0/g/rings".  Returns buf.
  */
 const char *snb_rings_where(const char *dir, char *buf, size_t len);
+/*
+ * Move a graph's rings/ (still empty of rings) from hugetlbfs to tmpfs:
+ * the pool had free pages, but not enough for every ring of the graph.
+ */
+int	snb_rings_to_tmpfs(const char *dir, char *errbuf, size_t errlen);
 
 #endif

@@ -235,6 +235,18 @@ empty() {
 	empty "$SNB_RUN_DIR" "$T/huge/snb-$(id -u)"
 }
 
+@test "snb-run: a huge page pool too small for the whole graph puts all its rings in tmpfs" {
+	huge_setup "size=8M"	# 4 pages: one 3-page ring fits, two do not
+	snb_run_bg small 'source --count 1000 --hold | filter ip | sink'
+	[ ! -L "$SNB_RUN_DIR/small/rings" ]
+	for f in "$SNB_RUN_DIR"/small/rings/*; do [ "$(fstype "$f")" = tmpfs ]; done
+	grep -q "not enough free huge pages for the graph's rings: rings in tmpfs" "$T/err-small"
+	snb-ctl small show | grep -q "^rings tmpfs "
+	snb-ctl small stop
+	wait $RUN_PID
+	empty "$SNB_RUN_DIR" "$T/huge/snb-$(id -u)"
+}
+
 @test "snb-run killed: snb-ps shows it stale, snb-ctl GRAPH clean removes all of it" {
 	snb_run_bg k 'source --count 1000 --hold | sink'
 	kill_run

@@ -137,11 +137,16 @@ stage_path(int i, char *out, size_t len)
 	snprintf(out, len, "%s/%s.stage", graph_dir, g.stages[i].label);
 }
 
+/*
+ * Every ring of the graph, each with the launcher's own view.  When the
+ * huge page pool runs out half-way (it had free pages, not enough), the
+ * whole graph's rings go to tmpfs instead: one place, said by show.
+ */
 void
 create_rings(void)
 {
 	char path[PATH_MAX], errbuf[512];
-	int i;
+	int i, j, retried = 0;
 
 	if ((owners = calloc((size_t)g.nlinks + 1, sizeof(*owners))) == NULL)
 		err(1, NULL);
@@ -149,10 +154,27 @@ create_rings(void)
 		ring_path(&g.links[i], path, sizeof(path));
 		if (ring_create(path, ring_slots, ring_capacity,
 		    g.links[i].leaky ? RING_FLAG_LEAKY : 0) == -1) {
+			snprintf(errbuf, sizeof(errbuf), "%s/rings", graph_dir);
+			if ((errno == ENOMEM || errno == ENOSPC) && !retried &&
+			    snb_is_hugetlbfs(errbuf, NULL)) {
+				warnx("%s: not enough free huge pages for the "
+				    "graph's rings: rings in tmpfs", path);
+				for (j = 0; j < i; j++) {
+					ring_detach(&owners[j]);
+					ring_path(&g.links[j], path,
+					    sizeof(path));
+					unlink(path);
+				}
+				if (snb_rings_to_tmpfs(graph_dir, errbuf,
+				    sizeof(errbuf)) == -1) {
+					warnx("%s", errbuf);
+					die_cleanup(1);
+				}
+				retried = 1;
+				i = -1;
+				continue;
+			}
 			warn("%s", path);
-			if (errno == ENOMEM || errno == ENOSPC)
-				warnx("no room for the ring: free hugepages, "
-				    "or set SNB_HUGE_DIR=none");
 			die_cleanup(1);
 		}
 		if (ring_attach(&owners[i], path, RING_OWNER, errbuf,
