@@ -332,3 +332,27 @@ client=$!
 	assert_output_has "sink: $whole packets"
 	assert_output_has "not restarted"
 }
+
+@test "60 SIGKILLs of a filter under load: at most a burst lost per kill, nothing twice or out of order" {
+	K=$((60 / SNB_TEST_SCALE)); R=$((500000 / SNB_TEST_SCALE))
+	timeout 300 snb-run -n k60 --restart=on-failure --max-restarts 100 "source --rate $R --seq | f: filter udp | sink --check-seq --allow-loss --summary" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages k60 3
+	for i in $(seq $K); do
+		f=$(stage_pid k60 f)
+		kill -KILL "$f"
+		for j in $(seq 100); do
+			g=$(stage_pid k60 f)
+			[ -n "$g" ] && [ "$g" != "$f" ] && break
+			sleep 0.02
+		done
+	done
+	snb-ctl k60 stop
+	st=0; wait $pid || st=$?
+	[ "$st" -eq 0 ]
+	[ "$(grep -c 'restarting f' "$T/err")" -eq "$K" ]
+	grep -q " 0 sequence errors" "$T/err"
+	lost=$(sed -n 's/.* sequence errors, \([0-9]*\) lost/\1/p' "$T/err")
+	echo "# $K kills: $lost packets lost" >&3
+	[ "$lost" -le $((64 * K)) ]
+}
