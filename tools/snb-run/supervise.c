@@ -152,13 +152,8 @@ stage_left(int i, pid_t pid, int status, int asked)
 		p->done = 1;
 		return;
 	}
-	if (asked && status == 0 && st == STAGE_DETACHED) {
-		/* A stage we stopped while draining: its stream ends here. */
-		if (drain_until || stopping)
-			close_outputs(i);
-		return;
-	}
 	if (asked && (drain_until || stopping)) {
+		/* Stopped while draining: its streams end here. */
 		close_outputs(i);
 		return;
 	}
