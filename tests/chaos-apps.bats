@@ -8,29 +8,13 @@
 # wait is bounded.
 load helpers
 
-# Wait until graph $1 has $2 stages running.
-wait_stages() {
-	for i in $(seq 100); do
-		n=$(snb-ps --json "$1" 2>/dev/null | jq '[.graphs[0].stages[] | select(.alive)] | length' 2>/dev/null || echo 0)
-		[ "$n" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# The pid of stage $2 of graph $1 while it is alive (empty otherwise).
-pid_of() {
-	snb-ps --json "$1" 2>/dev/null |
-	    jq ".graphs[0].stages[] | select(.label==\"$2\" and .alive) | .pid" 2>/dev/null
-}
-
 # SIGKILL stage $2 of graph $1 and wait until the launcher restarted it.
 kill_stage() {
-	old=$(pid_of "$1" "$2")
+	old=$(stage_pid "$1" "$2")
 	[ -n "$old" ]
 	kill -KILL "$old"
 	for i in $(seq 200); do
-		new=$(pid_of "$1" "$2")
+		new=$(stage_pid "$1" "$2")
 		[ -n "$new" ] && [ "$new" != "$old" ] && return 0
 		sleep 0.05
 	done
@@ -179,7 +163,7 @@ R=$((100000 / SNB_TEST_SCALE))
 		# there (the sink then runs on): try again.
 		for try in 1 2 3 4 5; do
 			for i in $(seq 100); do
-				p=$(pid_of gsnk s)
+				p=$(stage_pid gsnk s)
 				[ -n "$p" ] && break
 				sleep 0.05
 			done
@@ -191,7 +175,7 @@ R=$((100000 / SNB_TEST_SCALE))
 		cat "$T/gdb"
 		grep -q 'in sink_breathe' "$T/gdb"
 		for i in $(seq 200); do
-			q=$(pid_of gsnk s)
+			q=$(stage_pid gsnk s)
 			[ -n "$q" ] && [ "$q" != "$p" ] && break
 			sleep 0.05
 		done

@@ -7,20 +7,6 @@
 # stale graphs: rundir.bats; cycles: graph.bats.)
 load helpers
 
-# Wait until graph $1 has $2 stages running.
-wait_stages() {
-	for i in $(seq 100); do
-		n=$(snb-ps --json "$1" 2>/dev/null | jq '[.graphs[0].stages[] | select(.alive)] | length' 2>/dev/null || echo 0)
-		[ "$n" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-stage_pid() {	# graph label
-	snb-ps --json "$1" | jq ".graphs[0].stages[] | select(.label==\"$2\" and .alive) | .pid"
-}
-
 # ring_field GRAPH RING FIELD [VALUE]: read (or write) a field of a ring's
 # shared header: prod.head prod.closed prod.pid cons.tail cons.pid.
 ring_field() {

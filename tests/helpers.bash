@@ -41,3 +41,19 @@ cpu_ticks() {
 	done
 	echo "$t"
 }
+
+# Wait until graph $1 has $2 stages running.
+wait_stages() {
+	for i in $(seq 100); do
+		n=$(snb-ps --json "$1" 2>/dev/null | jq '[.graphs[0].stages[] | select(.alive)] | length' 2>/dev/null || echo 0)
+		[ "$n" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The pid of stage $2 of graph $1 while it is alive (empty otherwise).
+stage_pid() {
+	snb-ps --json "$1" 2>/dev/null |
+	    jq ".graphs[0].stages[] | select(.label==\"$2\" and .alive) | .pid" 2>/dev/null
+}

@@ -3,16 +3,6 @@
 # inspection tools (snb-ctl, snb-ps, snb-top).
 load helpers
 
-# Wait until graph $1 has $2 stages running.
-wait_stages() {
-	for i in $(seq 100); do
-		n=$(snb-ps --json "$1" 2>/dev/null | jq '[.graphs[0].stages[] | select(.alive)] | length' 2>/dev/null || echo 0)
-		[ "$n" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 @test "swap under load: 20 swaps, every packet arrives once and in order" {
 	N=$((20000000 / SNB_TEST_SCALE)); R=$((4000000 / SNB_TEST_SCALE))
 	snb-run -n swp "source --count $N --rate $R --seq | f: filter udp | sink --check-seq --expect $N --summary" 2> "$T/err" 3>&- &

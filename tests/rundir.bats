@@ -69,16 +69,6 @@ graphdir_start() {
 	return 1
 }
 
-# Wait until graph $1 has $2 stages running.
-wait_stages() {
-	for i in $(seq 100); do
-		n=$(snb-ps --json "$1" 2>/dev/null | jq '[.graphs[0].stages[] | select(.alive)] | length' 2>/dev/null || echo 0)
-		[ "$n" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # snb_run_bg NAME GRAPH: start a graph that runs until stopped, wait until
 # its stages run; RUN_PID and KIDS are its snb-run and stages.
 snb_run_bg() {
