@@ -1,0 +1,493 @@
+/*
+ * graphdir.c: creating a graph directory, removing it, and finding and
+ * removing stale ones (see rundir.h for the layout).
+ *
+ * A graph directory shows under its name only complete and goes away
+ * without ever showing half-removed: it is built as .new-PID-XXXXXX
+ * (snb-run.pid locked, rings/ in place) and renamed to its name, and it is
+ * removed by renaming it to .rm-PID-XXXXXX first.  Only a holder of its
+ * lock (its snb-run, or a remover who found it stale) renames it away, and
+ * rename() never replaces a non-empty directory, so two snb-runs cannot
+ * both take a name, and a clean cannot remove a graph that started under
+ * the same name after the clean looked.  A .new- or .rm- directory whose
+ * PID is gone is swept by snb_graph_clean(NULL).
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "rundir.h"
+#include "rundir_int.h"
+
+#define MAX_DEPTH	8	/* of unexpected subdirectories in a graph */
+#define LOCK_TRIES	5	/* a reader's LOCK_SH lasts microseconds */
+
+enum reap { REAP_GONE, REAP_REMOVED, REAP_LIVE, REAP_ERROR };
+
+/* --- removal --- */
+
+static int	empty_dir(int fd, const char *path, int depth, char *errbuf,
+		    size_t errlen);
+
+/*
+ * Remove the hugetlbfs directory a rings symlink names, once it proves to
+ * be ours: a directory of a snb-UID directory, both owned by us and not
+ * writable by others.  A target that is already gone is fine.
+ */
+static int
+remove_rings_target(const char *target, char *errbuf, size_t errlen)
+{
+	char parent[PATH_MAX], own[32], *slash;
+	int fd, r;
+
+	strlcpy(parent, target, sizeof(parent));
+	snprintf(own, sizeof(own), "snb-%u", (unsigned)geteuid());
+	if (target[0] != '/' || (slash = strrchr(parent, '/')) == NULL ||
+	    slash == parent) {
+		rd_fail(errbuf, errlen, target, "unexpected rings target, kept");
+		return -1;
+	}
+	*slash = '\0';
+	if ((slash = strrchr(parent, '/')) == NULL ||
+	    strcmp(slash + 1, own) != 0) {
+		rd_fail(errbuf, errlen, target, "unexpected rings target, kept");
+		return -1;
+	}
+	if (rd_check_dir(parent, errbuf, errlen) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if ((fd = rd_open_dir(AT_FDCWD, target, target, errbuf, errlen)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	/* Depth 1: a rings symlink is followed only from a graph. */
+	r = empty_dir(fd, target, 1, errbuf, errlen);
+	close(fd);
+	if (r == 0 && rmdir(target) == -1 && errno != ENOENT) {
+		rd_fail(errbuf, errlen, target, strerror(errno));
+		r = -1;
+	}
+	return r;
+}
+
+/* Remove one entry of the directory fd; directories recursively. */
+static int
+remove_entry(int fd, const char *path, const char *name, int depth,
+    char *errbuf, size_t errlen)
+{
+	char sub[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+	int sfd, r;
+
+	snprintf(sub, sizeof(sub), "%s/%s", path, name);
+	/* A graph's rings symlink leads to its hugetlbfs directory. */
+	if (depth == 0 && strcmp(name, RINGS) == 0 &&
+	    (n = readlinkat(fd, name, target, sizeof(target) - 1)) >= 0) {
+		target[n] = '\0';
+		if (remove_rings_target(target, errbuf, errlen) == -1)
+			fprintf(stderr, "snb: %s\n", errbuf);
+	}
+	if (unlinkat(fd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR) {
+		rd_fail(errbuf, errlen, sub, strerror(errno));
+		return -1;
+	}
+	if (depth >= MAX_DEPTH) {
+		rd_fail(errbuf, errlen, sub, "directories nested too deep");
+		return -1;
+	}
+	if ((sfd = rd_open_dir(fd, name, sub, errbuf, errlen)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	r = empty_dir(sfd, sub, depth + 1, errbuf, errlen);
+	close(sfd);
+	if (r == 0 && unlinkat(fd, name, AT_REMOVEDIR) == -1 &&
+	    errno != ENOENT) {
+		rd_fail(errbuf, errlen, sub, strerror(errno));
+		r = -1;
+	}
+	return r;
+}
+
+/*
+ * Remove everything in the directory fd, whatever its name.  Passes repeat
+ * while entries remain: a stage still exiting may add a file meanwhile.
+ */
+static int
+empty_dir(int fd, const char *path, int depth, char *errbuf, size_t errlen)
+{
+	struct dirent *de;
+	DIR *d;
+	int dfd, pass, left = 1;
+
+	for (pass = 0; pass < 3 && left; pass++) {
+		if ((dfd = dup(fd)) == -1 || (d = fdopendir(dfd)) == NULL) {
+			rd_fail(errbuf, errlen, path, strerror(errno));
+			if (dfd != -1)
+				close(dfd);
+			return -1;
+		}
+		rewinddir(d);
+		left = 0;
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			left = 1;
+			if (remove_entry(fd, path, de->d_name, depth, errbuf,
+			    errlen) == -1) {
+				closedir(d);
+				return -1;
+			}
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
+/* Remove the graph directory path (already renamed out of sight). */
+static int
+remove_tree(const char *path, char *errbuf, size_t errlen)
+{
+	int fd, r;
+
+	if ((fd = rd_open_dir(AT_FDCWD, path, path, errbuf, errlen)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	r = empty_dir(fd, path, 0, errbuf, errlen);
+	close(fd);
+	if (r == 0 && rmdir(path) == -1 && errno != ENOENT) {
+		rd_fail(errbuf, errlen, path, strerror(errno));
+		r = -1;
+	}
+	return r;
+}
+
+/*
+ * Rename dir to a fresh .rm-PID-XXXXXX next to it (rename() replaces the
+ * empty directory mkdtemp made) and remove that.
+ */
+static int
+rename_and_remove(const char *dir, char *errbuf, size_t errlen)
+{
+	char tmp[PATH_MAX], *slash;
+
+	strlcpy(tmp, dir, sizeof(tmp));
+	if ((slash = strrchr(tmp, '/')) != NULL)
+		slash[1] = '\0';
+	else
+		tmp[0] = '\0';
+	snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
+	    ".rm-%ld-XXXXXX", (long)getpid());
+	if (mkdtemp(tmp) == NULL) {
+		rd_fail(errbuf, errlen, tmp, strerror(errno));
+		return -1;
+	}
+	if (rename(dir, tmp) == -1) {
+		int e = errno;
+
+		rmdir(tmp);
+		if (e == ENOENT)
+			return 0;
+		rd_fail(errbuf, errlen, dir, strerror(e));
+		return -1;
+	}
+	return remove_tree(tmp, errbuf, errlen);
+}
+
+int
+snb_graph_remove(const char *dir, char *errbuf, size_t errlen)
+{
+	if (rd_check_dir(dir, errbuf, errlen) == -1)
+		return errno == ENOENT ? 0 : -1;
+	return rename_and_remove(dir, errbuf, errlen);
+}
+
+static long
+read_pid(int fd)
+{
+	char buf[32];
+	ssize_t n;
+
+	if ((n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10);
+}
+
+int
+snb_graph_stale(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, unlocked;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, PID_FILE);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		/* A graph shows only with its pid file: this one lost it. */
+		return errno == ENOENT && lstat(dir, &st) == 0 &&
+		    S_ISDIR(st.st_mode);
+	unlocked = flock(fd, LOCK_SH | LOCK_NB) == 0;
+	close(fd);
+	return unlocked;
+}
+
+#define LOCK_LIVE	(-1)	/* lock_for_removal(): its snb-run holds it */
+#define LOCK_NONE	(-2)	/* no pid file, nothing to lock: stale */
+#define LOCK_ERROR	(-3)
+
+/*
+ * Lock the pid file of the graph directory dir for removal.  Returns its
+ * descriptor or LOCK_*; *pid gets the pid in the file.
+ */
+static int
+lock_for_removal(const char *dir, long *pid, char *errbuf, size_t errlen)
+{
+	const struct timespec pause = { 0, 5 * 1000 * 1000 };
+	char path[PATH_MAX];
+	struct stat a, b;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, PID_FILE);
+	for (i = 0; i < LOCK_TRIES; i++) {
+		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
+		    -1) {
+			if (errno == ENOENT)
+				return LOCK_NONE;
+			rd_fail(errbuf, errlen, path, strerror(errno));
+			return LOCK_ERROR;
+		}
+		*pid = read_pid(fd);
+		/* Still the file of the graph called dir (not replaced)? */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+		    stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return fd;
+		close(fd);
+		nanosleep(&pause, NULL);
+	}
+	return LOCK_LIVE;
+}
+
+/* Remove the graph run/name if it is stale. */
+static enum reap
+reap(const char *run, const char *name, long *pid, char *errbuf,
+    size_t errlen)
+{
+	char dir[PATH_MAX];
+	int fd, r;
+
+	snprintf(dir, sizeof(dir), "%s/%s", run, name);
+	if (rd_check_dir(dir, errbuf, errlen) == -1)
+		return errno == ENOENT ? REAP_GONE : REAP_ERROR;
+	*pid = 0;
+	if ((fd = lock_for_removal(dir, pid, errbuf, errlen)) == LOCK_LIVE)
+		return REAP_LIVE;
+	if (fd == LOCK_ERROR)
+		return REAP_ERROR;
+	r = rename_and_remove(dir, errbuf, errlen);
+	if (fd >= 0)
+		close(fd);
+	return r == -1 ? REAP_ERROR : REAP_REMOVED;
+}
+
+static int
+bad_name(const char *name, char *errbuf, size_t errlen)
+{
+	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') ||
+	    strlen(name) > SNB_GRAPH_NAME_MAX) {
+		snprintf(errbuf, errlen, "bad graph name '%s' (1-%d "
+		    "characters, no '/', not starting with '.')", name,
+		    SNB_GRAPH_NAME_MAX);
+		return 1;
+	}
+	return 0;
+}
+
+/* snb-run.pid in the new graph directory: our pid, locked. */
+static int
+make_pid_file(const char *gdir, char *errbuf, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", gdir, PID_FILE);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd == -1 || flock(fd, LOCK_EX | LOCK_NB) == -1 ||
+	    dprintf(fd, "%ld\n", (long)getpid()) < 0) {
+		rd_fail(errbuf, errlen, path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
+    size_t errlen)
+{
+	char tmp[PATH_MAX], why[512];
+	const char *run;
+	enum reap r;
+	long pid;
+	int fd, i;
+
+	if (bad_name(name, errbuf, errlen) ||
+	    (run = snb_run_dir(errbuf, errlen)) == NULL)
+		return -1;
+	if ((size_t)snprintf(dir, dirlen, "%s/%s", run, name) >= dirlen) {
+		snprintf(errbuf, errlen, "%s/%s: path too long", run, name);
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.new-%ld-XXXXXX", run, (long)getpid());
+	if (mkdtemp(tmp) == NULL) {
+		rd_fail(errbuf, errlen, tmp, strerror(errno));
+		return -1;
+	}
+	if (rd_make_rings(tmp, name, errbuf, errlen) == -1 ||
+	    (fd = make_pid_file(tmp, errbuf, errlen)) == -1)
+		goto fail;
+	for (i = 0; i < 4; i++) {
+		if (rename(tmp, dir) == 0)
+			return fd;
+		if (errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR) {
+			rd_fail(errbuf, errlen, dir, strerror(errno));
+			break;
+		}
+		r = reap(run, name, &pid, errbuf, errlen);
+		if (r == REAP_LIVE) {
+			snprintf(errbuf, errlen, "graph '%s' is already "
+			    "running (pid %ld)", name, pid);
+			break;
+		}
+		if (r == REAP_ERROR)
+			break;
+		if (r == REAP_REMOVED)
+			fprintf(stderr, "snb: removed stale graph %s\n", name);
+	}
+	if (i == 4)
+		rd_fail(errbuf, errlen, dir, "keeps coming back, giving up");
+	close(fd);
+fail:
+	if (remove_tree(tmp, why, sizeof(why)) == -1)
+		fprintf(stderr, "snb: %s\n", why);
+	return -1;
+}
+
+/* A .new-PID-* or .rm-PID-* directory whose process is gone. */
+static int
+orphan(const char *name)
+{
+	long pid;
+	char *end;
+
+	if (strncmp(name, ".new-", 5) == 0)
+		pid = strtol(name + 5, &end, 10);
+	else if (strncmp(name, ".rm-", 4) == 0)
+		pid = strtol(name + 4, &end, 10);
+	else
+		return 0;
+	return *end == '-' && pid > 0 && pid != getpid() &&
+	    kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+static int
+clean_all(const char *run, char *errbuf, size_t errlen)
+{
+	char path[PATH_MAX], why[512];
+	struct dirent *de;
+	struct stat st;
+	long pid;
+	int n = 0;
+	DIR *d;
+
+	if ((d = opendir(run)) == NULL) {
+		rd_fail(errbuf, errlen, run, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s", run, de->d_name);
+		if (de->d_name[0] == '.') {
+			if (orphan(de->d_name) &&
+			    remove_tree(path, why, sizeof(why)) == -1)
+				fprintf(stderr, "snb: %s\n", why);
+			continue;
+		}
+		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		switch (reap(run, de->d_name, &pid, why, sizeof(why))) {
+		case REAP_REMOVED:
+			fprintf(stderr, "snb: removed stale graph %s\n",
+			    de->d_name);
+			n++;
+			break;
+		case REAP_ERROR:
+			fprintf(stderr, "snb: %s\n", why);
+			break;
+		default:
+			break;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+int
+snb_graph_clean(const char *only, char *errbuf, size_t errlen)
+{
+	const char *run;
+	long pid;
+
+	if ((run = snb_run_dir(errbuf, errlen)) == NULL)
+		return -1;
+	if (only == NULL)
+		return clean_all(run, errbuf, errlen);
+	if (bad_name(only, errbuf, errlen))
+		return -1;
+	switch (reap(run, only, &pid, errbuf, errlen)) {
+	case REAP_GONE:
+		snprintf(errbuf, errlen, "no graph '%s' (in %s)", only, run);
+		return -1;
+	case REAP_LIVE:
+		snprintf(errbuf, errlen, "graph '%s' is running (pid %ld), "
+		    "not stale: not removed (stop it with snb-ctl %s stop)",
+		    only, pid, only);
+		return -1;
+	case REAP_ERROR:
+		return -1;
+	case REAP_REMOVED:
+		break;
+	}
+	fprintf(stderr, "snb: removed stale graph %s\n", only);
+	return 1;
+}
+
+int
+snb_rings_to_tmpfs(const char *dir, char *errbuf, size_t errlen)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "%s/%s", dir, RINGS);
+	if ((n = readlink(link, target, sizeof(target) - 1)) == -1)
+		return 0;	/* a directory: in tmpfs already */
+	target[n] = '\0';
+	if (remove_rings_target(target, errbuf, errlen) == -1)
+		return -1;
+	if (unlink(link) == -1 || mkdir(link, 0700) == -1) {
+		rd_fail(errbuf, errlen, link, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

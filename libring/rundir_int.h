@@ -1,0 +1,30 @@
+/*
+ * rundir_int.h: what rundir.c and graphdir.c share, and nobody else uses.
+ */
+#ifndef SNB_RUNDIR_INT_H
+#define SNB_RUNDIR_INT_H
+
+#include <sys/stat.h>
+
+#include <stddef.h>
+
+#define PID_FILE	"snb-run.pid"
+#define RINGS		"rings"
+
+
+/* errbuf gets "path: what"; errno is kept for the caller to look at. */
+void	rd_fail(char *errbuf, size_t errlen, const char *path,
+	    const char *what);
+/* A directory (not a symlink), ours, not writable by others; or -1. */
+int	rd_check_stat(const char *path, const struct stat *st, char *errbuf,
+	    size_t errlen);
+int	rd_check_dir(const char *path, char *errbuf, size_t errlen);
+/* Open a directory we are about to empty, checked on the descriptor. */
+int	rd_open_dir(int at, const char *name, const char *path, char *errbuf,
+	    size_t errlen);
+/* gdir/rings: a symlink into hugetlbfs when it has free pages, else a
+   directory. */
+int	rd_make_rings(const char *gdir, const char *name, char *errbuf,
+	    size_t errlen);
+
+#endif
