@@ -2,7 +2,7 @@
 # The run directory, rings in hugetlbfs, and stale graphs (snb-run killed):
 # shown by snb-ps, removed by snb-ctl GRAPH clean and snb-run --clean, and
 # replaced by a graph of the same name.  graphdir (tests/tools/graphdir.c)
-# is a graph directory without a graph: it checks libring/rundir.c apart
+# is a graph directory without a graph: it checks libring/graphdir.c apart
 # from snb-run.
 load helpers
 

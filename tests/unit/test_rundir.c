@@ -1,5 +1,5 @@
 /*
- * test_rundir: graph directories (libring/rundir.c).
+ * test_rundir: graph directories (libring/graphdir.c, rundir.c).
  *
  *  1. snb_graph_create: the directory, its rings/, snb-run.pid with our
  *     pid, locked; the name is checked.
