@@ -3,8 +3,20 @@
  * graph, once or --loop N times, as fast as the graph takes them.  Records
  * are read only when the output has room, so nothing is ever held back or
  * lost, and timestamps keep libpcap's nanosecond precision.
+ *
+ * A restarted or swapped-in reader of the same file resumes where its
+ * predecessor stopped.  The position comes from the output ring, which is
+ * exact even after a SIGKILL: the packets this stage has published there
+ * are prod.head (plus prod.drops on a leaky link, counted before head is
+ * published), minus the head at which this file's stream began (its base,
+ * in the hand-over state).  The stream of a file is a fixed sequence
+ * (every record that fits the ring, pass after pass), so the successor
+ * replays that sequence without sending it up to the same point.
  */
+#include <sys/stat.h>
+
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +27,42 @@
 #include "app.h"
 
 static const char *file;
+static int from_stdin, unresumable, ended;
+static struct stat file_st;	/* the file, as init() opened it */
 static pcap_t *pc;
-static uint64_t loops = 1, pass, pass_sent;
+static uint32_t cap;		/* the output's capacity: larger records
+				   are skipped */
+static uint64_t loops = 1, pass, pass_sent, pass_skipped;
+static uint64_t pass_len, pass_oversize;	/* pass 0's figures, */
+static int pass_known;				/* once it has ended */
 static uint64_t *packets, *drop_oversize;
-static int warned;
+static int warned, quiet;
 static struct port *out;
 
 /*
- * With --loop, the first pass keeps the records in memory (up to
+ * The hand-over state: where this file's stream began on the output ring
+ * (base), the counters then, and which file it is (a swap to another
+ * file starts that file from its beginning).
+ */
+#define READ_MAGIC	0x31647270	/* "prd1" */
+struct read_state {
+	uint32_t	magic;		/* READ_MAGIC once committed */
+	uint32_t	from_stdin;
+	uint64_t	base;		/* output head + drops at the start */
+	uint64_t	dev, ino, size;	/* the file */
+	uint64_t	packets0;	/* counters at base */
+	uint64_t	drops0;
+};
+
+/* A record to send; data is valid until the next read. */
+struct rec {
+	const unsigned char *data;
+	uint32_t	caplen, wirelen;
+	uint64_t	ts_ns;
+};
+
+/*
+ * With --loop, the first pass keeps the records it sends in memory (up to
  * CACHE_MAX bytes) and later passes replay them from there: reopening and
  * parsing a file of one record per pass would cost a syscall per packet.
  */
@@ -49,9 +89,9 @@ cache_drop(void)
 }
 
 static void
-cache_add(const struct packet *p)
+cache_add(const struct rec *rc)
 {
-	if (cache_len + p->len > CACHE_MAX) {
+	if (cache_len + rc->caplen > CACHE_MAX) {
 		cache_drop();
 		return;
 	}
@@ -60,51 +100,24 @@ cache_add(const struct packet *p)
 		if ((recs = reallocarray(recs, rec_cap, sizeof(*recs))) == NULL)
 			err(1, NULL);
 	}
-	while (cache_len + p->len > cache_cap) {
+	/* Allocated even for empty records: a NULL cache + 0 is undefined. */
+	while (cache == NULL || cache_len + rc->caplen > cache_cap) {
 		cache_cap = cache_cap ? cache_cap * 2 : 65536;
 		if ((cache = realloc(cache, cache_cap)) == NULL)
 			err(1, NULL);
 	}
-	recs[nrecs].caplen = p->len;
-	recs[nrecs].wirelen = p->wirelen;
-	recs[nrecs].ts_ns = p->ts_ns;
+	recs[nrecs].caplen = rc->caplen;
+	recs[nrecs].wirelen = rc->wirelen;
+	recs[nrecs].ts_ns = rc->ts_ns;
 	recs[nrecs].off = cache_len;
-	memcpy(cache + cache_len, p->data, p->len);
-	cache_len += p->len;
+	memcpy(cache + cache_len, rc->data, rc->caplen);
+	cache_len += rc->caplen;
 	nrecs++;
 }
 
-/* Later passes from memory. */
+/* Open the file for a pass; -1 with the reason in msg. */
 static int
-replay_cached(struct ring *r, uint32_t n)
-{
-	uint32_t i = 0;
-
-	while (i < n) {
-		if (cur == nrecs) {
-			cur = 0;
-			if (++pass >= loops && loops != 0) {
-				ring_commit(r, i);
-				*packets += i;
-				app_done();
-				return (int)i;
-			}
-		}
-		struct record *rc = &recs[cur++];
-		struct packet *p = ring_slot(r, i++);
-		p->len = (uint16_t)rc->caplen;
-		p->flags = 0;
-		p->wirelen = rc->wirelen;
-		p->ts_ns = rc->ts_ns;
-		memcpy(p->data, cache + rc->off, rc->caplen);
-	}
-	ring_commit(r, i);
-	*packets += i;
-	return (int)i;
-}
-
-static void
-open_file(void)
+open_file(char *msg, size_t len)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	const char *lt;
@@ -112,20 +125,176 @@ open_file(void)
 	int dlt;
 
 	/* Opening the file ourselves makes every message name it. */
-	if (strcmp(file, "-") == 0)
+	if (from_stdin)
 		fp = stdin;
-	else if ((fp = fopen(file, "rbe")) == NULL)
-		err(1, "%s", file);
+	else if ((fp = fopen(file, "rbe")) == NULL) {
+		snprintf(msg, len, "%s: %s", file, strerror(errno));
+		return -1;
+	}
 	pc = pcap_fopen_offline_with_tstamp_precision(fp,
 	    PCAP_TSTAMP_PRECISION_NANO, errbuf);
-	if (pc == NULL)
-		errx(1, "%s: %s", file, errbuf);
+	if (pc == NULL) {
+		snprintf(msg, len, "%s: %s", file, errbuf);
+		if (fp != stdin)
+			fclose(fp);
+		return -1;
+	}
 	if ((dlt = pcap_datalink(pc)) != DLT_EN10MB) {
 		lt = pcap_datalink_val_to_name(dlt);
-		errx(1, "%s: link type %s (%d) is not supported, only EN10MB",
-		    file, lt ? lt : "unknown", dlt);
+		snprintf(msg, len, "%s: link type %s (%d) is not supported, "
+		    "only EN10MB", file, lt ? lt : "unknown", dlt);
+		pcap_close(pc);
+		pc = NULL;
+		return -1;
 	}
-	pass_sent = 0;
+	return 0;
+}
+
+/* Back to the start of the stream (init, and the fuzzer's runs). */
+static void
+stream_reset(void)
+{
+	if (pc != NULL)
+		pcap_close(pc);
+	pc = NULL;
+	cache_drop();
+	pass = pass_sent = pass_skipped = 0;
+	pass_len = pass_oversize = 0;
+	pass_known = 0;
+	ended = 0;
+	cur = 0;
+	caching = loops != 1;
+}
+
+/*
+ * The next record of this pass to send: 1, 0 at the end of the pass, -1
+ * on a read error (pcap_geterr() says which).  Records larger than the
+ * output's capacity are skipped and counted here, so that the sequence
+ * of records sent depends on the file and the capacity alone.
+ */
+static int
+read_record(struct rec *rc)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	struct record *c;
+	int rv;
+
+	if (cached) {
+		if (cur == nrecs)
+			return 0;
+		c = &recs[cur++];
+		rc->data = cache + c->off;
+		rc->caplen = c->caplen;
+		rc->wirelen = c->wirelen;
+		rc->ts_ns = c->ts_ns;
+		pass_sent++;
+		return 1;
+	}
+	for (;;) {
+		if ((rv = pcap_next_ex(pc, &h, &data)) == PCAP_ERROR_BREAK)
+			return 0;
+		if (rv != 1)
+			return -1;
+		if (h->caplen > cap) {
+			(*drop_oversize)++;
+			pass_skipped++;
+			if (!warned && !quiet)
+				warnx("%s: dropping records larger than %u "
+				    "bytes (first: %u bytes)", file, cap,
+				    h->caplen);
+			warned = 1;
+			continue;
+		}
+		rc->data = data;
+		rc->caplen = h->caplen;
+		rc->wirelen = h->len != h->caplen ? h->len : 0;
+		/* Nanosecond precision: tv_usec holds nanoseconds. */
+		rc->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ULL +
+		    (uint64_t)h->ts.tv_usec;
+		pass_sent++;
+		if (caching)
+			cache_add(rc);
+		return 1;
+	}
+}
+
+/* End of a pass: start the next one (1), or the stream has ended (0). */
+static int
+next_pass(void)
+{
+	char msg[PCAP_ERRBUF_SIZE + 256];
+
+	if (cached)	/* the cache holds no oversized record: count them */
+		*drop_oversize += pass_oversize;
+	else if (!pass_known) {
+		pass_len = pass_sent;
+		pass_oversize = pass_skipped;
+		pass_known = 1;
+	}
+	if (pc != NULL)
+		pcap_close(pc);
+	pc = NULL;
+	pass++;
+	/* A pass that sent nothing would loop forever doing nothing. */
+	if ((loops != 0 && pass >= loops) || pass_sent == 0) {
+		ended = 1;
+		return 0;
+	}
+	pass_sent = pass_skipped = 0;
+	if (caching) {
+		caching = 0;
+		cached = 1;
+	}
+	if (cached) {
+		cur = 0;
+		return 1;
+	}
+	if (open_file(msg, sizeof(msg)) == -1)
+		errx(1, "%s", msg);
+	return 1;
+}
+
+/*
+ * Go through the first k records of the stream without sending them (a
+ * resumed reader), whole passes at a time once pass 0 has told how many
+ * records a pass sends.  Returns 1, 0 if the stream ends first, -1 on a
+ * read error.
+ */
+static int
+skip_records(uint64_t k)
+{
+	struct rec rc;
+	uint64_t w;
+	int rv;
+
+	while (k > 0) {
+		if ((rv = read_record(&rc)) == 1) {
+			k--;
+			continue;
+		}
+		if (rv < 0)
+			return -1;
+		if (!next_pass())
+			return 0;
+		/*
+		 * At the start of a pass: pass_len > 0, or the stream ended.
+		 * A pass's skipped records are counted when it ends.
+		 */
+		if (k >= pass_len) {
+			w = k / pass_len;
+			if (loops != 0 && w >= loops - pass) {
+				*drop_oversize += (loops - pass) *
+				    pass_oversize;
+				ended = 1;
+				return 0;
+			}
+			pass += w;
+			k -= w * pass_len;
+			*drop_oversize += w * pass_oversize;
+		}
+	}
+	return 1;
 }
 
 static void
@@ -135,14 +304,16 @@ pcap_read_init(int argc, char **argv)
 		{ "loop", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char *end;
+	char msg[PCAP_ERRBUF_SIZE + 256], *end;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
+			errno = 0;
 			loops = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0')
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    errno == ERANGE)
 				errx(2, "bad --loop '%s'", optarg);
 			break;
 		default:
@@ -152,98 +323,140 @@ pcap_read_init(int argc, char **argv)
 	if (argc - optind != 1)
 		errx(2, "usage: snb-pcap-read [--loop N] FILE");
 	file = argv[optind];
-	if (strcmp(file, "-") == 0 && loops != 1)
+	from_stdin = strcmp(file, "-") == 0;
+	if (from_stdin && loops != 1)
 		errx(2, "--loop needs a file, not standard input");
+	if ((out = app_port("out")) == NULL)
+		errx(1, "output port 'out' is not connected");
+	cap = out->rings[0].capacity;
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
-	caching = loops != 1;
-	open_file();
+	stream_reset();
+	/*
+	 * Standard input is opened in start(): in standby, reading its
+	 * header would take bytes from a predecessor still reading it.  A
+	 * file is opened now, so that a missing or foreign one refuses a
+	 * swap while the old stage still runs.
+	 */
+	if (from_stdin)
+		return;
+	if (open_file(msg, sizeof(msg)) == -1)
+		errx(1, "%s", msg);
+	if (fstat(fileno(pcap_file(pc)), &file_st) == -1)
+		err(1, "%s", file);
 }
 
-/* End of one pass: start the next one, or say we are done (return 0). */
+/* Does the handed-over state describe the stream we would read? */
 static int
-next_pass(void)
+same_stream(const struct read_state *st)
 {
-	pcap_close(pc);
-	pc = NULL;
-	pass++;
-	/* A pass that sent nothing would loop forever doing nothing. */
-	if ((loops != 0 && pass >= loops) || pass_sent == 0)
+	if (st->magic != READ_MAGIC || st->from_stdin != (uint32_t)from_stdin)
 		return 0;
-	if (caching) {
-		caching = 0;
-		cached = 1;
-		cur = 0;
-		return 1;
+	return from_stdin || (st->dev == (uint64_t)file_st.st_dev &&
+	    st->ino == (uint64_t)file_st.st_ino &&
+	    st->size == (uint64_t)file_st.st_size);
+}
+
+static void
+pcap_read_start(void)
+{
+	struct read_state *st = app_state(sizeof(*st));
+	struct ring *r = &out->rings[0];
+	char msg[PCAP_ERRBUF_SIZE + 256];
+	uint64_t pos, k;
+	int rv;
+
+	/* What this output has carried so far (see the top of the file). */
+	pos = r->head;
+	if (r->shm->hdr.flags & RING_FLAG_LEAKY)
+		pos += atomic_load(&r->shm->prod.drops);
+	if (app_resumed() && same_stream(st) && pos >= st->base) {
+		k = pos - st->base;
+		if (from_stdin) {
+			/*
+			 * The predecessor's buffered input went with it, and
+			 * what is left may start in the middle of a record:
+			 * end the stream as a failure (final, not restarted).
+			 */
+			warnx("standard input cannot be resumed after %llu "
+			    "packets: ending the stream", (unsigned long long)k);
+			unresumable = 1;
+			app_done();
+			return;
+		}
+		*packets = st->packets0 + k;
+		*drop_oversize = st->drops0;
+		quiet = 1;	/* the predecessor warned already */
+		rv = skip_records(k);
+		quiet = 0;
+		if (rv < 0)
+			errx(1, "%s: %s", file, pcap_geterr(pc));
+		if (rv == 0)
+			app_done();	/* it had sent everything */
+		return;
 	}
-	open_file();
-	return 1;
+	memset(st, 0, sizeof(*st));
+	st->magic = READ_MAGIC;
+	st->from_stdin = (uint32_t)from_stdin;
+	st->base = pos;
+	st->dev = (uint64_t)file_st.st_dev;
+	st->ino = (uint64_t)file_st.st_ino;
+	st->size = (uint64_t)file_st.st_size;
+	st->packets0 = *packets;
+	st->drops0 = *drop_oversize;
+	app_state_commit();
+	if (from_stdin && open_file(msg, sizeof(msg)) == -1)
+		errx(1, "%s", msg);
 }
 
 static int
 pcap_read_breathe(void)
 {
-	struct pcap_pkthdr *h;
-	const u_char *data;
+	struct ring *r = &out->rings[0];
 	struct packet *p;
-	struct ring *r;
+	struct rec rc;
+	uint64_t skipped = *drop_oversize;
 	uint32_t n, i = 0;
-	int rc, handled = 0, done = 0;
+	int rv;
 
-	if (out == NULL && (out = app_port("out")) == NULL)
-		errx(1, "output port 'out' is not connected");
-	r = &out->rings[0];
+	if (unresumable || ended)
+		return 0;
 	if ((n = ring_room(r, APP_BURST)) > APP_BURST)
 		n = APP_BURST;
-	if (cached)
-		return replay_cached(r, n);
 	while (i < n) {
-		rc = pcap_next_ex(pc, &h, &data);
-		if (rc == PCAP_ERROR_BREAK) {
-			if (!next_pass()) {
-				done = 1;
-				break;
-			}
-			if (cached) {
-				ring_commit(r, i);
-				*packets += i;
-				return handled + replay_cached(r, n - i);
-			}
-			continue;
+		errno = 0;
+		if ((rv = read_record(&rc)) == 0) {
+			if (next_pass())
+				continue;
+			app_done();
+			break;
 		}
-		if (rc != 1) {
+		if (rv < 0 && from_stdin && errno == EINTR) {
+			/*
+			 * SIGTERM while blocked on a pipe: detach now, with
+			 * what we have (the runtime saw the signal).  The
+			 * stream cannot go on anyway: see start().
+			 */
+			break;
+		}
+		if (rv < 0) {
 			/* Deliver what we have, then end the stream as a
 			 * dying pipe writer would, so consumers finish. */
 			ring_commit(r, i);
 			ring_close(r);
 			errx(1, "%s: %s", file, pcap_geterr(pc));
 		}
-		handled++;
-		if (h->caplen > r->capacity) {
-			(*drop_oversize)++;
-			if (!warned)
-				warnx("%s: dropping records larger than %u "
-				    "bytes (first: %u bytes)", file,
-				    r->capacity, h->caplen);
-			warned = 1;
-			continue;
-		}
 		p = ring_slot(r, i++);
-		pass_sent++;
-		p->len = (uint16_t)h->caplen;
+		p->len = (uint16_t)rc.caplen;
 		p->flags = 0;
-		p->wirelen = h->len != h->caplen ? h->len : 0;
-		p->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ULL +
-		    (uint64_t)h->ts.tv_usec;
-		memcpy(p->data, data, h->caplen);
-		if (caching)
-			cache_add(p);
+		p->wirelen = rc.wirelen;
+		p->ts_ns = rc.ts_ns;
+		memcpy(p->data, rc.data, rc.caplen);
 	}
 	ring_commit(r, i);
 	*packets += i;
-	if (done)
-		app_done();
-	return handled;
+	/* Skipped records count as work: a breath of them is not idle. */
+	return (int)(i + (*drop_oversize - skipped));
 }
 
 static void
@@ -253,6 +466,11 @@ pcap_read_stop(int eof)
 		pcap_close(pc);
 	pc = NULL;
 	cache_drop();
+	if (unresumable && eof) {
+		/* A failure at end of stream: the output ends first. */
+		ring_close(&out->rings[0]);
+		exit(1);
+	}
 }
 
 static const struct port_desc ports[] = {
@@ -266,6 +484,7 @@ static const struct app_desc desc = {
 	.summary = "Replay an Ethernet pcap/pcapng file (--loop 0: forever).",
 	.ports = ports,
 	.init = pcap_read_init,
+	.start = pcap_read_start,
 	.breathe = pcap_read_breathe,
 	.stop = pcap_read_stop,
 };
