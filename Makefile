@@ -137,7 +137,7 @@ demo: deps
 
 # libFuzzer targets (clang): the lwAFTR's config parser and its data path,
 # snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and
-# rings.
+# rings, capture files (snb-pcap-read, snb-pcap-write).
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -161,6 +161,15 @@ fuzz:
 	    drivers/memif/ctl.c libring/*.c -lpcap -lbsd -o build/fuzz_memif
 	build/fuzz_memif -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 \
 	    build/fuzz-memif-corpus fuzz/corpus/memif
+	@# Capture files: snb-pcap-read's reading and resuming, snb-pcap-write's
+	@# scanner (a second compilation of the same file: both apps have a main).
+	@mkdir -p build/fuzz-pcap-corpus
+	clang $(FUZZ_CFLAGS) -DPCAP_FUZZ_WRITE -c fuzz/pcap_fuzz.c \
+	    -o build/pcap_fuzz_write.o
+	clang $(FUZZ_CFLAGS) fuzz/pcap_fuzz.c build/pcap_fuzz_write.o \
+	    libring/*.c -lpcap -lbsd -o build/fuzz_pcap
+	build/fuzz_pcap -max_total_time=$(FUZZ_SECONDS) build/fuzz-pcap-corpus \
+	    fuzz/corpus/pcap
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
