@@ -159,10 +159,10 @@ reads_cleanly() {
 	exec 5< "$T/fifo"
 	wait_stages prd 4
 	: > "$T/out.pcap"
-	# Each event comes 1 MB of output (of 15) after the one before.
+	# Each event comes 5 N bytes of output (of 76 N) after the one before.
 	for ev in restart kill swap kill restart swap kill; do
 		chaos prd r $ev "pcap-read $T/big.pcap"
-		head -c 1000000 <&5 >> "$T/out.pcap"
+		head -c $((5 * N)) <&5 >> "$T/out.pcap"
 	done
 	cat <&5 >> "$T/out.pcap"
 	exec 5<&-
