@@ -3,9 +3,11 @@
  * The lexer follows the shell where the two overlap, so that a graph
  * written on the command line reads the way a pipeline does.
  */
+#define _GNU_SOURCE		/* asprintf */
 #include <ctype.h>
 #include <err.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +58,11 @@ fail(char *errbuf, size_t errlen, struct graph_pos pos, const char *fmt, ...)
 	return -1;
 }
 
+/* Letters, digits and "_.-", not starting with '.' or '-'; any length. */
 static int
-valid_name(const char *s)
+name_chars(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= GRAPH_NAME_MAX || !(isalnum((unsigned char)*s) ||
-	    *s == '_'))
+	if (!(isalnum((unsigned char)*s) || *s == '_'))
 		return 0;
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
@@ -71,15 +71,115 @@ valid_name(const char *s)
 }
 
 static int
-valid_app(const char *s)
+valid_name(const char *s)
 {
-	if (!islower((unsigned char)*s) || strlen(s) >= 64)
+	return name_chars(s) && strlen(s) < GRAPH_NAME_MAX;
+}
+
+static int
+app_chars(const char *s)
+{
+	if (!islower((unsigned char)*s))
 		return 0;
 	for (; *s; s++)
 		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s)
 		    && *s != '-' && *s != '_')
 			return 0;
 	return 1;
+}
+
+/*
+ * A string map (string -> int) for what would otherwise compare every
+ * stage or link with every other: a script's 20,000-stage chain must not
+ * take minutes to check.  Open addressing; keys are copies, since the
+ * arrays they come from move as they grow.
+ */
+struct strtab {
+	struct strent {
+		char	*key;
+		int	 val;
+	}	*ent;
+	size_t	 cap, n;
+};
+
+static size_t
+str_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 32));
+}
+
+static struct strent *
+strtab_slot(struct strtab *t, const char *key)
+{
+	size_t i, mask = t->cap - 1;
+
+	for (i = str_hash(key) & mask; t->ent[i].key != NULL; i = (i + 1) & mask)
+		if (strcmp(t->ent[i].key, key) == 0)
+			break;
+	return &t->ent[i];
+}
+
+/* The value for key, or -1. */
+static int
+strtab_get(struct strtab *t, const char *key)
+{
+	struct strent *e;
+
+	if (t->n == 0)
+		return -1;
+	e = strtab_slot(t, key);
+	return e->key ? e->val : -1;
+}
+
+static void
+strtab_put(struct strtab *t, const char *key, int val)
+{
+	struct strtab old = *t;
+	struct strent *e;
+	size_t i;
+
+	/* At most half full, so probes stay short and a free slot exists. */
+	if ((t->n + 1) * 2 > t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		if ((t->ent = calloc(t->cap, sizeof(*t->ent))) == NULL)
+			err(1, NULL);
+		for (i = 0; i < old.cap; i++)
+			if (old.ent[i].key)
+				*strtab_slot(t, old.ent[i].key) = old.ent[i];
+		free(old.ent);
+	}
+	e = strtab_slot(t, key);
+	if (e->key == NULL) {
+		if ((e->key = strdup(key)) == NULL)
+			err(1, NULL);
+		t->n++;
+	}
+	e->val = val;
+}
+
+static void
+strtab_free(struct strtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		free(t->ent[i].key);
+	free(t->ent);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Grow an array by doubling, so n appends cost O(n) in all. */
+static void *
+grow(void *p, int n, int *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 16;
+	return xrealloc(p, (size_t)*cap, size);
 }
 
 static int
@@ -221,18 +321,34 @@ lex(struct lexer *lx)
 			if (!quoted && n > 2 && w[0] == '[' && w[n - 1] == ']') {
 				w[n - 1] = '\0';
 				memmove(w, w + 1, n - 1);
-				if (!valid_name(w)) {
+				if (!name_chars(w)) {
 					fail(lx->err, lx->errlen, pos,
 					    "bad port name '%s'", w);
+					free(w);
+					return -1;
+				}
+				if (strlen(w) >= PORT_NAME_MAX) {
+					fail(lx->err, lx->errlen, pos,
+					    "port name '%s' too long (at most "
+					    "%d characters)", w,
+					    PORT_NAME_MAX - 1);
 					free(w);
 					return -1;
 				}
 				push_tok(lx, T_PORT, w, pos);
 			} else if (!quoted && w[0] == '@') {
 				memmove(w, w + 1, n);
-				if (!valid_name(w)) {
+				if (!name_chars(w)) {
 					fail(lx->err, lx->errlen, pos,
 					    "bad label '@%s'", w);
+					free(w);
+					return -1;
+				}
+				if (!valid_name(w)) {
+					fail(lx->err, lx->errlen, pos,
+					    "label '@%s' too long (at most %d "
+					    "characters)", w,
+					    GRAPH_NAME_MAX - 1);
 					free(w);
 					return -1;
 				}
@@ -255,6 +371,8 @@ struct parser {
 	struct lexer	 lx;
 	int		 t;		/* current token */
 	struct graph	*g;
+	int		 stages_cap;
+	struct strtab	 labels;	/* label -> stage */
 	/* Chains refer to stages by label before all are declared. */
 	struct pending {
 		int		 elem_stage;	/* -1: a reference */
@@ -287,23 +405,13 @@ tok_name(struct token *t)
 	return "?";
 }
 
-static int
-find_label(struct graph *g, const char *label)
-{
-	int i;
-
-	for (i = 0; i < g->nstages; i++)
-		if (strcmp(g->stages[i].label, label) == 0)
-			return i;
-	return -1;
-}
-
 /* A chain element while parsing: stage index or an unresolved @ref. */
 struct elem {
 	int		 stage;		/* -1 until resolved */
 	struct token	*ref;
 	struct token	*in_port, *out_port;
 	struct graph_pos pos;
+	struct graph_pos pipe_pos;	/* the '|' that follows */
 	int		 leaky_out;	/* "|~" follows */
 };
 
@@ -331,6 +439,8 @@ parse_node(struct parser *p, struct elem *e)
 	struct graph *g = p->g;
 	struct token *t = cur(p), *label = NULL;
 	struct stage *s;
+	size_t n;
+	int i, cap = 0;
 
 	e->pos = t->pos;
 	if (t->type == T_REF) {
@@ -347,15 +457,27 @@ parse_node(struct parser *p, struct elem *e)
 	if (t->type != T_WORD)
 		return fail(p->err, p->errlen, t->pos, "expected an app name, "
 		    "found %s", tok_name(t));
-	if (!valid_app(t->text))
+	n = strlen(t->text);
+	/* The lexer took an over-long "label:" for a word (it may be one). */
+	if (label == NULL && n > 1 && t->text[n - 1] == ':') {
+		t->text[n - 1] = '\0';
+		if (name_chars(t->text))
+			return fail(p->err, p->errlen, t->pos, "label '%s' too "
+			    "long (at most %d characters)", t->text,
+			    GRAPH_NAME_MAX - 1);
+		t->text[n - 1] = ':';
+	}
+	if (!app_chars(t->text))
 		return fail(p->err, p->errlen, t->pos, "bad app name '%s'",
 		    t->text);
-	if (label && find_label(g, label->text) >= 0)
+	if (n >= APP_NAME_MAX)
+		return fail(p->err, p->errlen, t->pos, "app name '%s' too long "
+		    "(at most %d characters)", t->text, APP_NAME_MAX - 1);
+	if (label && (i = strtab_get(&p->labels, label->text)) >= 0)
 		return fail(p->err, p->errlen, label->pos, "label '%s' already "
-		    "defined at %d:%d", label->text,
-		    g->stages[find_label(g, label->text)].pos.line,
-		    g->stages[find_label(g, label->text)].pos.col);
-	g->stages = xrealloc(g->stages, (size_t)g->nstages + 1,
+		    "defined at %d:%d", label->text, g->stages[i].pos.line,
+		    g->stages[i].pos.col);
+	g->stages = grow(g->stages, g->nstages, &p->stages_cap,
 	    sizeof(*g->stages));
 	s = &g->stages[g->nstages];
 	memset(s, 0, sizeof(*s));
@@ -364,8 +486,8 @@ parse_node(struct parser *p, struct elem *e)
 	if (label) {
 		strlcpy(s->label, label->text, sizeof(s->label));
 		s->labelled = 1;
+		strtab_put(&p->labels, label->text, g->nstages);
 	}
-	s->argv = xrealloc(NULL, 1, sizeof(char *));
 	e->stage = g->nstages++;
 	/* Everything up to a port, '|', ';' or newline is the app's. */
 	for (p->t++; ; p->t++) {
@@ -374,10 +496,10 @@ parse_node(struct parser *p, struct elem *e)
 		    t->type != T_REF)
 			break;
 		/* A word lexed as "x:" or "@x" (fe80::, user@host) is a word. */
-		s->argv = xrealloc(s->argv, (size_t)s->argc + 2,
-		    sizeof(char *));
+		s->argv = grow(s->argv, s->argc + 1, &cap, sizeof(char *));
 		s->argv[s->argc++] = word_text(t);
 	}
+	s->argv = grow(s->argv, s->argc, &cap, sizeof(char *));
 	s->argv[s->argc] = NULL;
 	return 0;
 }
@@ -387,10 +509,11 @@ parse_chain(struct parser *p, struct elem **elems, int *nelems)
 {
 	struct elem *e;
 	struct token *t;
+	int cap = 0;
 
 	*nelems = 0;
 	for (;;) {
-		*elems = xrealloc(*elems, (size_t)*nelems + 1, sizeof(**elems));
+		*elems = grow(*elems, *nelems, &cap, sizeof(**elems));
 		e = &(*elems)[(*nelems)++];
 		memset(e, 0, sizeof(*e));
 		t = cur(p);
@@ -408,6 +531,7 @@ parse_chain(struct parser *p, struct elem **elems, int *nelems)
 		if (t->type != T_PIPE)
 			break;
 		e->leaky_out = t->text != NULL;
+		e->pipe_pos = t->pos;
 		/* A trailing '|' continues the chain on the next line. */
 		for (p->t++; cur(p)->type == T_NEWLINE; p->t++)
 			;
@@ -433,7 +557,7 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 {
 	struct parser p;
 	struct chain *chains = NULL;
-	int nchains = 0, i, j, rc = -1;
+	int nchains = 0, chains_cap = 0, nlinks = 0, i, j, rc = -1;
 
 	memset(g, 0, sizeof(*g));
 	memset(&p, 0, sizeof(p));
@@ -449,20 +573,22 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 			p.t++;
 		if (cur(&p)->type == T_EOF)
 			break;
-		chains = xrealloc(chains, (size_t)nchains + 1, sizeof(*chains));
+		chains = grow(chains, nchains, &chains_cap, sizeof(*chains));
 		memset(&chains[nchains], 0, sizeof(*chains));
 		nchains++;
 		if (parse_chain(&p, &chains[nchains - 1].elems,
 		    &chains[nchains - 1].nelems) == -1)
 			goto out;
+		nlinks += chains[nchains - 1].nelems - 1;
 	}
+	g->links = xrealloc(NULL, (size_t)nlinks, sizeof(*g->links));
 	/* Resolve references now that every labelled stage is known. */
 	for (i = 0; i < nchains; i++) {
 		struct chain *c = &chains[i];
 		for (j = 0; j < c->nelems; j++) {
 			struct elem *e = &c->elems[j];
-			if (e->ref && (e->stage = find_label(g, e->ref->text))
-			    == -1) {
+			if (e->ref && (e->stage = strtab_get(&p.labels,
+			    e->ref->text)) == -1) {
 				fail(errbuf, errlen, e->ref->pos, "no stage "
 				    "labelled '%s'", e->ref->text);
 				goto out;
@@ -482,10 +608,8 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 		}
 		for (j = 0; j + 1 < c->nelems; j++) {
 			struct elem *a = &c->elems[j], *b = &c->elems[j + 1];
-			struct link *l;
-			g->links = xrealloc(g->links, (size_t)g->nlinks + 1,
-			    sizeof(*g->links));
-			l = &g->links[g->nlinks++];
+			struct link *l = &g->links[g->nlinks++];
+
 			memset(l, 0, sizeof(*l));
 			l->from = a->stage;
 			l->to = b->stage;
@@ -495,7 +619,7 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 			    "in", sizeof(l->to_port));
 			l->from_pos = a->out_port ? a->out_port->pos : a->pos;
 			l->to_pos = b->in_port ? b->in_port->pos : b->pos;
-			l->pos = l->to_pos;
+			l->pos = a->pipe_pos;
 			l->leaky = a->leaky_out;
 		}
 	}
@@ -509,6 +633,7 @@ out:
 	for (i = 0; i < nchains; i++)
 		free(chains[i].elems);
 	free(chains);
+	strtab_free(&p.labels);
 	for (i = 0; i < p.lx.ntoks; i++)
 		free(p.lx.toks[i].text);
 	free(p.lx.toks);
@@ -545,88 +670,121 @@ port_list(const struct app_info *in, int out, char *buf, size_t len)
 		strlcpy(buf, "none", len);
 }
 
-/* Merge the stages that name the same device into one (DESIGN 4). */
+/* "APP DEVICE": app names have no spaces, so the key is unambiguous. */
+static char *
+device_key(const struct stage *s)
+{
+	char *k;
+
+	if (asprintf(&k, "%s %s", s->app, s->argv[0]) == -1)
+		err(1, NULL);
+	return k;
+}
+
+/*
+ * Merge the stages that name the same device into one (DESIGN 4): each
+ * later stage into the first, which keeps its place; the rest close up.
+ */
 static int
 merge_devices(struct graph *g, char *errbuf, size_t errlen)
 {
-	int i, j, k, a;
+	struct strtab devs;
+	char *key;
+	int *into, i, j, k, a, n, rc = -1;
 
-	for (i = 0; i < g->nstages; i++) {
-		struct stage *s = &g->stages[i];
-		if (!s->info->device || s->argc == 0)
+	memset(&devs, 0, sizeof(devs));
+	/* into[j]: the stage j merges into, or -1; then its new index. */
+	into = xrealloc(NULL, (size_t)g->nstages, sizeof(*into));
+	for (j = 0; j < g->nstages; j++) {
+		struct stage *s, *t = &g->stages[j];
+		into[j] = -1;
+		if (t->argc == 0)
 			continue;
-		for (j = i + 1; j < g->nstages; j++) {
-			struct stage *t = &g->stages[j];
-			if (strcmp(s->app, t->app) || t->argc == 0 ||
-			    strcmp(s->argv[0], t->argv[0]))
-				continue;
-			if (t->argc > 1 && s->argc > 1) {
-				int same = s->argc == t->argc;
-				for (a = 0; same && a < s->argc; a++)
-					same = !strcmp(s->argv[a], t->argv[a]);
-				if (!same)
-					return fail(errbuf, errlen, t->pos,
-					    "%s %s declared again with other "
-					    "options (first at %d:%d)", t->app,
-					    t->argv[0], s->pos.line,
-					    s->pos.col);
+		key = device_key(t);
+		i = strtab_get(&devs, key);
+		if (i == -1 && t->info->device)
+			strtab_put(&devs, key, j);
+		free(key);
+		if (i == -1)
+			continue;
+		s = &g->stages[i];
+		if (t->argc > 1 && s->argc > 1) {
+			int same = s->argc == t->argc;
+			for (a = 0; same && a < s->argc; a++)
+				same = !strcmp(s->argv[a], t->argv[a]);
+			if (!same) {
+				fail(errbuf, errlen, t->pos, "%s %s declared "
+				    "again with other options (first at %d:%d)",
+				    t->app, t->argv[0], s->pos.line,
+				    s->pos.col);
+				goto out;
 			}
-			if (s->labelled && t->labelled)
-				return fail(errbuf, errlen, t->pos, "%s %s "
-				    "labelled twice ('%s' and '%s')", t->app,
-				    t->argv[0], s->label, t->label);
-			if (t->labelled) {
-				strlcpy(s->label, t->label, sizeof(s->label));
-				s->labelled = 1;
-			}
-			if (t->argc > s->argc) {
-				char **v = s->argv;
-				int c = s->argc;
-				s->argv = t->argv;
-				s->argc = t->argc;
-				t->argv = v;
-				t->argc = c;
-			}
-			for (k = 0; k < t->argc; k++)
-				free(t->argv[k]);
-			free(t->argv);
-			for (k = 0; k < g->nlinks; k++) {
-				if (g->links[k].from == j)
-					g->links[k].from = i;
-				else if (g->links[k].from > j)
-					g->links[k].from--;
-				if (g->links[k].to == j)
-					g->links[k].to = i;
-				else if (g->links[k].to > j)
-					g->links[k].to--;
-			}
-			memmove(&g->stages[j], &g->stages[j + 1],
-			    (size_t)(g->nstages - j - 1) * sizeof(*g->stages));
-			g->nstages--;
-			j--;
+		}
+		if (s->labelled && t->labelled) {
+			fail(errbuf, errlen, t->pos, "%s %s labelled twice "
+			    "('%s' and '%s')", t->app, t->argv[0], s->label,
+			    t->label);
+			goto out;
+		}
+		if (t->labelled) {
+			strlcpy(s->label, t->label, sizeof(s->label));
+			s->labelled = 1;
+		}
+		if (t->argc > s->argc) {
+			char **v = s->argv;
+			int c = s->argc;
+			s->argv = t->argv;
+			s->argc = t->argc;
+			t->argv = v;
+			t->argc = c;
+		}
+		for (k = 0; k < t->argc; k++)
+			free(t->argv[k]);
+		free(t->argv);
+		/* graph_free() may still see it if a later stage fails. */
+		t->argv = NULL;
+		t->argc = 0;
+		into[j] = i;
+	}
+	for (j = n = 0; j < g->nstages; j++) {
+		if (into[j] >= 0)
+			into[j] = into[into[j]];	/* into[j] < j: done */
+		else {
+			g->stages[n] = g->stages[j];
+			into[j] = n++;
 		}
 	}
-	return 0;
+	g->nstages = n;
+	for (k = 0; k < g->nlinks; k++) {
+		g->links[k].from = into[g->links[k].from];
+		g->links[k].to = into[g->links[k].to];
+	}
+	rc = 0;
+out:
+	strtab_free(&devs);
+	free(into);
+	return rc;
 }
 
-/* Does a stage other than self carry this label (or claim it later)? */
-static int
-label_taken(struct graph *g, const char *label, int self)
-{
-	int i;
-
-	for (i = 0; i < g->nstages; i++)
-		if (i != self && strcmp(g->stages[i].label, label) == 0)
-			return 1;
-	return 0;
-}
-
+/*
+ * Label each unlabelled stage with its app's name (a device's: APP-DEVICE),
+ * or when another stage has that label, the name followed by 2, 3 and so
+ * on: the first number free.  Numbers a name tried once stay taken (labels
+ * are only ever added), so each name goes on from where it stopped instead
+ * of trying 2, 3... again: linear, with the same labels.
+ */
 static void
 auto_labels(struct graph *g)
 {
+	struct strtab taken, next;
 	char want[GRAPH_NAME_MAX], *c;
 	int i, n;
 
+	memset(&taken, 0, sizeof(taken));
+	memset(&next, 0, sizeof(next));
+	for (i = 0; i < g->nstages; i++)
+		if (g->stages[i].labelled)
+			strtab_put(&taken, g->stages[i].label, i);
 	for (i = 0; i < g->nstages; i++) {
 		struct stage *s = &g->stages[i];
 		if (s->labelled)
@@ -642,16 +800,200 @@ auto_labels(struct graph *g)
 		} else
 			strlcpy(want, s->app, sizeof(want));
 		strlcpy(s->label, want, sizeof(s->label));
-		for (n = 2; label_taken(g, s->label, i); n++)
-			snprintf(s->label, sizeof(s->label), "%.50s%d", want, n);
+		if (strtab_get(&taken, s->label) != -1) {
+			if ((n = strtab_get(&next, want)) == -1)
+				n = 2;
+			for (;; n++) {
+				snprintf(s->label, sizeof(s->label), "%.50s%d",
+				    want, n);
+				if (strtab_get(&taken, s->label) == -1)
+					break;
+			}
+			strtab_put(&next, want, n + 1);
+		}
+		strtab_put(&taken, s->label, i);
 	}
+	strtab_free(&taken);
+	strtab_free(&next);
+}
+
+/*
+ * The links a cycle can run through, as adjacency lists (CSR) in link
+ * order: lossless links between stages that are not devices.  A leaky link
+ * drops rather than waits; a device's input goes to the wire and its
+ * output comes from the wire, and it drops when full (README "Devices"),
+ * so `nic x | filter | nic x` is no cycle.
+ */
+struct adj {
+	int	*first;		/* stage -> its edges: first[s]..first[s+1] */
+	int	*to, *link;	/* per edge: target stage and link index */
+	int	*deg, *queue, *prev;	/* scratch, one per stage */
+};
+
+static void
+adj_build(struct adj *a, struct graph *g)
+{
+	int i, n = g->nstages, *fill;
+
+	a->first = xrealloc(NULL, (size_t)n + 1, sizeof(int));
+	a->to = xrealloc(NULL, (size_t)g->nlinks, sizeof(int));
+	a->link = xrealloc(NULL, (size_t)g->nlinks, sizeof(int));
+	a->deg = xrealloc(NULL, (size_t)n, sizeof(int));
+	a->queue = xrealloc(NULL, (size_t)n, sizeof(int));
+	a->prev = xrealloc(NULL, (size_t)n, sizeof(int));
+	fill = a->prev;
+	memset(a->first, 0, ((size_t)n + 1) * sizeof(int));
+	for (i = 0; i < g->nlinks; i++) {
+		struct link *l = &g->links[i];
+		if (!l->leaky && !g->stages[l->from].info->device &&
+		    !g->stages[l->to].info->device)
+			a->first[l->from + 1]++;
+	}
+	for (i = 0; i < n; i++) {
+		a->first[i + 1] += a->first[i];
+		fill[i] = a->first[i];
+	}
+	for (i = 0; i < g->nlinks; i++) {
+		struct link *l = &g->links[i];
+		if (!l->leaky && !g->stages[l->from].info->device &&
+		    !g->stages[l->to].info->device) {
+			a->to[fill[l->from]] = l->to;
+			a->link[fill[l->from]++] = i;
+		}
+	}
+}
+
+static void
+adj_free(struct adj *a)
+{
+	free(a->first);
+	free(a->to);
+	free(a->link);
+	free(a->deg);
+	free(a->queue);
+	free(a->prev);
+}
+
+/*
+ * Do the links before link `limit` form a cycle?  Kahn's algorithm: take
+ * away stages that nothing enters until none is left (no cycle) or every
+ * one left is entered (a cycle).  Iterative, O(stages + links).
+ */
+static int
+has_cycle(struct adj *a, int n, int limit)
+{
+	int i, e, head = 0, tail = 0;
+
+	memset(a->deg, 0, (size_t)n * sizeof(int));
+	for (i = 0; i < n; i++)
+		for (e = a->first[i]; e < a->first[i + 1] &&
+		    a->link[e] < limit; e++)
+			a->deg[a->to[e]]++;
+	for (i = 0; i < n; i++)
+		if (a->deg[i] == 0)
+			a->queue[tail++] = i;
+	while (head < tail) {
+		i = a->queue[head++];
+		for (e = a->first[i]; e < a->first[i + 1] &&
+		    a->link[e] < limit; e++)
+			if (--a->deg[a->to[e]] == 0)
+				a->queue[tail++] = a->to[e];
+	}
+	return tail < n;
+}
+
+/* Append "LABEL" or " -> LABEL" to buf. */
+static void
+cycle_name(char *buf, size_t len, const char *label)
+{
+	if (buf[0])
+		strlcat(buf, " -> ", len);
+	strlcat(buf, label, len);
+}
+
+/*
+ * Refuse a cycle of lossless links (DESIGN 6): its rings can all fill and
+ * deadlock, and its stages never see end of stream, so packets circle
+ * forever.  The error points at the '|' that closes the first cycle in
+ * reading order: the links before it form none, found by bisection over
+ * the number of links (O((stages + links) log links)), so a path back
+ * from that link's target to its source through earlier links exists, and
+ * the shortest one (breadth first) is the cycle shown.
+ */
+static int
+check_cycles(struct graph *g, char *errbuf, size_t errlen)
+{
+	struct adj a;
+	char names[640];
+	int n = g->nstages, lo, hi, mid, k, i, e, head, tail, len, *path;
+	struct link *l;
+
+	if (g->nlinks == 0)
+		return 0;
+	adj_build(&a, g);
+	if (!has_cycle(&a, n, g->nlinks)) {
+		adj_free(&a);
+		return 0;
+	}
+	/* Links [0, lo) form no cycle, links [0, hi) do. */
+	for (lo = 0, hi = g->nlinks; hi - lo > 1; ) {
+		mid = lo + (hi - lo) / 2;
+		if (has_cycle(&a, n, mid))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	k = lo;
+	l = &g->links[k];
+	for (i = 0; i < n; i++)
+		a.prev[i] = -1;
+	a.prev[l->to] = l->to;
+	a.queue[0] = l->to;
+	for (head = 0, tail = 1; head < tail && a.prev[l->from] == -1; ) {
+		i = a.queue[head++];
+		for (e = a.first[i]; e < a.first[i + 1] && a.link[e] < k; e++)
+			if (a.prev[a.to[e]] == -1) {
+				a.prev[a.to[e]] = i;
+				a.queue[tail++] = a.to[e];
+			}
+	}
+	/* Links before k form no cycle but k closes one: from was reached. */
+	if (a.prev[l->from] == -1)
+		abort();
+	/* The path to -> ... -> from, collected backwards. */
+	path = a.deg;
+	for (len = 0, i = l->from; ; i = a.prev[i]) {
+		path[len++] = i;
+		if (i == l->to)
+			break;
+	}
+	names[0] = '\0';
+	for (i = len - 1; i >= 0; i--) {
+		/* A long cycle is shown by its ends. */
+		if (len > 8 && i == len - 4) {
+			i = 3;
+			cycle_name(names, sizeof(names), "...");
+		}
+		cycle_name(names, sizeof(names), g->stages[path[i]].label);
+	}
+	cycle_name(names, sizeof(names), g->stages[l->to].label);
+	if (len > 8) {
+		i = (int)strlen(names);
+		snprintf(names + i, sizeof(names) - (size_t)i, " (%d stages)",
+		    len);
+	}
+	adj_free(&a);
+	return fail(errbuf, errlen, l->pos, "cycle of lossless links %s: make "
+	    "one of its links leaky ('|~')", names);
 }
 
 int
 graph_check(struct graph *g, char *errbuf, size_t errlen)
 {
-	char list[256];
-	int i, j, p;
+	struct strtab outs;
+	char list[256], *key;
+	uint32_t *conn;
+	int i, j, p, rc = -1;
 
 	if (merge_devices(g, errbuf, errlen) == -1)
 		return -1;
@@ -660,54 +1002,64 @@ graph_check(struct graph *g, char *errbuf, size_t errlen)
 		if (!g->stages[i].labelled)
 			g->stages[i].label[0] = '\0';
 	auto_labels(g);
+	memset(&outs, 0, sizeof(outs));
+	/* conn[s]: bit p set when port p of stage s has a link. */
+	if ((conn = calloc((size_t)g->nstages + 1, sizeof(*conn))) == NULL)
+		err(1, NULL);
 	for (i = 0; i < g->nlinks; i++) {
 		struct link *l = &g->links[i];
 		struct stage *a = &g->stages[l->from], *b = &g->stages[l->to];
 		if (info_port(a->info, l->from_port, 1) == -1) {
 			port_list(a->info, 1, list, sizeof(list));
-			return fail(errbuf, errlen, l->from_pos, "no output "
-			    "port '%s' on %s (outputs: %s)", l->from_port,
-			    a->app, list);
+			fail(errbuf, errlen, l->from_pos, "no output port '%s' "
+			    "on %s (outputs: %s)", l->from_port, a->app, list);
+			goto out;
 		}
 		if (info_port(b->info, l->to_port, 0) == -1) {
 			port_list(b->info, 0, list, sizeof(list));
-			return fail(errbuf, errlen, l->to_pos, "no input port "
-			    "'%s' on %s (inputs: %s)", l->to_port, b->app,
-			    list);
+			fail(errbuf, errlen, l->to_pos, "no input port '%s' on "
+			    "%s (inputs: %s)", l->to_port, b->app, list);
+			goto out;
 		}
-		for (j = 0; j < i; j++)
-			if (g->links[j].from == l->from &&
-			    strcmp(g->links[j].from_port, l->from_port) == 0)
-				return fail(errbuf, errlen, l->from_pos,
-				    "output '%s' of %s already feeds %s (at "
-				    "%d:%d); one output feeds one input: use "
-				    "tee to copy it or lb to spread it",
-				    l->from_port,
-				    a->label, g->stages[g->links[j].to].label,
-				    g->links[j].from_pos.line,
-				    g->links[j].from_pos.col);
+		if (asprintf(&key, "%d %s", l->from, l->from_port) == -1)
+			err(1, NULL);
+		j = strtab_get(&outs, key);
+		if (j == -1)
+			strtab_put(&outs, key, i);
+		free(key);
+		if (j != -1) {
+			fail(errbuf, errlen, l->from_pos, "output '%s' of %s "
+			    "already feeds %s (at %d:%d); one output feeds one "
+			    "input: use tee to copy it or lb to spread it",
+			    l->from_port, a->label, g->stages[g->links[j].to].label,
+			    g->links[j].from_pos.line, g->links[j].from_pos.col);
+			goto out;
+		}
+		for (p = 0; p < a->info->nports && p < 32; p++)
+			if (a->info->ports[p].out && !strcmp(l->from_port,
+			    a->info->ports[p].name))
+				conn[l->from] |= 1u << p;
+		for (p = 0; p < b->info->nports && p < 32; p++)
+			if (!b->info->ports[p].out && !strcmp(l->to_port,
+			    b->info->ports[p].name))
+				conn[l->to] |= 1u << p;
 	}
 	for (i = 0; i < g->nstages; i++) {
 		const struct app_info *in = g->stages[i].info;
-		for (p = 0; p < in->nports; p++) {
-			if (!in->ports[p].required)
-				continue;
-			for (j = 0; j < g->nlinks; j++) {
-				struct link *l = &g->links[j];
-				if (in->ports[p].out ? (l->from == i &&
-				    !strcmp(l->from_port, in->ports[p].name)) :
-				    (l->to == i && !strcmp(l->to_port,
-				    in->ports[p].name)))
-					break;
-			}
-			if (j == g->nlinks)
-				return fail(errbuf, errlen, g->stages[i].pos,
-				    "%s port '%s' of %s is not connected",
+		for (p = 0; p < in->nports && p < 32; p++)
+			if (in->ports[p].required && !(conn[i] & 1u << p)) {
+				fail(errbuf, errlen, g->stages[i].pos, "%s port "
+				    "'%s' of %s is not connected",
 				    in->ports[p].out ? "output" : "input",
 				    in->ports[p].name, g->stages[i].label);
-		}
+				goto out;
+			}
 	}
-	return 0;
+	rc = check_cycles(g, errbuf, errlen);
+out:
+	strtab_free(&outs);
+	free(conn);
+	return rc;
 }
 
 void
@@ -775,40 +1127,66 @@ graph_words_free(char **v)
 	free(v);
 }
 
+/*
+ * Parse `--describe` output.  Words are taken whole: a name longer than
+ * its field is refused, not cut (two ports cut to the same name would
+ * collide).
+ */
 int
 app_info_parse(struct app_info *info, const char *text, char *errbuf,
     size_t errlen)
 {
-	char line[256], a[64], b[64], c[64];
-	const char *s = text, *nl;
-	int n, first = 1;
+	char w[3][APP_NAME_MAX];
+	const char *s = text, *end, *q, *b;
+	int nw, first = 1;
 
 	memset(info, 0, sizeof(*info));
 	while (*s) {
-		nl = strchr(s, '\n');
-		n = (int)(nl ? nl - s : (long)strlen(s));
-		memcpy(line, s, (size_t)(n < 255 ? n : 255));
-		line[n < 255 ? n : 255] = '\0';
-		s += n + (nl != NULL);
-		a[0] = b[0] = c[0] = '\0';
-		if (sscanf(line, "%63s %63s %63s", a, b, c) < 1)
+		if ((end = strchr(s, '\n')) == NULL)
+			end = s + strlen(s);
+		/* The first three words of the line; the rest is ignored. */
+		w[0][0] = w[1][0] = w[2][0] = '\0';
+		for (q = s, nw = 0; nw < 3; nw++) {
+			while (q < end && isspace((unsigned char)*q))
+				q++;
+			if (q == end)
+				break;
+			for (b = q; q < end && !isspace((unsigned char)*q); q++)
+				;
+			if ((size_t)(q - b) >= sizeof(w[nw])) {
+				snprintf(errbuf, errlen, "--describe: word "
+				    "'%.*s...' longer than %zu characters",
+				    20, b, sizeof(w[nw]) - 1);
+				return -1;
+			}
+			memcpy(w[nw], b, (size_t)(q - b));
+			w[nw][q - b] = '\0';
+		}
+		s = *end ? end + 1 : end;
+		if (nw == 0)
 			continue;
 		if (first) {
-			if (strcmp(a, "snb-describe") || strcmp(b, "1"))
+			if (strcmp(w[0], "snb-describe") || strcmp(w[1], "1"))
 				goto bad;
 			first = 0;
-		} else if (strcmp(a, "app") == 0)
-			strlcpy(info->app, b, sizeof(info->app));
-		else if (strcmp(a, "device") == 0)
+		} else if (strcmp(w[0], "app") == 0)
+			strlcpy(info->app, w[1], sizeof(info->app));
+		else if (strcmp(w[0], "device") == 0)
 			info->device = 1;
-		else if (strcmp(a, "in") == 0 || strcmp(a, "out") == 0) {
-			if (info->nports == 32 || b[0] == '\0')
+		else if (strcmp(w[0], "in") == 0 || strcmp(w[0], "out") == 0) {
+			if (info->nports == 32 || w[1][0] == '\0')
 				goto bad;
-			strlcpy(info->ports[info->nports].name, b,
+			if (strlen(w[1]) >= PORT_NAME_MAX) {
+				snprintf(errbuf, errlen, "--describe: port name "
+				    "'%s' too long (at most %d characters)",
+				    w[1], PORT_NAME_MAX - 1);
+				return -1;
+			}
+			strlcpy(info->ports[info->nports].name, w[1],
 			    sizeof(info->ports[0].name));
-			info->ports[info->nports].out = a[0] == 'o';
+			info->ports[info->nports].out = w[0][0] == 'o';
 			info->ports[info->nports].required =
-			    strcmp(c, "required") == 0;
+			    strcmp(w[2], "required") == 0;
 			info->nports++;
 		}
 	}

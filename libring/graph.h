@@ -9,15 +9,24 @@
  *
  * graph_parse() turns text into stages and links and checks everything
  * that needs no knowledge of the apps; graph_check() then checks ports
- * against what each app says of itself (--describe).  Every error carries
- * the line and column of the token at fault.
+ * against what each app says of itself (--describe) and refuses cycles of
+ * lossless links.  Every error carries the line and column of the token
+ * at fault.  Both are linear (or n log n) in the size of the graph:
+ * scripts generate graphs of tens of thousands of stages.
  */
 #ifndef SNB_GRAPH_H
 #define SNB_GRAPH_H
 
 #include <stddef.h>
 
-#define GRAPH_NAME_MAX	64
+/*
+ * Sizes of names, the NUL included.  A longer name is refused where it is
+ * written rather than cut short: two names that differ only past the limit
+ * would collide.  The runtime's port names (app.h) have the same size.
+ */
+#define GRAPH_NAME_MAX	64	/* labels */
+#define APP_NAME_MAX	64
+#define PORT_NAME_MAX	32
 
 struct graph_pos {
 	int	line, col;
@@ -25,11 +34,11 @@ struct graph_pos {
 
 /* What an app says of itself, from `snb-APP --describe`. */
 struct app_info {
-	char	  app[64];
+	char	  app[APP_NAME_MAX];
 	int	  device;
 	int	  nports;
 	struct {
-		char	name[32];
+		char	name[PORT_NAME_MAX];
 		int	out;		/* 0 = input, 1 = output */
 		int	required;
 	} ports[32];
@@ -37,7 +46,7 @@ struct app_info {
 
 struct stage {
 	char		 label[GRAPH_NAME_MAX];
-	char		 app[64];
+	char		 app[APP_NAME_MAX];
 	char		**argv;		/* the app's words (not its name) */
 	int		 argc;
 	int		 labelled;	/* the user named it */
@@ -47,7 +56,7 @@ struct stage {
 
 struct link {
 	int		 from, to;	/* stage indexes */
-	char		 from_port[32], to_port[32];
+	char		 from_port[PORT_NAME_MAX], to_port[PORT_NAME_MAX];
 	struct graph_pos pos;		/* the '|' that made it */
 	struct graph_pos from_pos, to_pos; /* the port names (or nodes) */
 	int		 leaky;		/* "|~": drop when full (DESIGN 3) */
@@ -66,7 +75,11 @@ struct graph {
  */
 int	graph_parse(struct graph *g, const char *text, char *errbuf,
 	    size_t errlen);
-/* Check ports and wiring against each stage's info (all must be set). */
+/*
+ * Check ports and wiring against each stage's info (all must be set):
+ * merges a device's stages into one, labels unlabelled stages, checks
+ * ports, and refuses a cycle whose links are all lossless (DESIGN 6).
+ */
 int	graph_check(struct graph *g, char *errbuf, size_t errlen);
 void	graph_free(struct graph *g);
 

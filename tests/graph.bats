@@ -225,3 +225,74 @@ G
 	[ "$status" -eq 2 ]
 	assert_output_has "does not fit the ring's 100-byte slots"
 }
+
+@test "a cycle of lossless links is refused where it closes; a leaky link accepts it" {
+	# Accepted, it ran forever (10 packets circling): timeout guards that.
+	run timeout 20 snb-run 'source --count 10 | a: filter ip | b: filter ip | @a'
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-run: 1:49: cycle of lossless links a -> b -> a: make one of its links leaky ('|~')"
+	run snb-run -c 'source --count 10 | a: filter ip | b: filter ip |~ @a'
+	[ "$status" -eq 0 ]
+	assert_output_has "link b.out -> a.in"
+	printf 'a: filter x | b: filter y\nsource | @a\n@b | @a\n@b [reject] | sink\n' > "$T/cyc.snb"
+	run snb-run -c -f "$T/cyc.snb"
+	[ "$status" -eq 2 ]
+	assert_output_has "$T/cyc.snb:3:4: cycle of lossless links a -> b -> a"
+}
+
+@test "a lossless self-link is a cycle; leaky self-links are accepted" {
+	run snb-run -c 'src: source | t: tee [a] |~ @t ; @t [b] | @t ; @t [c] | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:41: cycle of lossless links t -> t: make one of its links leaky"
+	run snb-run -c 'src: source | t: tee [a] |~ @t ; @t [b] |~ @t ; @t [c] | sink'
+	[ "$status" -eq 0 ]
+	assert_output_has "link t.a -> t.in"
+	assert_output_has "link t.b -> t.in"
+}
+
+@test "a device carries no cycle: device loops and the lwAFTR example are accepted" {
+	run snb-run -c 'nic veth0 | filter tcp | nic veth0'
+	[ "$status" -eq 0 ]
+	assert_output_has "link nic-veth0.out -> filter.in"
+	assert_output_has "link filter.out -> nic-veth0.in"
+	printf '# lwAFTR\nlw: lwaftr lw.conf\nnic eth1 | [v6] @lw [v4] | nic eth0\nnic eth0 | [v4] @lw [v6] | nic eth1\n' > "$T/lw.snb"
+	run snb-run -c -f "$T/lw.snb"
+	[ "$status" -eq 0 ]
+	assert_output_has "link lw.v4 -> nic-eth0.in"
+}
+
+@test "port names: 31 characters kept whole, longer ones refused where written" {
+	p31=$(printf 'p%030d' 0)
+	run snb-run -c "s: source | t: tee [${p31}1] | sink ; @t [${p31}2] | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "1:20: port name '${p31}1' too long (at most 31 characters)"
+	p63=$(printf 'p%061d' 0)
+	run snb-run -c "s: source | t: tee [${p63}1] | sink ; @t [${p63}2] | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "1:20: port name '${p63}1' too long (at most 31 characters)"
+	p30=$(printf 'p%029d' 0)
+	run snb-run -c "s: source | t: tee [${p30}1] | sink ; @t [${p30}2] | sink"
+	[ "$status" -eq 0 ]
+	assert_output_has "link t.${p30}1 -> sink.in"
+	assert_output_has "link t.${p30}2 -> sink2.in"
+	l64=$(printf 'l%063d' 0)
+	run snb-run -c "$l64: source | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "1:1: label '$l64' too long (at most 63 characters)"
+}
+
+@test "long chains are checked in linear time (2,000 and 20,000 stages)" {
+	for n in 2000 20000; do
+		python3 -c "print(' | '.join(['source'] + ['filter ip']*$n + ['sink']))" > "$T/chain.snb"
+		t0=$(date +%s.%N)
+		run timeout 20 snb-run -c -f "$T/chain.snb"
+		t1=$(date +%s.%N)
+		[ "$status" -eq 0 ]
+		echo "# snb-run -c, $n-stage chain: $(echo "$t1 - $t0" | bc) s" >&3
+		assert_output_has "stage filter$n: snb-filter 'ip'"
+		assert_output_has "link filter$n.out -> sink.in"
+	done
+	# Given as words, as the issue's command line does.
+	run timeout 20 snb-run -c "$(python3 -c "print(' | '.join(['source'] + ['filter ip']*2000 + ['sink']))")"
+	[ "$status" -eq 0 ]
+}

@@ -1,6 +1,7 @@
 /*
  * test_graph: the graph language's parser and checker, without starting
- * anything: positions in errors, device merging, auto labels, and random
+ * anything: positions in errors, device merging, auto labels, cycles of
+ * lossless links, name lengths, graphs of 20,000 stages, and random
  * mutations of valid graphs that must never crash (run under ASan too).
  */
 #include <stdio.h>
@@ -10,7 +11,8 @@
 #include "graph.h"
 #include "tap.h"
 
-static struct app_info generic, source_info, sink_info, nic_info, tee_info;
+static struct app_info generic, source_info, sink_info, nic_info, tee_info,
+    lw_info;
 
 static void
 add_port(struct app_info *in, const char *name, int out, int required)
@@ -39,6 +41,11 @@ setup_infos(void)
 	strcpy(tee_info.app, "tee");
 	add_port(&tee_info, "in", 0, 1);
 	add_port(&tee_info, "*", 1, 0);
+	strcpy(lw_info.app, "lwaftr");
+	add_port(&lw_info, "v4", 0, 1);
+	add_port(&lw_info, "v6", 0, 1);
+	add_port(&lw_info, "v4", 1, 1);
+	add_port(&lw_info, "v6", 1, 1);
 }
 
 static void
@@ -50,7 +57,8 @@ set_infos(struct graph *g)
 		const char *a = g->stages[i].app;
 		g->stages[i].info = !strcmp(a, "source") ? &source_info :
 		    !strcmp(a, "sink") ? &sink_info : !strcmp(a, "nic") ?
-		    &nic_info : !strcmp(a, "tee") ? &tee_info : &generic;
+		    &nic_info : !strcmp(a, "tee") ? &tee_info :
+		    !strcmp(a, "lwaftr") ? &lw_info : &generic;
 	}
 }
 
@@ -67,6 +75,48 @@ run(const char *text, struct graph *g, char *err, size_t len)
 		rc = graph_check(g, err, len);
 	}
 	return rc;
+}
+
+/* A name of n characters: "p" and then digits, distinct in the last. */
+static const char *
+long_name(size_t n, char last)
+{
+	static char buf[2][128];
+	static int k;
+	char *b = buf[k++ % 2];
+
+	memset(b, '0', n);
+	b[0] = 'p';
+	b[n - 1] = last;
+	b[n] = '\0';
+	return b;
+}
+
+/* "source | filter ip | ... | sink" with n filters. */
+static char *
+long_chain(int n)
+{
+	char *t, *c;
+	int i;
+
+	/* Room for the tests to close it into a cycle. */
+	if ((t = malloc(256 + (size_t)n * 12)) == NULL)
+		abort();
+	c = t + sprintf(t, "source");
+	for (i = 0; i < n; i++)
+		c += sprintf(c, " | filter ip");
+	sprintf(c, " | sink");
+	return t;
+}
+
+static void
+expect_ok(const char *text, const char *what)
+{
+	struct graph g;
+	char err[512];
+
+	ok(run(text, &g, err, sizeof(err)) == 0, "%s: %s", what, err);
+	graph_free(&g);
 }
 
 static void
@@ -151,6 +201,141 @@ main(void)
 	    "defined at 1:1");
 	expect_error("source | BAD", "1:10: bad app name 'BAD'");
 	expect_error("source [x]] | sink", "1:8: bad port name 'x]'");
+
+	/* Cycles of lossless links (issue 11 item 8). */
+	expect_error("source --count 10 | a: filter ip | b: filter ip | @a",
+	    "1:49: cycle of lossless links a -> b -> a: make one of its links "
+	    "leaky ('|~')");
+	expect_ok("source --count 10 | a: filter ip | b: filter ip |~ @a",
+	    "a cycle with a leaky link");
+	expect_ok("source --count 10 | a: filter ip |~ b: filter ip | @a",
+	    "a cycle with a leaky link elsewhere in it");
+	expect_error("src: source | t: tee [a] |~ @t ; @t [b] | @t ; "
+	    "@t [c] | sink", "1:41: cycle of lossless links t -> t: make one "
+	    "of its links leaky");
+	expect_ok("src: source | t: tee [a] |~ @t ; @t [b] |~ @t ; @t [c] | "
+	    "sink", "leaky self-links");
+	expect_error("a: filter x | b: filter y | c: filter z\n"
+	    "source | [in] @a\n@c | @b ; @c [reject] | sink",
+	    "3:4: cycle of lossless links b -> c -> b");
+	/* The '|' that closes the first cycle in reading order. */
+	expect_error("s: source | t: tee [1] | a: filter | b: filter | sink ;"
+	    " @b [reject] | @a ; @t [2] | [in] @t",
+	    "1:69: cycle of lossless links a -> b -> a");
+	expect_ok("nic veth0 | filter tcp | nic veth0",
+	    "a device carries no cycle through it");
+	expect_ok("lw: lwaftr lw.conf\nnic eth1 | [v6] @lw [v4] | nic eth0\n"
+	    "nic eth0 | [v4] @lw [v6] | nic eth1", "the lwAFTR of DESIGN 4");
+	expect_ok("n: nic veth0 | t: tee [1] | @n ; @t [2] | sink",
+	    "a device loop through a label");
+	expect_error("nic e0 | a: filter x | b: filter y | nic e0 ; "
+	    "@b [reject] | @a", "1:59: cycle of lossless links a -> b -> a");
+	{
+		/* A long cycle is shown by its ends. */
+		char *t = long_chain(30), *c;
+
+		c = strstr(t, " | sink");
+		strcpy(c, " | @f ; @f [reject] | sink");
+		c = strstr(t, " | filter ip");
+		memcpy(c, " | f: filter", 12);
+		expect_error(t, "cycle of lossless links f -> filter -> filter2 "
+		    "-> ... -> filter26 -> filter27 -> filter28 -> filter29 -> f"
+		    " (30 stages)");
+		free(t);
+	}
+
+	/* Names that do not fit are refused, not cut (issue 11 item 15). */
+	snprintf(buf, sizeof(buf), "s: source | t: tee [%s] | sink ; "
+	    "@t [%s] | sink", long_name(63, '1'), long_name(63, '2'));
+	expect_error(buf, "1:20: port name 'p00000");
+	expect_error(buf, "too long (at most 31 characters)");
+	snprintf(buf, sizeof(buf), "s: source | t: tee [%s] | sink ; "
+	    "@t [%s] | sink", long_name(32, '1'), long_name(32, '2'));
+	expect_error(buf, "1:20: port name");
+	snprintf(buf, sizeof(buf), "s: source | t: tee [%s] | sink ; "
+	    "@t [%s] | sink", long_name(31, '1'), long_name(31, '2'));
+	ok(run(buf, &g, err, sizeof(err)) == 0 && g.nlinks == 3 &&
+	    !strcmp(g.links[1].from_port, long_name(31, '1')) &&
+	    !strcmp(g.links[2].from_port, long_name(31, '2')),
+	    "31-character port names kept whole: %s", err);
+	graph_free(&g);
+	snprintf(buf, sizeof(buf), "%s: source | sink", long_name(64, 'a'));
+	expect_error(buf, "1:1: label 'p000");
+	expect_error(buf, "too long (at most 63 characters)");
+	snprintf(buf, sizeof(buf), "source | @%s", long_name(64, 'a'));
+	expect_error(buf, "1:10: label '@p000");
+	snprintf(buf, sizeof(buf), "source | a%s", long_name(64, 'a'));
+	expect_error(buf, "1:10: app name 'ap000");
+	snprintf(buf, sizeof(buf), "%s: source | sink", long_name(63, 'a'));
+	expect_ok(buf, "a 63-character label");
+	{
+		struct app_info in;
+
+		snprintf(buf, sizeof(buf), "snb-describe 1\napp x\nout %s\n",
+		    long_name(32, '1'));
+		ok(app_info_parse(&in, buf, err, sizeof(err)) == -1 &&
+		    strstr(err, "too long"), "--describe: a 32-character port "
+		    "name refused: %s", err);
+		snprintf(buf, sizeof(buf), "snb-describe 1\napp x\nout %s "
+		    "required\n", long_name(31, '1'));
+		ok(app_info_parse(&in, buf, err, sizeof(err)) == 0 &&
+		    in.nports == 1 && in.ports[0].required &&
+		    !strcmp(in.ports[0].name, long_name(31, '1')),
+		    "--describe: a 31-character port name kept: %s", err);
+		snprintf(buf, sizeof(buf), "snb-describe 1\napp %s\n",
+		    long_name(64, 'a'));
+		ok(app_info_parse(&in, buf, err, sizeof(err)) == -1,
+		    "--describe: a 64-character app name refused: %s", err);
+	}
+
+	/* Auto labels as before the hash tables: the first number free. */
+	ok(run("filter: source | filter x | filter2: filter y | filter z | "
+	    "filter3 | sink", &g, err, sizeof(err)) == 0 &&
+	    !strcmp(g.stages[1].label, "filter3") &&
+	    !strcmp(g.stages[3].label, "filter4") &&
+	    !strcmp(g.stages[4].label, "filter32"),
+	    "auto labels skip user labels and keep numbering: %s", err);
+	graph_free(&g);
+
+	/* 20,000 stages: linear checks (issue 11 item 21; no timing here). */
+	{
+		char *t = long_chain(20000), name[32];
+
+		ok(run(t, &g, err, sizeof(err)) == 0 && g.nstages == 20002 &&
+		    g.nlinks == 20001 && !strcmp(g.stages[1].label, "filter")
+		    && !strcmp(g.stages[20000].label, "filter20000"),
+		    "a 20,000-stage chain: %s", err);
+		for (i = 2, k = 0; i <= 20000; i++) {
+			snprintf(name, sizeof(name), "filter%d", i);
+			k += strcmp(g.stages[i].label, name) != 0;
+		}
+		ok(k == 0, "its labels are filter, filter2 ... filter20000");
+		graph_free(&g);
+		/* The same chain closed into a cycle. */
+		strcpy(strstr(t, " | sink"), " | @f ; @f [reject] | sink");
+		memcpy(strstr(t, " | filter ip"), " | f: filter", 12);
+		ok(run(t, &g, err, sizeof(err)) == -1 && strstr(err, "cycle of "
+		    "lossless links f -> filter -> filter2 -> ... ") &&
+		    strstr(err, "-> filter19999 -> f (20000 stages)"),
+		    "a 20,000-stage cycle: %s", err);
+		graph_free(&g);
+		free(t);
+	}
+	{
+		/* Many devices, each written twice: one stage each. */
+		char *t, *c;
+
+		if ((t = malloc(10000 * 64)) == NULL)
+			abort();
+		for (c = t, i = 0; i < 10000; i++)
+			c += sprintf(c, "nic e%d | filter | nic e%d\n", i, i);
+		ok(run(t, &g, err, sizeof(err)) == 0 && g.nstages == 20000 &&
+		    !strcmp(g.stages[19998].label, "nic-e9999") &&
+		    g.links[19999].to == 19998 && g.links[19999].from == 19999,
+		    "10,000 device loops: %s", err);
+		graph_free(&g);
+		free(t);
+	}
 
 	w = graph_words("filter 'tcp port 80' \"a\\\"b\" c\\ d", &n, err,
 	    sizeof(err));
