@@ -137,7 +137,8 @@ demo: deps
 
 # libFuzzer targets (clang): the lwAFTR's config parser and its data path,
 # snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and
-# rings, capture files (snb-pcap-read, snb-pcap-write).
+# rings, capture files (snb-pcap-read, snb-pcap-write), the graph language
+# (parser, checker, --describe).
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -170,6 +171,11 @@ fuzz:
 	    libring/*.c -lpcap -lbsd -o build/fuzz_pcap
 	build/fuzz_pcap -max_total_time=$(FUZZ_SECONDS) build/fuzz-pcap-corpus \
 	    fuzz/corpus/pcap
+	@mkdir -p build/fuzz-graph-corpus
+	clang $(FUZZ_CFLAGS) fuzz/graph_fuzz.c libring/graph.c -lbsd \
+	    -o build/fuzz_graph
+	build/fuzz_graph -max_total_time=$(FUZZ_SECONDS) -dict=fuzz/graph.dict \
+	    build/fuzz-graph-corpus fuzz/corpus/graph
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
