@@ -20,7 +20,12 @@
 #include <bsd/string.h>
 
 #include "app.h"
+#include "graph.h"
 #include "stage.h"
+
+/* The launcher refuses longer port names than the runtime can bind. */
+_Static_assert(sizeof(((struct port *)0)->name) == PORT_NAME_MAX,
+    "port name length");
 
 struct port	*app_ports;
 int		 app_nports;

@@ -36,7 +36,6 @@ int		 restart_on_failure, max_restarts = 10, verbose;
 uint32_t	 ring_slots = RING_DEFAULT_SLOTS;
 uint32_t	 ring_capacity = RING_DEFAULT_CAPACITY;
 int		 stop_requested;
-static struct app_info	*infos;		/* one per stage (copies) */
 static char	 where[PATH_MAX];	/* "FILE:" or "" for errors */
 char		*text;		/* the graph's source (global for LSan) */
 
@@ -133,45 +132,66 @@ read_graph(const char *file, int argc, char **argv)
 		errx(2, "%s%s", where, errbuf);
 }
 
-/* Ask each app (once per app) what it is, then check the wiring. */
+/*
+ * The apps a graph uses, each found and asked --describe once: a graph of
+ * thousands of stages has a handful of apps.
+ */
+struct app_kind {
+	char		 name[APP_NAME_MAX];
+	char		 path[PATH_MAX];
+	struct app_info	 info;
+};
+static struct app_kind	*kinds;
+static int		 nkinds;
+
+static struct app_kind *
+kind_of(const struct stage *s)
+{
+	char errbuf[1024];
+	struct app_kind *k;
+	int i;
+
+	for (i = 0; i < nkinds; i++)
+		if (strcmp(kinds[i].name, s->app) == 0)
+			return &kinds[i];
+	if ((kinds = reallocarray(kinds, (size_t)nkinds + 1,
+	    sizeof(*kinds))) == NULL)
+		err(1, NULL);
+	k = &kinds[nkinds];
+	memset(k, 0, sizeof(*k));
+	strlcpy(k->name, s->app, sizeof(k->name));
+	if (find_app(s->app, k->path, sizeof(k->path)) == -1)
+		errx(2, "%s%d:%d: unknown app '%s' (no snb-%s next to snb-run, "
+		    "in SNB_PATH or PATH)", where, s->pos.line, s->pos.col,
+		    s->app, s->app);
+	if (describe(k->path, &k->info, errbuf, sizeof(errbuf)) == -1)
+		errx(2, "%s%d:%d: %s: %s", where, s->pos.line, s->pos.col,
+		    s->app, errbuf);
+	nkinds++;
+	return k;
+}
+
+/* Ask each app what it is, then check the wiring. */
 static void
 check_graph(void)
 {
 	char errbuf[1024];
-	int i, j;
+	int i;
 
-	procs = calloc((size_t)g.nstages, sizeof(*procs));
-	infos = calloc((size_t)g.nstages, sizeof(*infos));
-	if (procs == NULL || infos == NULL)
+	if ((procs = calloc((size_t)g.nstages, sizeof(*procs))) == NULL)
 		err(1, NULL);
-	for (i = 0; i < g.nstages; i++) {
-		struct stage *s = &g.stages[i];
-		for (j = 0; j < i; j++)
-			if (strcmp(g.stages[j].app, s->app) == 0)
-				break;
-		if (j < i) {
-			infos[i] = infos[j];
-			strlcpy(procs[i].path, procs[j].path,
-			    sizeof(procs[i].path));
-		} else {
-			if (find_app(s->app, procs[i].path,
-			    sizeof(procs[i].path)) == -1)
-				errx(2, "%s%d:%d: unknown app '%s' (no snb-%s "
-				    "next to snb-run, in SNB_PATH or PATH)",
-				    where, s->pos.line, s->pos.col, s->app,
-				    s->app);
-			if (describe(procs[i].path, &infos[i], errbuf,
-			    sizeof(errbuf)) == -1)
-				errx(2, "%s%d:%d: %s: %s", where, s->pos.line,
-				    s->pos.col, s->app, errbuf);
-		}
-		s->info = &infos[i];
-	}
+	for (i = 0; i < g.nstages; i++)
+		kind_of(&g.stages[i]);
+	/* kinds is complete: pointers into it stay valid from here on. */
+	for (i = 0; i < g.nstages; i++)
+		g.stages[i].info = &kind_of(&g.stages[i])->info;
 	if (graph_check(&g, errbuf, sizeof(errbuf)) == -1)
 		errx(2, "%s%s", where, errbuf);
-	/* Stages may have merged (devices): look their binaries up again. */
+	/* Stages may have merged (devices): nstages may be smaller now. */
 	for (i = 0; i < g.nstages; i++)
-		find_app(g.stages[i].app, procs[i].path, sizeof(procs[i].path));
+		if ((procs[i].path = strdup(kind_of(&g.stages[i])->path)) ==
+		    NULL)
+			err(1, NULL);
 }
 
 /* -n NAME, or one made of the file's name (or "graph") and our pid. */
@@ -309,11 +329,13 @@ main(int argc, char **argv)
 		stage_totals();
 	cleanup();
 	close(lock);
-	for (i = 0; i < g.nstages; i++)
+	for (i = 0; i < g.nstages; i++) {
 		free(procs[i].swap_info);
+		free(procs[i].path);
+	}
 	graph_free(&g);
 	free(procs);
-	free(infos);
+	free(kinds);
 	free(text);
 	return rc;
 }

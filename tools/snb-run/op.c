@@ -272,7 +272,9 @@ take_over(void)
 	p->pid = op.new;
 	p->leaving = 0;
 	p->started = now_ms();
-	strlcpy(p->path, op.path, sizeof(p->path));
+	free(p->path);
+	if ((p->path = strdup(op.path)) == NULL)
+		err(1, NULL);
 	for (k = 0; k < s->argc; k++)
 		free(s->argv[k]);
 	free(s->argv);

@@ -38,7 +38,7 @@ struct proc {
 	uint64_t	 started;	/* ms */
 	uint64_t	 restart_at;	/* ms, CLOCK_MONOTONIC; 0 = none */
 	struct app_info	*swap_info;	/* the replacement's, after a swap */
-	char		 path[PATH_MAX];/* the app's executable */
+	char		*path;		/* the app's executable (malloc'd) */
 };
 
 extern struct graph	 g;
