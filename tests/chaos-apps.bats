@@ -13,13 +13,7 @@ kill_stage() {
 	old=$(stage_pid "$1" "$2")
 	[ -n "$old" ]
 	kill -KILL "$old"
-	for i in $(seq 200); do
-		new=$(stage_pid "$1" "$2")
-		[ -n "$new" ] && [ "$new" != "$old" ] && return 0
-		sleep 0.05
-	done
-	echo "stage $2 was not restarted"
-	return 1
+	wait_replaced "$1" "$2" "$old" > /dev/null
 }
 
 # Wait until stage $2 of graph $1 counted at least $3 packets, then a little

@@ -14,22 +14,6 @@ teardown() {
 	helpers_teardown
 }
 
-# Wait until graph $1 has $2 stages running.
-wait_stages() {
-	for i in $(seq 200); do
-		n=$(snb-ps --json "$1" 2>/dev/null | jq '[.graphs[0].stages[] | select(.alive)] | length' 2>/dev/null || echo 0)
-		[ "$n" = "$2" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# The pid of stage $2 of graph $1 (empty if it is not running).
-stage_pid() {
-	snb-ps --json "$1" 2>/dev/null |
-	    jq -r ".graphs[0].stages[] | select(.label==\"$2\" and .alive) | .pid" 2>/dev/null
-}
-
 # chaos GRAPH LABEL restart|kill|swap [APP ARGS]: do it, and wait until
 # another process serves the stage.
 chaos() {
@@ -40,13 +24,7 @@ chaos() {
 	swap) snb-ctl "$1" swap "$2" "$4" || return 1 ;;
 	kill) kill -KILL "$old" ;;
 	esac
-	for i in $(seq 200); do
-		p=$(stage_pid "$1" "$2")
-		[ -n "$p" ] && [ "$p" != "$old" ] && return 0
-		sleep 0.05
-	done
-	echo "stage $2 of $1 did not come back after $3"
-	return 1
+	wait_replaced "$1" "$2" "$old" > /dev/null
 }
 
 # seqs FILE [N]: the records of pcap FILE hold snb-source sequence numbers

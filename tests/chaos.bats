@@ -83,11 +83,7 @@ EOF
 	for i in 1 2 3; do
 		f=$(stage_pid term2 f)
 		kill -TERM "$f"
-		for j in $(seq 100); do
-			g=$(stage_pid term2 f)
-			[ -n "$g" ] && [ "$g" != "$f" ] && break
-			sleep 0.05
-		done
+		g=$(wait_replaced term2 f "$f")
 	done
 	snb-ctl term2 show | grep -q "stage f pid [0-9]* restarts 3 "
 	snb-ctl term2 stop
@@ -126,12 +122,7 @@ EOF
 	[ "$(ring_field off source:out=f:in cons.pid)" = "$f" ]
 	[ "$(ring_field off f:out=sink:in prod.pid)" = "$f" ]
 	kill -CONT "$f"
-	for j in $(seq 100); do
-		g=$(stage_pid off f)
-		[ -n "$g" ] && [ "$g" != "$f" ] && break
-		sleep 0.05
-	done
-	[ -n "$g" ] && [ "$g" != "$f" ]
+	g=$(wait_replaced off f "$f")
 	[ "$(ring_field off source:out=f:in cons.pid)" = "$g" ]
 	[ "$(ring_field off f:out=sink:in prod.pid)" = "$g" ]
 	# A swap that completes: the claims move to the replacement.
@@ -261,12 +252,7 @@ client=$!
 	sleep 0.5
 	f=$(stage_pid slow f)
 	kill -KILL "$f"
-	for j in $(seq 60); do
-		g=$(stage_pid slow f)
-		[ -n "$g" ] && [ "$g" != "$f" ] && break
-		sleep 0.05
-	done
-	[ -n "$g" ] && [ "$g" != "$f" ]
+	g=$(wait_replaced slow f "$f")
 	run timeout 3 snb-ctl slow show
 	[ "$status" -eq 0 ]
 	kill -0 "$client"	# the slow client is still at it
@@ -327,11 +313,7 @@ client=$!
 	for i in $(seq $K); do
 		f=$(stage_pid k60 f)
 		kill -KILL "$f"
-		for j in $(seq 100); do
-			g=$(stage_pid k60 f)
-			[ -n "$g" ] && [ "$g" != "$f" ] && break
-			sleep 0.02
-		done
+		g=$(wait_replaced k60 f "$f")
 	done
 	snb-ctl k60 stop
 	st=0; wait $pid || st=$?

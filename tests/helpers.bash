@@ -57,3 +57,15 @@ stage_pid() {
 	snb-ps --json "$1" 2>/dev/null |
 	    jq ".graphs[0].stages[] | select(.label==\"$2\" and .alive) | .pid" 2>/dev/null
 }
+
+# Wait until another process than $3 serves stage $2 of graph $1 (a
+# restart or a swap); print its pid.
+wait_replaced() {
+	for i in $(seq 200); do
+		p=$(stage_pid "$1" "$2")
+		[ -n "$p" ] && [ "$p" != "$3" ] && { echo "$p"; return 0; }
+		sleep 0.05
+	done
+	echo "stage $2 of $1 was not replaced" >&2
+	return 1
+}
