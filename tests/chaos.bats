@@ -297,7 +297,7 @@ client=$!
 	snb-run "source --count 20000 --seq | pcap-write $T/big.pcap"
 	sz=$(stat -c %s "$T/big.pcap")
 	head -c $((sz / 2 + 7)) "$T/big.pcap" > "$T/trunc.pcap"
-	whole=$(tcpdump -r "$T/trunc.pcap" 2>/dev/null | wc -l)
+	whole=$(tcpdump -nr "$T/trunc.pcap" 2>/dev/null | wc -l)
 	run timeout 60 snb-run "pcap-read $T/trunc.pcap | filter udp | s: sink --check-seq --expect $whole --summary"
 	echo "$output"
 	[ "$status" -eq 1 ]

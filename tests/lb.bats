@@ -85,7 +85,7 @@ PY
 	[ "$status" -eq 0 ]
 	# Every packet once: the outputs hold the input's packets, as a multiset.
 	cat "$T/0.pcap" "$T/1.pcap" "$T/2.pcap" > /dev/null
-	for f in in 0 1 2; do tcpdump -r "$T/$f.pcap" -x 2>/dev/null | awk '/^[0-9]/{if(p)print p; p=""; next}{p=p $0}END{print p}' > "$T/$f.hex"; done
+	for f in in 0 1 2; do tcpdump -nr "$T/$f.pcap" -x 2>/dev/null | awk '/^[0-9]/{if(p)print p; p=""; next}{p=p $0}END{print p}' > "$T/$f.hex"; done
 	sort "$T/in.hex" > "$T/a"; sort "$T/0.hex" "$T/1.hex" "$T/2.hex" > "$T/b"
 	[ "$(wc -l < "$T/a")" -eq 6070 ]
 	cmp "$T/a" "$T/b"
@@ -107,7 +107,7 @@ PY
 	    @b [1] | pcap-write $T/1.pcap ; @b [2] | filter len \> 0 | pcap-write $T/2.pcap"
 	[ "$status" -eq 0 ]
 	n=0
-	for f in 0 1 2; do n=$((n + $(tcpdump -r "$T/$f.pcap" 2>/dev/null | wc -l))); done
+	for f in 0 1 2; do n=$((n + $(tcpdump -nr "$T/$f.pcap" 2>/dev/null | wc -l))); done
 	[ "$n" -eq 60700 ]
 	flowkeys "$T/0.pcap" "$T/1.pcap" "$T/2.pcap" | sort -u | awk '{print $2}' | sort | uniq -d > "$T/split"
 	[ ! -s "$T/split" ]
