@@ -16,22 +16,6 @@ kill_stage() {
 	wait_replaced "$1" "$2" "$old" > /dev/null
 }
 
-# Wait until stage $2 of graph $1 counted at least $3 packets, then a little
-# longer, so that duplicates, if any, arrive before the graph is stopped.
-wait_count() {
-	for i in $(seq 600); do
-		n=$(snb-top --json -i 0.05 "$1" 2>/dev/null |
-		    jq ".graphs[0].stages[] | select(.label==\"$2\") | .counters.packets" 2>/dev/null)
-		if [ -n "$n" ] && [ "$n" -ge "$3" ]; then
-			sleep 0.3
-			return 0
-		fi
-		sleep 0.05
-	done
-	echo "stage $2 of $1 did not count $3 packets (last: $n)"
-	return 1
-}
-
 # The sink's last summary line (a detached sink prints one each time) must
 # say exactly $1 packets, no sequence error and nothing lost.
 assert_exact() {
