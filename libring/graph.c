@@ -43,6 +43,16 @@ xrealloc(void *p, size_t n, size_t size)
 	return p;
 }
 
+static char *
+xstrdup(const char *s)
+{
+	char *d;
+
+	if ((d = strdup(s)) == NULL)
+		err(1, NULL);
+	return d;
+}
+
 static int __attribute__((format(printf, 4, 5)))
 fail(char *errbuf, size_t errlen, struct graph_pos pos, const char *fmt, ...)
 {
@@ -58,22 +68,21 @@ fail(char *errbuf, size_t errlen, struct graph_pos pos, const char *fmt, ...)
 	return -1;
 }
 
-/* Letters, digits and "_.-", not starting with '.' or '-'; any length. */
-static int
-name_chars(const char *s)
+int
+name_char(int c)
 {
-	if (!(isalnum((unsigned char)*s) || *s == '_'))
-		return 0;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
-			return 0;
-	return 1;
+	return isalnum((unsigned char)c) || (c != '\0' && strchr("_.-", c));
 }
 
-static int
-valid_name(const char *s)
+int
+name_ok(const char *s)
 {
-	return name_chars(s) && strlen(s) < GRAPH_NAME_MAX;
+	if (*s == '.' || *s == '-' || *s == '\0')
+		return 0;
+	for (; *s; s++)
+		if (!name_char(*s))
+			return 0;
+	return 1;
 }
 
 static int
@@ -102,22 +111,17 @@ struct strtab {
 	size_t	 cap, n;
 };
 
-static size_t
-str_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)(h ^ (h >> 32));
-}
-
 static struct strent *
 strtab_slot(struct strtab *t, const char *key)
 {
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+	const char *c;
 	size_t i, mask = t->cap - 1;
 
-	for (i = str_hash(key) & mask; t->ent[i].key != NULL; i = (i + 1) & mask)
+	for (c = key; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	for (i = (size_t)(h ^ (h >> 32)) & mask; t->ent[i].key != NULL;
+	    i = (i + 1) & mask)
 		if (strcmp(t->ent[i].key, key) == 0)
 			break;
 	return &t->ent[i];
@@ -154,8 +158,7 @@ strtab_put(struct strtab *t, const char *key, int val)
 	}
 	e = strtab_slot(t, key);
 	if (e->key == NULL) {
-		if ((e->key = strdup(key)) == NULL)
-			err(1, NULL);
+		e->key = xstrdup(key);
 		t->n++;
 	}
 	e->val = val;
@@ -207,17 +210,11 @@ nextc(struct lexer *lx)
 static void
 push_tok(struct lexer *lx, enum tok_type t, char *text, struct graph_pos pos)
 {
-	if (lx->ntoks == lx->cap) {
-		lx->cap = lx->cap ? lx->cap * 2 : 64;
-		lx->toks = xrealloc(lx->toks, (size_t)lx->cap,
-		    sizeof(*lx->toks));
-	}
+	lx->toks = grow(lx->toks, lx->ntoks, &lx->cap, sizeof(*lx->toks));
 	lx->toks[lx->ntoks].type = t;
 	lx->toks[lx->ntoks].text = text;
-	lx->toks[lx->ntoks].pos = pos;
-	lx->ntoks++;
+	lx->toks[lx->ntoks++].pos = pos;
 }
-
 /* Read one word; quoted says whether any of it was quoted. */
 static char *
 lex_word(struct lexer *lx, int *quoted)
@@ -275,6 +272,26 @@ lex_word(struct lexer *lx, int *quoted)
 	return w;
 }
 
+/* A port ("[p]") or reference ("@x") name: pushed, or refused and freed. */
+static int
+lex_name(struct lexer *lx, enum tok_type t, char *w, struct graph_pos pos)
+{
+	const char *what = t == T_PORT ? "port name '" : "label '@";
+	size_t max = t == T_PORT ? PORT_NAME_MAX : GRAPH_NAME_MAX;
+
+	if (name_ok(w) && strlen(w) < max) {
+		push_tok(lx, t, w, pos);
+		return 0;
+	}
+	if (!name_ok(w))
+		fail(lx->err, lx->errlen, pos, "bad %s%s'", what, w);
+	else
+		fail(lx->err, lx->errlen, pos, "%s%s' too long (at most %zu "
+		    "characters)", what, w, max - 1);
+	free(w);
+	return -1;
+}
+
 static int
 lex(struct lexer *lx)
 {
@@ -295,22 +312,13 @@ lex(struct lexer *lx)
 		} else if (c == '#') {
 			while (peekc(lx) != '\n' && peekc(lx) != '\0')
 				nextc(lx);
-		} else if (c == '\n') {
-			nextc(lx);
-			push_tok(lx, T_NEWLINE, NULL, pos);
-		} else if (c == ';') {
-			nextc(lx);
-			push_tok(lx, T_SEMI, NULL, pos);
-		} else if (c == '|') {
+		} else if (c == '\n' || c == ';' || c == '|') {
 			nextc(lx);
 			/* "|~": a leaky link (text non-NULL marks it). */
-			if (peekc(lx) == '~') {
-				nextc(lx);
-				w = xrealloc(NULL, 2, 1);
-				memcpy(w, "~", 2);
-				push_tok(lx, T_PIPE, w, pos);
-			} else
-				push_tok(lx, T_PIPE, NULL, pos);
+			w = c == '|' && peekc(lx) == '~' && nextc(lx) ?
+			    xstrdup("~") : NULL;
+			push_tok(lx, c == '|' ? T_PIPE : c == ';' ? T_SEMI :
+			    T_NEWLINE, w, pos);
 		} else if (c == '\0') {
 			push_tok(lx, T_EOF, NULL, pos);
 			return 0;
@@ -321,44 +329,21 @@ lex(struct lexer *lx)
 			if (!quoted && n > 2 && w[0] == '[' && w[n - 1] == ']') {
 				w[n - 1] = '\0';
 				memmove(w, w + 1, n - 1);
-				if (!name_chars(w)) {
-					fail(lx->err, lx->errlen, pos,
-					    "bad port name '%s'", w);
-					free(w);
+				if (lex_name(lx, T_PORT, w, pos) == -1)
 					return -1;
-				}
-				if (strlen(w) >= PORT_NAME_MAX) {
-					fail(lx->err, lx->errlen, pos,
-					    "port name '%s' too long (at most "
-					    "%d characters)", w,
-					    PORT_NAME_MAX - 1);
-					free(w);
-					return -1;
-				}
-				push_tok(lx, T_PORT, w, pos);
 			} else if (!quoted && w[0] == '@') {
 				memmove(w, w + 1, n);
-				if (!name_chars(w)) {
-					fail(lx->err, lx->errlen, pos,
-					    "bad label '@%s'", w);
-					free(w);
+				if (lex_name(lx, T_REF, w, pos) == -1)
 					return -1;
-				}
-				if (!valid_name(w)) {
-					fail(lx->err, lx->errlen, pos,
-					    "label '@%s' too long (at most %d "
-					    "characters)", w,
-					    GRAPH_NAME_MAX - 1);
-					free(w);
-					return -1;
-				}
-				push_tok(lx, T_REF, w, pos);
 			} else if (!quoted && n > 1 && w[n - 1] == ':') {
+				/* "x:" is a label if x is a name, else a word. */
 				w[n - 1] = '\0';
-				push_tok(lx, valid_name(w) ? T_LABEL : T_WORD,
-				    w, pos);
-				if (!valid_name(w))
+				if (name_ok(w) && n - 1 < GRAPH_NAME_MAX)
+					push_tok(lx, T_LABEL, w, pos);
+				else {
 					w[n - 1] = ':';
+					push_tok(lx, T_WORD, w, pos);
+				}
 			} else
 				push_tok(lx, T_WORD, w, pos);
 		}
@@ -389,21 +374,16 @@ cur(struct parser *p)
 	return &p->lx.toks[p->t];
 }
 
-static const char *
-tok_name(struct token *t)
+/* The current token if it is of type t (and move past it), or NULL. */
+static struct token *
+take(struct parser *p, enum tok_type t)
 {
-	switch (t->type) {
-	case T_WORD:	return "a word";
-	case T_PIPE:	return "'|'";
-	case T_SEMI:	return "';'";
-	case T_NEWLINE:	return "end of line";
-	case T_PORT:	return "a port";
-	case T_REF:	return "a reference";
-	case T_LABEL:	return "a label";
-	case T_EOF:	return "end of input";
-	}
-	return "?";
+	return cur(p)->type == t ? &p->lx.toks[p->t++] : NULL;
 }
+
+/* What a token is, for "found ..." (indexed by enum tok_type). */
+static const char *const tok_name[] = { "a word", "'|'", "';'",
+	"end of line", "a port", "a reference", "a label", "end of input" };
 
 /* A chain element while parsing: stage index or an unresolved @ref. */
 struct elem {
@@ -419,17 +399,11 @@ struct elem {
 static char *
 word_text(struct token *t)
 {
-	size_t n = strlen(t->text);
-	char *w = xrealloc(NULL, n + 2, 1);
+	char *w;
 
-	if (t->type == T_REF) {
-		w[0] = '@';
-		memcpy(w + 1, t->text, n + 1);
-	} else {
-		memcpy(w, t->text, n + 1);
-		if (t->type == T_LABEL)
-			memcpy(w + n, ":", 2);
-	}
+	if (asprintf(&w, "%s%s%s", t->type == T_REF ? "@" : "", t->text,
+	    t->type == T_LABEL ? ":" : "") == -1)
+		err(1, NULL);
 	return w;
 }
 
@@ -437,31 +411,24 @@ static int
 parse_node(struct parser *p, struct elem *e)
 {
 	struct graph *g = p->g;
-	struct token *t = cur(p), *label = NULL;
+	struct token *t, *label;
 	struct stage *s;
 	size_t n;
 	int i, cap = 0;
 
-	e->pos = t->pos;
-	if (t->type == T_REF) {
-		e->ref = t;
-		e->stage = -1;
-		p->t++;
+	e->pos = cur(p)->pos;
+	e->stage = -1;
+	if ((e->ref = take(p, T_REF)) != NULL)
 		return 0;
-	}
-	if (t->type == T_LABEL) {
-		label = t;
-		p->t++;
-		t = cur(p);
-	}
-	if (t->type != T_WORD)
+	label = take(p, T_LABEL);
+	if ((t = cur(p))->type != T_WORD)
 		return fail(p->err, p->errlen, t->pos, "expected an app name, "
-		    "found %s", tok_name(t));
+		    "found %s", tok_name[t->type]);
 	n = strlen(t->text);
 	/* The lexer took an over-long "label:" for a word (it may be one). */
 	if (label == NULL && n > 1 && t->text[n - 1] == ':') {
 		t->text[n - 1] = '\0';
-		if (name_chars(t->text))
+		if (name_ok(t->text))
 			return fail(p->err, p->errlen, t->pos, "label '%s' too "
 			    "long (at most %d characters)", t->text,
 			    GRAPH_NAME_MAX - 1);
@@ -490,11 +457,8 @@ parse_node(struct parser *p, struct elem *e)
 	}
 	e->stage = g->nstages++;
 	/* Everything up to a port, '|', ';' or newline is the app's. */
-	for (p->t++; ; p->t++) {
-		t = cur(p);
-		if (t->type != T_WORD && t->type != T_LABEL &&
-		    t->type != T_REF)
-			break;
+	for (p->t++; (t = cur(p))->type == T_WORD || t->type == T_LABEL ||
+	    t->type == T_REF; p->t++) {
 		/* A word lexed as "x:" or "@x" (fe80::, user@host) is a word. */
 		s->argv = grow(s->argv, s->argc + 1, &cap, sizeof(char *));
 		s->argv[s->argc++] = word_text(t);
@@ -516,24 +480,16 @@ parse_chain(struct parser *p, struct elem **elems, int *nelems)
 		*elems = grow(*elems, *nelems, &cap, sizeof(**elems));
 		e = &(*elems)[(*nelems)++];
 		memset(e, 0, sizeof(*e));
-		t = cur(p);
-		if (t->type == T_PORT) {
-			e->in_port = t;
-			p->t++;
-		}
+		e->in_port = take(p, T_PORT);
 		if (parse_node(p, e) == -1)
 			return -1;
-		if (cur(p)->type == T_PORT) {
-			e->out_port = cur(p);
-			p->t++;
-		}
-		t = cur(p);
-		if (t->type != T_PIPE)
+		e->out_port = take(p, T_PORT);
+		if ((t = take(p, T_PIPE)) == NULL)
 			break;
 		e->leaky_out = t->text != NULL;
 		e->pipe_pos = t->pos;
 		/* A trailing '|' continues the chain on the next line. */
-		for (p->t++; cur(p)->type == T_NEWLINE; p->t++)
+		while (take(p, T_NEWLINE))
 			;
 		if (cur(p)->type != T_WORD && cur(p)->type != T_LABEL &&
 		    cur(p)->type != T_REF && cur(p)->type != T_PORT)
@@ -543,7 +499,7 @@ parse_chain(struct parser *p, struct elem **elems, int *nelems)
 	t = cur(p);
 	if (t->type != T_NEWLINE && t->type != T_SEMI && t->type != T_EOF)
 		return fail(p->err, p->errlen, t->pos, "expected '|', ';' or "
-		    "end of line, found %s", tok_name(t));
+		    "end of line, found %s", tok_name[t->type]);
 	return 0;
 }
 
@@ -552,12 +508,54 @@ struct chain {
 	int		 nelems;
 };
 
+/* Chain c's references resolved, now that every label is known; links. */
+static int
+link_chain(struct parser *p, struct chain *c)
+{
+	struct elem *a, *b;
+	struct link *l;
+	int j;
+
+	for (j = 0; j < c->nelems; j++) {
+		a = &c->elems[j];
+		if (a->ref && (a->stage = strtab_get(&p->labels,
+		    a->ref->text)) == -1)
+			return fail(p->err, p->errlen, a->ref->pos, "no stage "
+			    "labelled '%s'", a->ref->text);
+		if (j == 0 && a->in_port)
+			return fail(p->err, p->errlen, a->in_port->pos, "input "
+			    "port [%s] on the first stage of a chain",
+			    a->in_port->text);
+		if (j == c->nelems - 1 && a->out_port)
+			return fail(p->err, p->errlen, a->out_port->pos,
+			    "output port [%s] on the last stage of a chain",
+			    a->out_port->text);
+	}
+	for (j = 0; j + 1 < c->nelems; j++) {
+		a = &c->elems[j];
+		b = a + 1;
+		l = &p->g->links[p->g->nlinks++];
+		memset(l, 0, sizeof(*l));
+		l->from = a->stage;
+		l->to = b->stage;
+		strlcpy(l->from_port, a->out_port ? a->out_port->text : "out",
+		    sizeof(l->from_port));
+		strlcpy(l->to_port, b->in_port ? b->in_port->text : "in",
+		    sizeof(l->to_port));
+		l->from_pos = a->out_port ? a->out_port->pos : a->pos;
+		l->to_pos = b->in_port ? b->in_port->pos : b->pos;
+		l->pos = a->pipe_pos;
+		l->leaky = a->leaky_out;
+	}
+	return 0;
+}
+
 int
 graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 {
 	struct parser p;
-	struct chain *chains = NULL;
-	int nchains = 0, chains_cap = 0, nlinks = 0, i, j, rc = -1;
+	struct chain *chains = NULL, *c;
+	int nchains = 0, chains_cap = 0, nlinks = 0, i, rc = -1;
 
 	memset(g, 0, sizeof(*g));
 	memset(&p, 0, sizeof(p));
@@ -569,66 +567,25 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 	if (lex(&p.lx) == -1)
 		goto out;
 	for (;;) {
-		while (cur(&p)->type == T_NEWLINE || cur(&p)->type == T_SEMI)
-			p.t++;
+		while (take(&p, T_NEWLINE) || take(&p, T_SEMI))
+			;
 		if (cur(&p)->type == T_EOF)
 			break;
 		chains = grow(chains, nchains, &chains_cap, sizeof(*chains));
-		memset(&chains[nchains], 0, sizeof(*chains));
-		nchains++;
-		if (parse_chain(&p, &chains[nchains - 1].elems,
-		    &chains[nchains - 1].nelems) == -1)
+		c = &chains[nchains++];
+		memset(c, 0, sizeof(*c));
+		if (parse_chain(&p, &c->elems, &c->nelems) == -1)
 			goto out;
-		nlinks += chains[nchains - 1].nelems - 1;
+		nlinks += c->nelems - 1;
 	}
 	g->links = xrealloc(NULL, (size_t)nlinks, sizeof(*g->links));
-	/* Resolve references now that every labelled stage is known. */
-	for (i = 0; i < nchains; i++) {
-		struct chain *c = &chains[i];
-		for (j = 0; j < c->nelems; j++) {
-			struct elem *e = &c->elems[j];
-			if (e->ref && (e->stage = strtab_get(&p.labels,
-			    e->ref->text)) == -1) {
-				fail(errbuf, errlen, e->ref->pos, "no stage "
-				    "labelled '%s'", e->ref->text);
-				goto out;
-			}
-			if (j == 0 && e->in_port) {
-				fail(errbuf, errlen, e->in_port->pos, "input "
-				    "port [%s] on the first stage of a chain",
-				    e->in_port->text);
-				goto out;
-			}
-			if (j == c->nelems - 1 && e->out_port) {
-				fail(errbuf, errlen, e->out_port->pos, "output "
-				    "port [%s] on the last stage of a chain",
-				    e->out_port->text);
-				goto out;
-			}
-		}
-		for (j = 0; j + 1 < c->nelems; j++) {
-			struct elem *a = &c->elems[j], *b = &c->elems[j + 1];
-			struct link *l = &g->links[g->nlinks++];
-
-			memset(l, 0, sizeof(*l));
-			l->from = a->stage;
-			l->to = b->stage;
-			strlcpy(l->from_port, a->out_port ? a->out_port->text :
-			    "out", sizeof(l->from_port));
-			strlcpy(l->to_port, b->in_port ? b->in_port->text :
-			    "in", sizeof(l->to_port));
-			l->from_pos = a->out_port ? a->out_port->pos : a->pos;
-			l->to_pos = b->in_port ? b->in_port->pos : b->pos;
-			l->pos = a->pipe_pos;
-			l->leaky = a->leaky_out;
-		}
-	}
-	if (g->nstages == 0) {
-		struct graph_pos pos = { 1, 1 };
-		fail(errbuf, errlen, pos, "empty graph");
-		goto out;
-	}
-	rc = 0;
+	for (i = 0; i < nchains; i++)
+		if (link_chain(&p, &chains[i]) == -1)
+			goto out;
+	if (g->nstages == 0)
+		fail(errbuf, errlen, (struct graph_pos){ 1, 1 }, "empty graph");
+	else
+		rc = 0;
 out:
 	for (i = 0; i < nchains; i++)
 		free(chains[i].elems);
@@ -689,7 +646,7 @@ static int
 merge_devices(struct graph *g, char *errbuf, size_t errlen)
 {
 	struct strtab devs;
-	char *key;
+	char *key, **v;
 	int *into, i, j, k, a, n, rc = -1;
 
 	memset(&devs, 0, sizeof(devs));
@@ -708,17 +665,14 @@ merge_devices(struct graph *g, char *errbuf, size_t errlen)
 		if (i == -1)
 			continue;
 		s = &g->stages[i];
-		if (t->argc > 1 && s->argc > 1) {
-			int same = s->argc == t->argc;
-			for (a = 0; same && a < s->argc; a++)
-				same = !strcmp(s->argv[a], t->argv[a]);
-			if (!same) {
-				fail(errbuf, errlen, t->pos, "%s %s declared "
-				    "again with other options (first at %d:%d)",
-				    t->app, t->argv[0], s->pos.line,
-				    s->pos.col);
-				goto out;
-			}
+		for (a = 0; t->argc > 1 && s->argc > 1 && a < s->argc &&
+		    s->argc == t->argc && !strcmp(s->argv[a], t->argv[a]); a++)
+			;
+		if (t->argc > 1 && s->argc > 1 && a < s->argc) {
+			fail(errbuf, errlen, t->pos, "%s %s declared again with "
+			    "other options (first at %d:%d)", t->app, t->argv[0],
+			    s->pos.line, s->pos.col);
+			goto out;
 		}
 		if (s->labelled && t->labelled) {
 			fail(errbuf, errlen, t->pos, "%s %s labelled twice "
@@ -730,17 +684,13 @@ merge_devices(struct graph *g, char *errbuf, size_t errlen)
 			strlcpy(s->label, t->label, sizeof(s->label));
 			s->labelled = 1;
 		}
+		/* The merged stage keeps the longer words (its options). */
 		if (t->argc > s->argc) {
-			char **v = s->argv;
-			int c = s->argc;
-			s->argv = t->argv;
-			s->argc = t->argc;
-			t->argv = v;
-			t->argc = c;
+			v = s->argv, k = s->argc;
+			s->argv = t->argv, s->argc = t->argc;
+			t->argv = v, t->argc = k;
 		}
-		for (k = 0; k < t->argc; k++)
-			free(t->argv[k]);
-		free(t->argv);
+		graph_words_free(t->argv);
 		/* graph_free() may still see it if a later stage fails. */
 		t->argv = NULL;
 		t->argc = 0;
@@ -789,16 +739,14 @@ auto_labels(struct graph *g)
 		struct stage *s = &g->stages[i];
 		if (s->labelled)
 			continue;
+		strlcpy(want, s->app, sizeof(want));
 		if (s->info->device && s->argc > 0) {
-			strlcpy(want, s->app, sizeof(want));
 			strlcat(want, "-", sizeof(want));
 			strlcat(want, s->argv[0], sizeof(want));
 			for (c = want; *c; c++)
-				if (!isalnum((unsigned char)*c) &&
-				    !strchr("_.-", *c))
+				if (!name_char(*c))
 					*c = '_';
-		} else
-			strlcpy(want, s->app, sizeof(want));
+		}
 		strlcpy(s->label, want, sizeof(s->label));
 		if (strtab_get(&taken, s->label) != -1) {
 			if ((n = strtab_get(&next, want)) == -1)
@@ -818,47 +766,61 @@ auto_labels(struct graph *g)
 }
 
 /*
- * The links a cycle can run through, as adjacency lists (CSR) in link
- * order: lossless links between stages that are not devices.  A leaky link
- * drops rather than waits; a device's input goes to the wire and its
- * output comes from the wire, and it drops when full (README "Devices"),
- * so `nic x | filter | nic x` is no cycle.
+ * A graph's links by stage, in link order, as adjacency lists (CSR):
+ * stage s's are link[first[s]] .. link[first[s + 1] - 1], with to[] the
+ * stage at the far end.  For the port checks (all) every link is listed
+ * under both its ends.  For cycles only the links a cycle can run
+ * through, under their source: lossless links between stages that are
+ * not devices.  A leaky link drops rather than waits; a device's input
+ * goes to the wire and its output comes from the wire, and it drops when
+ * full (README "Devices"), so `nic x | filter | nic x` is no cycle.
  */
 struct adj {
-	int	*first;		/* stage -> its edges: first[s]..first[s+1] */
-	int	*to, *link;	/* per edge: target stage and link index */
+	int	*first, *to, *link;
 	int	*deg, *queue, *prev;	/* scratch, one per stage */
 };
 
-static void
-adj_build(struct adj *a, struct graph *g)
+static int
+lossless(const struct graph *g, const struct link *l)
 {
-	int i, n = g->nstages, *fill;
+	return !l->leaky && !g->stages[l->from].info->device &&
+	    !g->stages[l->to].info->device;
+}
 
-	a->first = xrealloc(NULL, (size_t)n + 1, sizeof(int));
-	a->to = xrealloc(NULL, (size_t)g->nlinks, sizeof(int));
-	a->link = xrealloc(NULL, (size_t)g->nlinks, sizeof(int));
-	a->deg = xrealloc(NULL, (size_t)n, sizeof(int));
-	a->queue = xrealloc(NULL, (size_t)n, sizeof(int));
-	a->prev = xrealloc(NULL, (size_t)n, sizeof(int));
-	fill = a->prev;
-	memset(a->first, 0, ((size_t)n + 1) * sizeof(int));
-	for (i = 0; i < g->nlinks; i++) {
-		struct link *l = &g->links[i];
-		if (!l->leaky && !g->stages[l->from].info->device &&
-		    !g->stages[l->to].info->device)
-			a->first[l->from + 1]++;
-	}
-	for (i = 0; i < n; i++) {
-		a->first[i + 1] += a->first[i];
-		fill[i] = a->first[i];
-	}
-	for (i = 0; i < g->nlinks; i++) {
-		struct link *l = &g->links[i];
-		if (!l->leaky && !g->stages[l->from].info->device &&
-		    !g->stages[l->to].info->device) {
-			a->to[fill[l->from]] = l->to;
-			a->link[fill[l->from]++] = i;
+static void
+adj_build(struct adj *a, const struct graph *g, int all)
+{
+	const struct link *l;
+	size_t n = (size_t)g->nstages, m = (size_t)g->nlinks * (all ? 2 : 1);
+	int i, end, pass, s;
+
+	a->first = xrealloc(NULL, n + 1, sizeof(int));
+	a->to = xrealloc(NULL, m, sizeof(int));
+	a->link = xrealloc(NULL, m, sizeof(int));
+	a->deg = xrealloc(NULL, n, sizeof(int));
+	a->queue = xrealloc(NULL, n, sizeof(int));
+	a->prev = xrealloc(NULL, n, sizeof(int));
+	memset(a->first, 0, (n + 1) * sizeof(int));
+	/* Count each stage's links, then fill (prev: where the next goes). */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < g->nlinks; i++) {
+			l = &g->links[i];
+			for (end = 0; end < 2; end++) {
+				if (end == 0 ? !all && !lossless(g, l) :
+				    !all || l->to == l->from)
+					continue;
+				s = end ? l->to : l->from;
+				if (pass == 0) {
+					a->first[s + 1]++;
+					continue;
+				}
+				a->to[a->prev[s]] = end ? l->from : l->to;
+				a->link[a->prev[s]++] = i;
+			}
+		}
+		for (i = 0; pass == 0 && i < (int)n; i++) {
+			a->first[i + 1] += a->first[i];
+			a->prev[i] = a->first[i];
 		}
 	}
 }
@@ -930,7 +892,7 @@ check_cycles(struct graph *g, char *errbuf, size_t errlen)
 
 	if (g->nlinks == 0)
 		return 0;
-	adj_build(&a, g);
+	adj_build(&a, g, 0);
 	if (!has_cycle(&a, n, g->nlinks)) {
 		adj_free(&a);
 		return 0;
@@ -988,95 +950,123 @@ check_cycles(struct graph *g, char *errbuf, size_t errlen)
 }
 
 int
-graph_check(struct graph *g, char *errbuf, size_t errlen)
+graph_stage_fit(const struct graph *g, int i, const struct app_info *info,
+    const int *links, int n, struct misfit *m)
+{
+	const struct link *l;
+	const char *name;
+	uint32_t conn = 0;	/* bit p: port p has a link */
+	int k, out, p;
+
+	for (k = 0; k < n; k++) {
+		l = &g->links[links ? links[k] : k];
+		for (out = 1; out >= 0; out--) {
+			name = out ? l->from_port : l->to_port;
+			if ((out ? l->from : l->to) != i)
+				continue;
+			if (info_port(info, name, out) == -1) {
+				m->link = links ? links[k] : k;
+				m->out = out;
+				m->port = -1;
+				return -1;
+			}
+			for (p = 0; p < info->nports && p < 32; p++)
+				if (info->ports[p].out == out &&
+				    !strcmp(info->ports[p].name, name))
+					conn |= 1u << p;
+		}
+	}
+	for (p = 0; p < info->nports && p < 32; p++)
+		if (info->ports[p].required && !(conn & 1u << p)) {
+			m->link = -1;
+			m->out = info->ports[p].out;
+			m->port = p;
+			return -1;
+		}
+	return 0;
+}
+
+/* graph_check()'s words for a misfit of stage i. */
+static int
+misfit_error(struct graph *g, int i, const struct misfit *m, char *errbuf,
+    size_t errlen)
+{
+	const struct stage *s = &g->stages[i];
+	const struct link *l = &g->links[m->link < 0 ? 0 : m->link];
+	const char *dir = m->out ? "output" : "input";
+	char list[256];
+
+	if (m->link == -1)
+		return fail(errbuf, errlen, s->pos, "%s port '%s' of %s is not "
+		    "connected", dir, s->info->ports[m->port].name, s->label);
+	port_list(s->info, m->out, list, sizeof(list));
+	return fail(errbuf, errlen, m->out ? l->from_pos : l->to_pos, "no %s "
+	    "port '%s' on %s (%ss: %s)", dir, m->out ? l->from_port :
+	    l->to_port, s->app, dir, list);
+}
+
+/* One output feeds one input: refuse a second link from a port. */
+static int
+check_feeds(struct graph *g, char *errbuf, size_t errlen)
 {
 	struct strtab outs;
-	char list[256], *key;
-	uint32_t *conn;
-	int i, j, p, rc = -1;
+	struct link *l, *f;
+	char *key;
+	int i, j, rc = 0;
+
+	memset(&outs, 0, sizeof(outs));
+	for (i = 0; i < g->nlinks && rc == 0; i++) {
+		l = &g->links[i];
+		if (asprintf(&key, "%d %s", l->from, l->from_port) == -1)
+			err(1, NULL);
+		if ((j = strtab_get(&outs, key)) == -1)
+			strtab_put(&outs, key, i);
+		free(key);
+		if (j == -1)
+			continue;
+		f = &g->links[j];
+		rc = fail(errbuf, errlen, l->from_pos, "output '%s' of %s "
+		    "already feeds %s (at %d:%d); one output feeds one input: "
+		    "use tee to copy it or lb to spread it", l->from_port,
+		    g->stages[l->from].label, g->stages[f->to].label,
+		    f->from_pos.line, f->from_pos.col);
+	}
+	strtab_free(&outs);
+	return rc;
+}
+
+int
+graph_check(struct graph *g, char *errbuf, size_t errlen)
+{
+	struct misfit m;
+	struct adj a;
+	int i, rc = 0;
 
 	if (merge_devices(g, errbuf, errlen) == -1)
 		return -1;
-	/* Give unlabelled stages names nobody else uses. */
-	for (i = 0; i < g->nstages; i++)
-		if (!g->stages[i].labelled)
-			g->stages[i].label[0] = '\0';
 	auto_labels(g);
-	memset(&outs, 0, sizeof(outs));
-	/* conn[s]: bit p set when port p of stage s has a link. */
-	if ((conn = calloc((size_t)g->nstages + 1, sizeof(*conn))) == NULL)
-		err(1, NULL);
-	for (i = 0; i < g->nlinks; i++) {
-		struct link *l = &g->links[i];
-		struct stage *a = &g->stages[l->from], *b = &g->stages[l->to];
-		if (info_port(a->info, l->from_port, 1) == -1) {
-			port_list(a->info, 1, list, sizeof(list));
-			fail(errbuf, errlen, l->from_pos, "no output port '%s' "
-			    "on %s (outputs: %s)", l->from_port, a->app, list);
-			goto out;
-		}
-		if (info_port(b->info, l->to_port, 0) == -1) {
-			port_list(b->info, 0, list, sizeof(list));
-			fail(errbuf, errlen, l->to_pos, "no input port '%s' on "
-			    "%s (inputs: %s)", l->to_port, b->app, list);
-			goto out;
-		}
-		if (asprintf(&key, "%d %s", l->from, l->from_port) == -1)
-			err(1, NULL);
-		j = strtab_get(&outs, key);
-		if (j == -1)
-			strtab_put(&outs, key, i);
-		free(key);
-		if (j != -1) {
-			fail(errbuf, errlen, l->from_pos, "output '%s' of %s "
-			    "already feeds %s (at %d:%d); one output feeds one "
-			    "input: use tee to copy it or lb to spread it",
-			    l->from_port, a->label, g->stages[g->links[j].to].label,
-			    g->links[j].from_pos.line, g->links[j].from_pos.col);
-			goto out;
-		}
-		for (p = 0; p < a->info->nports && p < 32; p++)
-			if (a->info->ports[p].out && !strcmp(l->from_port,
-			    a->info->ports[p].name))
-				conn[l->from] |= 1u << p;
-		for (p = 0; p < b->info->nports && p < 32; p++)
-			if (!b->info->ports[p].out && !strcmp(l->to_port,
-			    b->info->ports[p].name))
-				conn[l->to] |= 1u << p;
-	}
-	for (i = 0; i < g->nstages; i++) {
-		const struct app_info *in = g->stages[i].info;
-		for (p = 0; p < in->nports && p < 32; p++)
-			if (in->ports[p].required && !(conn[i] & 1u << p)) {
-				fail(errbuf, errlen, g->stages[i].pos, "%s port "
-				    "'%s' of %s is not connected",
-				    in->ports[p].out ? "output" : "input",
-				    in->ports[p].name, g->stages[i].label);
-				goto out;
-			}
-	}
-	rc = check_cycles(g, errbuf, errlen);
-out:
-	strtab_free(&outs);
-	free(conn);
+	adj_build(&a, g, 1);
+	for (i = 0; i < g->nstages && rc == 0; i++)
+		if (graph_stage_fit(g, i, g->stages[i].info, a.link +
+		    a.first[i], a.first[i + 1] - a.first[i], &m) == -1)
+			rc = misfit_error(g, i, &m, errbuf, errlen);
+	adj_free(&a);
+	if (rc == 0 && (rc = check_feeds(g, errbuf, errlen)) == 0)
+		rc = check_cycles(g, errbuf, errlen);
 	return rc;
 }
 
 void
 graph_free(struct graph *g)
 {
-	int i, j;
+	int i;
 
-	for (i = 0; i < g->nstages; i++) {
-		for (j = 0; j < g->stages[i].argc; j++)
-			free(g->stages[i].argv[j]);
-		free(g->stages[i].argv);
-	}
+	for (i = 0; i < g->nstages; i++)
+		graph_words_free(g->stages[i].argv);
 	free(g->stages);
 	free(g->links);
 	memset(g, 0, sizeof(*g));
 }
-
 char **
 graph_words(const char *text, int *argc, char *errbuf, size_t errlen)
 {

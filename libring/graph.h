@@ -28,6 +28,16 @@
 #define APP_NAME_MAX	64
 #define PORT_NAME_MAX	32
 
+/*
+ * The one alphabet of names (labels, ports, graphs): letters, digits and
+ * "_.-", not starting with '.' or '-', so that a name is a file name that
+ * is never hidden and never taken for an option.  name_ok() checks the
+ * characters of a whole name (the caller checks its length); name_char()
+ * one character, for names made from other text.
+ */
+int	name_char(int c);
+int	name_ok(const char *s);
+
 struct graph_pos {
 	int	line, col;
 };
@@ -81,6 +91,23 @@ int	graph_parse(struct graph *g, const char *text, char *errbuf,
  * ports, and refuses a cycle whose links are all lossless (DESIGN 6).
  */
 int	graph_check(struct graph *g, char *errbuf, size_t errlen);
+/*
+ * Where an app_info does not fit a stage's links: a link at the stage
+ * naming a port the app lacks (link >= 0; out: at the link's source end),
+ * or a port the app requires that no link names (link -1, port).
+ */
+struct misfit {
+	int	link, out, port;
+};
+/*
+ * The port check of graph_check() for one stage: do info's ports fit the
+ * links at stage i?  links[0..n) are their indexes, or NULL for all of
+ * g's links (n = g->nlinks; those not at stage i are passed over).  snb-run
+ * checks a swap's replacement with it.  0, or -1 with *m set.
+ */
+int	graph_stage_fit(const struct graph *g, int i,
+	    const struct app_info *info, const int *links, int n,
+	    struct misfit *m);
 void	graph_free(struct graph *g);
 
 /*

@@ -1,25 +1,26 @@
 /*
- * op.c: swap and restart, as state machines driven by the supervisor's
- * loop (one at a time).
+ * op.c: swap and restart, one state machine driven by the supervisor's
+ * loop (one operation at a time).
  *
- * swap:	describe the replacement and check its ports
+ *	swap: describe the replacement, check its ports (graph_stage_fit)
  *	-> STANDBY	it runs, bound to the rings, in standby: its init()
  *			checks everything, its stderr comes to us; it says
  *			ready (a NUL byte) or exits (refused: its words go
  *			back to snb-ctl)
+ *	restart, or swap when ready:
  *	-> RETIRING	SIGTERM to the old stage: it finishes its breath and
- *			detaches (the stall starts here)
- *	-> done		the old one left: SIGUSR1, the replacement takes over
- * restart:
- *	-> RETIRING	SIGTERM (SIGKILL after OP_RETIRE_MS)
- *	-> done		the old one left: start the stage again, counted as
- *			a restart, so it continues its predecessor's work
+ *			detaches (a swap's stall starts here)
+ *	-> KILLED	restart only: SIGKILL after OP_RETIRE_MS
+ *	-> NONE		the old one left: a swap's replacement takes over
+ *			(SIGUSR1), a restart starts the stage again, counted
+ *			as a restart, so it continues its predecessor's work
  *
- * Called off: a replacement that does not become ready is killed (it has
- * claimed nothing); an old stage that does not leave in time (stopped,
- * say) keeps running, the replacement is dismissed, and the old stage is
- * started again whenever it does leave (supervise.c).  If the old stage
- * reaches end of stream while retiring, there is nothing to take over.
+ * Every way out goes through op_end(), which answers snb-ctl.  Called off:
+ * a replacement that does not become ready is killed (it has claimed
+ * nothing); an old stage that does not leave in time (stopped, say) keeps
+ * running, the replacement is dismissed, and the old stage is started
+ * again whenever it does leave (supervise.c).  If the old stage reaches
+ * end of stream while retiring, there is nothing to take over.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -28,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,16 +44,20 @@
 #define OP_RETIRE_MS	5000	/* the old stage's last breath */
 #define OP_KILL_MS	2000
 
-enum { OP_NONE, OP_STANDBY, OP_RETIRING };
+enum op_state {
+	OP_NONE,
+	OP_STANDBY,	/* swap: the replacement starts, in standby */
+	OP_RETIRING,	/* the old stage was sent SIGTERM */
+	OP_KILLED	/* restart: and SIGKILL, after OP_RETIRE_MS */
+};
 
 static struct {
-	int		 state;
+	enum op_state	 state;
 	int		 restart;	/* a restart, not a swap */
 	int		 stage;
 	int		 client;	/* ctl_reply id */
 	int		 fd;		/* the standby pipe, -1 */
-	int		 killed;	/* restart: the old one got SIGKILL */
-	pid_t		 old, new;
+	pid_t		 old, new;	/* new: the replacement; 0 once gone */
 	uint64_t	 deadline, t0;
 	char		**words;	/* the replacement: app, args */
 	int		 nwords;
@@ -59,25 +65,12 @@ static struct {
 	char		 path[PATH_MAX], stats[PATH_MAX], tmp[PATH_MAX];
 	size_t		 msglen;
 	char		 msg[4096];	/* what the replacement said */
-} op;
+} op = { .fd = -1 };
 
 int
 op_busy(void)
 {
 	return op.state != OP_NONE;
-}
-
-static void
-op_clear(void)
-{
-	if (op.fd != -1)
-		close(op.fd);
-	op.fd = -1;
-	graph_words_free(op.words);
-	op.words = NULL;
-	free(op.info);
-	op.info = NULL;
-	op.state = OP_NONE;
 }
 
 /* The replacement's own words, trimmed, for an error reply. */
@@ -91,82 +84,107 @@ op_said(void)
 	return op.msg;
 }
 
-/* Do the ports of info fit stage i's links?  -1 with a reason if not. */
-static int
-ports_fit(int i, const struct app_info *info, char *why, size_t len)
+/*
+ * The one way a swap or restart ends, well or not: the replacement (if
+ * one is still ours) gets sig, its counter file goes, the client gets
+ * the reply.
+ */
+static void __attribute__((format(printf, 2, 3)))
+op_end(int sig, const char *fmt, ...)
 {
-	int j, p, found;
+	char reply[sizeof(op.msg) + 1024];
+	va_list ap;
 
-	for (j = 0; j < g.nlinks; j++) {
-		struct link *l = &g.links[j];
-		const char *port = l->from == i ? l->from_port : l->to_port;
-		int out = l->from == i;
-		if (l->from != i && l->to != i)
-			continue;
-		for (p = 0, found = 0; p < info->nports && !found; p++)
-			found = info->ports[p].out == out &&
-			    (!strcmp(info->ports[p].name, port) ||
-			    !strcmp(info->ports[p].name, "*"));
-		if (!found) {
-			snprintf(why, len, "%s has no %s port '%s'", info->app,
-			    out ? "output" : "input", port);
-			return -1;
-		}
+	if (op.new > 0 && sig)
+		kill(op.new, sig);
+	if (op.tmp[0])
+		unlink(op.tmp);
+	if (op.fd != -1)
+		close(op.fd);
+	va_start(ap, fmt);
+	vsnprintf(reply, sizeof(reply), fmt, ap);
+	va_end(ap);
+	ctl_reply(op.client, "%s", reply);
+	graph_words_free(op.words);
+	free(op.info);
+	op.words = NULL;
+	op.info = NULL;
+	op.fd = -1;
+	op.new = 0;
+	op.tmp[0] = '\0';
+	op.state = OP_NONE;
+}
+
+/* Start an operation on stage i: 0, or -1 (answered) if it cannot be. */
+static int
+op_start(int i, int client, int restart)
+{
+	op.stage = i;
+	op.client = client;
+	op.restart = restart;
+	op.msglen = 0;
+	op.old = procs[i].pid;
+	if (op.old != 0 && !procs[i].leaving)
+		return 0;
+	op_end(0, "error: %s is not running\n", g.stages[i].label);
+	return -1;
+}
+
+/* SIGTERM to the old stage: it leaves at a breath boundary. */
+static void
+retire(void)
+{
+	procs[op.stage].leaving = 1;
+	kill(op.old, SIGTERM);
+	op.state = OP_RETIRING;
+	op.deadline = now_ms() + OP_RETIRE_MS;
+}
+
+/* Stage i's replacement found, described and fitted; -1 with why. */
+static int
+replacement(int i, const char *spec, char *why, size_t len)
+{
+	const char *label = g.stages[i].label;
+	char e[512];
+	struct misfit m;
+	struct link *l;
+
+	if ((op.words = graph_words(spec, &op.nwords, why, len)) == NULL)
+		return -1;
+	if (op.nwords == 0 || strchr(op.words[0], '/') ||
+	    find_app(op.words[0], op.path, sizeof(op.path)) == -1) {
+		snprintf(why, len, "unknown app '%s'", op.nwords ?
+		    op.words[0] : "");
+		return -1;
 	}
-	for (p = 0; p < info->nports; p++) {
-		if (!info->ports[p].required)
-			continue;
-		for (j = 0, found = 0; j < g.nlinks && !found; j++)
-			found = info->ports[p].out ? (g.links[j].from == i &&
-			    !strcmp(g.links[j].from_port, info->ports[p].name)) :
-			    (g.links[j].to == i &&
-			    !strcmp(g.links[j].to_port, info->ports[p].name));
-		if (!found) {
-			snprintf(why, len, "%s needs its %s port '%s' connected",
-			    info->app, info->ports[p].out ? "output" : "input",
-			    info->ports[p].name);
-			return -1;
-		}
-	}
-	return 0;
+	if ((op.info = calloc(1, sizeof(*op.info))) == NULL)
+		err(1, NULL);
+	if (describe(op.path, op.info, e, sizeof(e)) == -1)
+		snprintf(why, len, "%s; %s keeps running", e, label);
+	else if (graph_stage_fit(&g, i, op.info, NULL, g.nlinks, &m) == 0)
+		return 0;
+	else if (m.link >= 0) {
+		l = &g.links[m.link];
+		snprintf(why, len, "%s has no %s port '%s'; %s keeps running",
+		    op.info->app, m.out ? "output" : "input", m.out ?
+		    l->from_port : l->to_port, label);
+	} else
+		snprintf(why, len, "%s needs its %s port '%s' connected; %s "
+		    "keeps running", op.info->app, m.out ? "output" : "input",
+		    op.info->ports[m.port].name, label);
+	return -1;
 }
 
 void
 op_swap(int i, const char *spec, int client)
 {
-	char errbuf[512];
+	char why[1024];
 	int fds[2];
 
-	op.fd = -1;
-	op.stage = i;
-	op.client = client;
-	op.restart = 0;
-	op.msglen = 0;
-	if ((op.words = graph_words(spec, &op.nwords, errbuf,
-	    sizeof(errbuf))) == NULL) {
-		ctl_reply(client, "error: %s\n", errbuf);
+	if (op_start(i, client, 0) == -1)
 		return;
-	}
-	if (op.nwords == 0 || strchr(op.words[0], '/') ||
-	    find_app(op.words[0], op.path, sizeof(op.path)) == -1) {
-		ctl_reply(client, "error: unknown app '%s'\n", op.nwords ?
-		    op.words[0] : "");
-		op_clear();
-		return;
-	}
-	if ((op.info = calloc(1, sizeof(*op.info))) == NULL)
-		err(1, NULL);
-	if (describe(op.path, op.info, errbuf, sizeof(errbuf)) == -1 ||
-	    ports_fit(i, op.info, errbuf, sizeof(errbuf)) == -1) {
-		ctl_reply(client, "error: %s; %s keeps running\n", errbuf,
-		    g.stages[i].label);
-		op_clear();
-		return;
-	}
-	if ((op.old = procs[i].pid) == 0 || procs[i].leaving) {
-		ctl_reply(client, "error: %s is not running\n",
-		    g.stages[i].label);
-		op_clear();
+	if (replacement(i, spec, why, sizeof(why)) == -1) {
+		op_end(0, "error: %s\n", why);
 		return;
 	}
 	stage_path(i, op.stats, sizeof(op.stats));
@@ -187,26 +205,14 @@ op_swap(int i, const char *spec, int client)
 void
 op_restart(int i, int client)
 {
-	op.fd = -1;
-	op.stage = i;
-	op.client = client;
-	op.restart = 1;
-	op.killed = 0;
-	if ((op.old = procs[i].pid) == 0 || procs[i].leaving) {
-		ctl_reply(client, "error: %s is not running\n",
-		    g.stages[i].label);
-		return;
-	}
-	procs[i].leaving = 1;
-	kill(op.old, SIGTERM);
-	op.state = OP_RETIRING;
-	op.deadline = now_ms() + OP_RETIRE_MS;
+	if (op_start(i, client, 1) == 0)
+		retire();
 }
 
 int
 op_pollfd(struct pollfd *pfd)
 {
-	if (op.state != OP_STANDBY || op.fd == -1)
+	if (op.fd == -1)
 		return 0;
 	pfd->fd = op.fd;
 	pfd->events = POLLIN;
@@ -216,7 +222,7 @@ op_pollfd(struct pollfd *pfd)
 int
 op_pollfd_is(int fd)
 {
-	return op.state == OP_STANDBY && op.fd != -1 && fd == op.fd;
+	return op.fd != -1 && fd == op.fd;
 }
 
 /* The standby pipe: the replacement's words, then NUL (ready) or EOF. */
@@ -230,30 +236,26 @@ op_event(short revents)
 	n = read(op.fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {	/* it exited: its status comes with SIGCHLD */
-		close(op.fd);
-		op.fd = -1;
-		return;
+	if (n > 0) {
+		nul = memchr(buf, '\0', (size_t)n);
+		k = nul ? (size_t)(nul - buf) : (size_t)n;
+		if (k > sizeof(op.msg) - 1 - op.msglen)
+			k = sizeof(op.msg) - 1 - op.msglen;
+		memcpy(op.msg + op.msglen, buf, k);
+		op.msglen += k;
+		if (nul == NULL)
+			return;
 	}
-	nul = memchr(buf, '\0', (size_t)n);
-	k = nul ? (size_t)(nul - buf) : (size_t)n;
-	if (k > sizeof(op.msg) - 1 - op.msglen)
-		k = sizeof(op.msg) - 1 - op.msglen;
-	memcpy(op.msg + op.msglen, buf, k);
-	op.msglen += k;
-	if (nul == NULL)
-		return;
-	/* Ready: retire the old stage at a breath boundary. */
+	/* Ready, or it exited (its status comes with SIGCHLD). */
 	close(op.fd);
 	op.fd = -1;
+	if (n <= 0)
+		return;
 	if (op.msglen)	/* warnings of an app that then went on */
 		warnx("%s (replacement): %s", g.stages[op.stage].label,
 		    op_said());
 	op.t0 = app_now_ns();
-	procs[op.stage].leaving = 1;
-	kill(op.old, SIGTERM);
-	op.state = OP_RETIRING;
-	op.deadline = now_ms() + OP_RETIRE_MS;
+	retire();
 }
 
 /* The swap is complete: the replacement is the stage from now on. */
@@ -262,22 +264,19 @@ take_over(void)
 {
 	struct stage *s = &g.stages[op.stage];
 	struct proc *p = &procs[op.stage];
-	uint64_t t1;
-	int k;
+	double stall;
 
 	if (rename(op.tmp, op.stats) == -1)
 		warn("%s", op.tmp);
 	kill(op.new, SIGUSR1);
-	t1 = app_now_ns();
+	stall = (app_now_ns() - op.t0) / 1e6;
 	p->pid = op.new;
 	p->leaving = 0;
 	p->started = now_ms();
 	free(p->path);
 	if ((p->path = strdup(op.path)) == NULL)
 		err(1, NULL);
-	for (k = 0; k < s->argc; k++)
-		free(s->argv[k]);
-	free(s->argv);
+	graph_words_free(s->argv);
 	strlcpy(s->app, op.words[0], sizeof(s->app));
 	free(op.words[0]);
 	memmove(op.words, op.words + 1, (size_t)op.nwords * sizeof(char *));
@@ -285,14 +284,13 @@ take_over(void)
 	s->argc = op.nwords - 1;
 	op.words = NULL;
 	free(p->swap_info);
-	p->swap_info = op.info;
-	s->info = op.info;
+	s->info = p->swap_info = op.info;
 	op.info = NULL;
-	ctl_reply(op.client, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n",
-	    s->label, (long)op.old, (long)op.new, (t1 - op.t0) / 1e6);
+	op.new = 0;
 	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms", s->label,
-	    s->app, (long)op.old, (long)op.new, (t1 - op.t0) / 1e6);
-	op_clear();
+	    s->app, (long)op.old, (long)p->pid, stall);
+	op_end(0, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n", s->label,
+	    (long)op.old, (long)p->pid, stall);
 }
 
 /* The old stage of a swap or restart left with status. */
@@ -305,17 +303,11 @@ old_left(int status)
 	if (status == 0 && st == STAGE_FINISHED) {
 		/* End of stream came first: nothing to take over. */
 		procs[i].done = 1;
-		if (!op.restart) {
-			kill(op.new, SIGTERM);
-			unlink(op.tmp);
-		}
-		ctl_reply(op.client, "error: %s reached end of stream before "
-		    "the %s\n", g.stages[i].label, op.restart ? "restart" :
-		    "swap");
-		op_clear();
+		op_end(SIGTERM, "error: %s reached end of stream before the "
+		    "%s\n", g.stages[i].label, op.restart ? "restart" : "swap");
 		return;
 	}
-	if (status != 0 && !op.killed)
+	if (status != 0 && op.state != OP_KILLED)
 		warnx("%s (pid %ld) left with status %d", g.stages[i].label,
 		    (long)op.old, WIFEXITED(status) ? WEXITSTATUS(status) :
 		    128 + WTERMSIG(status));
@@ -325,12 +317,11 @@ old_left(int status)
 	}
 	procs[i].restarts++;
 	start_stage(i);
-	ctl_reply(op.client, "ok: restarted %s: pid %ld -> %ld\n",
-	    g.stages[i].label, (long)op.old, (long)procs[i].pid);
 	if (verbose)
 		warnx("restarted %s (pid %ld -> %ld)", g.stages[i].label,
 		    (long)op.old, (long)procs[i].pid);
-	op_clear();
+	op_end(0, "ok: restarted %s: pid %ld -> %ld\n", g.stages[i].label,
+	    (long)op.old, (long)procs[i].pid);
 }
 
 /* A child left: 1 if it was ours (the replacement, or the old stage). */
@@ -339,28 +330,19 @@ op_child_exited(pid_t pid, int status)
 {
 	if (op.state == OP_NONE)
 		return 0;
-	if (!op.restart && pid == op.new) {
+	if (pid == op.new) {
 		/* Before takeover: it refused, or it died. */
-		if (op.fd != -1) {
+		op.new = 0;
+		if (op.fd != -1)
 			op_event(POLLIN);	/* whatever it wrote last */
-			if (op.fd != -1) {
-				close(op.fd);
-				op.fd = -1;
-			}
-		}
-		unlink(op.tmp);
-		if (op.state == OP_RETIRING)	/* the old one goes on */
-			procs[op.stage].leaving = 1;
-		ctl_reply(op.client, "error: replacement %s failed to start "
-		    "(%s %d)%s%s; %s keeps running\n", op.words[0],
-		    WIFSIGNALED(status) ? "signal" : "status",
-		    WIFSIGNALED(status) ? WTERMSIG(status) :
-		    WEXITSTATUS(status), op.msglen ? ": " : "", op_said(),
-		    g.stages[op.stage].label);
-		op_clear();
+		op_end(0, "error: replacement %s failed to start (%s %d)%s%s; "
+		    "%s keeps running\n", op.words[0], WIFSIGNALED(status) ?
+		    "signal" : "status", WIFSIGNALED(status) ?
+		    WTERMSIG(status) : WEXITSTATUS(status), op.msglen ? ": " :
+		    "", op_said(), g.stages[op.stage].label);
 		return 1;
 	}
-	if (pid == op.old && op.state == OP_RETIRING) {
+	if (pid == op.old && op.state >= OP_RETIRING) {
 		old_left(status);
 		return 1;
 	}
@@ -370,47 +352,36 @@ op_child_exited(pid_t pid, int status)
 uint64_t
 op_timers(uint64_t now)
 {
-	if (op.state == OP_NONE)
+	if (op.state == OP_NONE || now < op.deadline)
+		return op.state == OP_NONE ? 0 : op.deadline;
+	switch (op.state) {
+	case OP_STANDBY:	/* reaped as a stranger: not ours */
+		op_end(SIGKILL, "error: replacement %s not ready in %d ms%s%s; "
+		    "%s keeps running\n", op.words[0], OP_READY_MS, op.msglen ?
+		    ": " : "", op_said(), g.stages[op.stage].label);
 		return 0;
-	if (now < op.deadline)
-		return op.deadline;
-	if (op.state == OP_STANDBY) {
-		kill(op.new, SIGKILL);	/* reaped as a stranger: not ours */
-		unlink(op.tmp);
-		ctl_reply(op.client, "error: replacement %s not ready in %d "
-		    "ms%s%s; %s keeps running\n", op.words[0], OP_READY_MS,
-		    op.msglen ? ": " : "", op_said(),
-		    g.stages[op.stage].label);
-		op_clear();
+	case OP_RETIRING:
+		if (op.restart) {
+			/* A restart goes ahead: the stage's own state hands over. */
+			kill(op.old, SIGKILL);
+			op.state = OP_KILLED;
+			return op.deadline = now + OP_KILL_MS;
+		}
+		/* FALLTHROUGH */
+	default:	/* standby: the replacement leaves untouched */
+		op_end(SIGTERM, "error: %s (pid %ld) did not stop in %d ms; %s "
+		    "called off (it is started again when it leaves)\n",
+		    g.stages[op.stage].label, (long)op.old, op.restart ?
+		    OP_RETIRE_MS + OP_KILL_MS : OP_RETIRE_MS, op.restart ?
+		    "restart" : "swap");
 		return 0;
 	}
-	if (op.restart && !op.killed) {
-		/* A restart goes ahead: the stage's own state hands over. */
-		kill(op.old, SIGKILL);
-		op.killed = 1;
-		op.deadline = now + OP_KILL_MS;
-		return op.deadline;
-	}
-	if (!op.restart)
-		kill(op.new, SIGTERM);	/* standby: it leaves untouched */
-	unlink(op.tmp);
-	ctl_reply(op.client, "error: %s (pid %ld) did not stop in %d ms; "
-	    "%s called off (it is started again when it leaves)\n",
-	    g.stages[op.stage].label, (long)op.old, op.restart ? OP_RETIRE_MS
-	    + OP_KILL_MS : OP_RETIRE_MS, op.restart ? "restart" : "swap");
-	op_clear();
-	return 0;
 }
 
 /* Stopping the graph: no swap or restart goes on. */
 void
 op_abort(void)
 {
-	if (op.state == OP_NONE)
-		return;
-	if (!op.restart && op.new > 0)
-		kill(op.new, SIGKILL);
-	unlink(op.tmp);
-	ctl_reply(op.client, "error: the graph is stopping\n");
-	op_clear();
+	if (op.state != OP_NONE)
+		op_end(SIGKILL, "error: the graph is stopping\n");
 }
