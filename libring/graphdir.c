@@ -29,6 +29,7 @@
 
 #include <bsd/string.h>
 
+#include "graph.h"
 #include "rundir.h"
 #include "rundir_int.h"
 
@@ -39,8 +40,8 @@ enum reap { REAP_GONE, REAP_REMOVED, REAP_LIVE, REAP_ERROR };
 
 /* --- removal --- */
 
-static int	empty_dir(int fd, const char *path, int depth, char *errbuf,
-		    size_t errlen);
+static int	remove_dir(int at, const char *name, const char *path,
+		    int depth, char *errbuf, size_t errlen);
 
 /*
  * Remove the hugetlbfs directory a rings symlink names, once it proves to
@@ -51,33 +52,20 @@ static int
 remove_rings_target(const char *target, char *errbuf, size_t errlen)
 {
 	char parent[PATH_MAX], own[32], *slash;
-	int fd, r;
 
 	strlcpy(parent, target, sizeof(parent));
 	snprintf(own, sizeof(own), "snb-%u", (unsigned)geteuid());
-	if (target[0] != '/' || (slash = strrchr(parent, '/')) == NULL ||
-	    slash == parent) {
-		rd_fail(errbuf, errlen, target, "unexpected rings target, kept");
-		return -1;
-	}
-	*slash = '\0';
-	if ((slash = strrchr(parent, '/')) == NULL ||
-	    strcmp(slash + 1, own) != 0) {
-		rd_fail(errbuf, errlen, target, "unexpected rings target, kept");
-		return -1;
-	}
+	/* Its parent must be .../snb-UID: cut its own name, then look. */
+	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
+		*slash = '\0';
+	if (target[0] != '/' || slash == NULL || slash == parent ||
+	    (slash = strrchr(parent, '/')) == NULL || strcmp(slash + 1, own))
+		return rd_fail(errbuf, errlen, target, "unexpected rings "
+		    "target, kept");
 	if (rd_check_dir(parent, errbuf, errlen) == -1)
 		return errno == ENOENT ? 0 : -1;
-	if ((fd = rd_open_dir(AT_FDCWD, target, target, errbuf, errlen)) == -1)
-		return errno == ENOENT ? 0 : -1;
 	/* Depth 1: a rings symlink is followed only from a graph. */
-	r = empty_dir(fd, target, 1, errbuf, errlen);
-	close(fd);
-	if (r == 0 && rmdir(target) == -1 && errno != ENOENT) {
-		rd_fail(errbuf, errlen, target, strerror(errno));
-		r = -1;
-	}
-	return r;
+	return remove_dir(AT_FDCWD, target, target, 1, errbuf, errlen);
 }
 
 /* Remove one entry of the directory fd; directories recursively. */
@@ -87,7 +75,6 @@ remove_entry(int fd, const char *path, const char *name, int depth,
 {
 	char sub[PATH_MAX], target[PATH_MAX];
 	ssize_t n;
-	int sfd, r;
 
 	snprintf(sub, sizeof(sub), "%s/%s", path, name);
 	/* A graph's rings symlink leads to its hugetlbfs directory. */
@@ -99,24 +86,12 @@ remove_entry(int fd, const char *path, const char *name, int depth,
 	}
 	if (unlinkat(fd, name, 0) == 0 || errno == ENOENT)
 		return 0;
-	if (errno != EISDIR) {
-		rd_fail(errbuf, errlen, sub, strerror(errno));
-		return -1;
-	}
-	if (depth >= MAX_DEPTH) {
-		rd_fail(errbuf, errlen, sub, "directories nested too deep");
-		return -1;
-	}
-	if ((sfd = rd_open_dir(fd, name, sub, errbuf, errlen)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	r = empty_dir(sfd, sub, depth + 1, errbuf, errlen);
-	close(sfd);
-	if (r == 0 && unlinkat(fd, name, AT_REMOVEDIR) == -1 &&
-	    errno != ENOENT) {
-		rd_fail(errbuf, errlen, sub, strerror(errno));
-		r = -1;
-	}
-	return r;
+	if (errno != EISDIR)
+		return rd_fail(errbuf, errlen, sub, NULL);
+	if (depth >= MAX_DEPTH)
+		return rd_fail(errbuf, errlen, sub, "directories nested too "
+		    "deep");
+	return remove_dir(fd, name, sub, depth + 1, errbuf, errlen);
 }
 
 /*
@@ -132,7 +107,7 @@ empty_dir(int fd, const char *path, int depth, char *errbuf, size_t errlen)
 
 	for (pass = 0; pass < 3 && left; pass++) {
 		if ((dfd = dup(fd)) == -1 || (d = fdopendir(dfd)) == NULL) {
-			rd_fail(errbuf, errlen, path, strerror(errno));
+			rd_fail(errbuf, errlen, path, NULL);
 			if (dfd != -1)
 				close(dfd);
 			return -1;
@@ -155,22 +130,26 @@ empty_dir(int fd, const char *path, int depth, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* Remove the graph directory path (already renamed out of sight). */
+/* Remove directory name (path) of the directory at and all it holds. */
 static int
-remove_tree(const char *path, char *errbuf, size_t errlen)
+remove_dir(int at, const char *name, const char *path, int depth,
+    char *errbuf, size_t errlen)
 {
 	int fd, r;
 
-	if ((fd = rd_open_dir(AT_FDCWD, path, path, errbuf, errlen)) == -1)
+	if ((fd = rd_open_dir(at, name, path, errbuf, errlen)) == -1)
 		return errno == ENOENT ? 0 : -1;
-	r = empty_dir(fd, path, 0, errbuf, errlen);
+	r = empty_dir(fd, path, depth, errbuf, errlen);
 	close(fd);
-	if (r == 0 && rmdir(path) == -1 && errno != ENOENT) {
-		rd_fail(errbuf, errlen, path, strerror(errno));
-		r = -1;
-	}
+	if (r == 0 && unlinkat(at, name, AT_REMOVEDIR) == -1 &&
+	    errno != ENOENT)
+		r = rd_fail(errbuf, errlen, path, NULL);
 	return r;
 }
+
+/* Remove the graph directory path (already renamed out of sight). */
+#define remove_tree(path, errbuf, errlen) \
+	remove_dir(AT_FDCWD, (path), (path), 0, (errbuf), (errlen))
 
 /*
  * Rename dir to a fresh .rm-PID-XXXXXX next to it (rename() replaces the
@@ -188,18 +167,15 @@ rename_and_remove(const char *dir, char *errbuf, size_t errlen)
 		tmp[0] = '\0';
 	snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
 	    ".rm-%ld-XXXXXX", (long)getpid());
-	if (mkdtemp(tmp) == NULL) {
-		rd_fail(errbuf, errlen, tmp, strerror(errno));
-		return -1;
-	}
+	if (mkdtemp(tmp) == NULL)
+		return rd_fail(errbuf, errlen, tmp, NULL);
 	if (rename(dir, tmp) == -1) {
 		int e = errno;
 
 		rmdir(tmp);
 		if (e == ENOENT)
 			return 0;
-		rd_fail(errbuf, errlen, dir, strerror(e));
-		return -1;
+		return rd_fail(errbuf, errlen, dir, "%s", strerror(e));
 	}
 	return remove_tree(tmp, errbuf, errlen);
 }
@@ -263,7 +239,7 @@ lock_for_removal(const char *dir, long *pid, char *errbuf, size_t errlen)
 		    -1) {
 			if (errno == ENOENT)
 				return LOCK_NONE;
-			rd_fail(errbuf, errlen, path, strerror(errno));
+			rd_fail(errbuf, errlen, path, NULL);
 			return LOCK_ERROR;
 		}
 		*pid = read_pid(fd);
@@ -300,17 +276,15 @@ reap(const char *run, const char *name, long *pid, char *errbuf,
 	return r == -1 ? REAP_ERROR : REAP_REMOVED;
 }
 
-static int
-bad_name(const char *name, char *errbuf, size_t errlen)
+int
+snb_graph_name_check(const char *name, char *errbuf, size_t errlen)
 {
-	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') ||
-	    strlen(name) > SNB_GRAPH_NAME_MAX) {
-		snprintf(errbuf, errlen, "bad graph name '%s' (1-%d "
-		    "characters, no '/', not starting with '.')", name,
-		    SNB_GRAPH_NAME_MAX);
-		return 1;
-	}
-	return 0;
+	if (name_ok(name) && strlen(name) <= SNB_GRAPH_NAME_MAX)
+		return 0;
+	snprintf(errbuf, errlen, "bad graph name '%s' (letters, digits, '_', "
+	    "'.', '-', not starting with '.' or '-'; at most %d)", name,
+	    SNB_GRAPH_NAME_MAX);
+	return -1;
 }
 
 /* snb-run.pid in the new graph directory: our pid, locked. */
@@ -325,7 +299,7 @@ make_pid_file(const char *gdir, char *errbuf, size_t errlen)
 	    0644);
 	if (fd == -1 || flock(fd, LOCK_EX | LOCK_NB) == -1 ||
 	    dprintf(fd, "%ld\n", (long)getpid()) < 0) {
-		rd_fail(errbuf, errlen, path, strerror(errno));
+		rd_fail(errbuf, errlen, path, NULL);
 		if (fd != -1)
 			close(fd);
 		return -1;
@@ -343,7 +317,7 @@ snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
 	long pid;
 	int fd, i;
 
-	if (bad_name(name, errbuf, errlen) ||
+	if (snb_graph_name_check(name, errbuf, errlen) == -1 ||
 	    (run = snb_run_dir(errbuf, errlen)) == NULL)
 		return -1;
 	if ((size_t)snprintf(dir, dirlen, "%s/%s", run, name) >= dirlen) {
@@ -351,10 +325,8 @@ snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.new-%ld-XXXXXX", run, (long)getpid());
-	if (mkdtemp(tmp) == NULL) {
-		rd_fail(errbuf, errlen, tmp, strerror(errno));
-		return -1;
-	}
+	if (mkdtemp(tmp) == NULL)
+		return rd_fail(errbuf, errlen, tmp, NULL);
 	if (rd_make_rings(tmp, name, errbuf, errlen) == -1 ||
 	    (fd = make_pid_file(tmp, errbuf, errlen)) == -1)
 		goto fail;
@@ -362,7 +334,7 @@ snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
 		if (rename(tmp, dir) == 0)
 			return fd;
 		if (errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR) {
-			rd_fail(errbuf, errlen, dir, strerror(errno));
+			rd_fail(errbuf, errlen, dir, NULL);
 			break;
 		}
 		r = reap(run, name, &pid, errbuf, errlen);
@@ -412,10 +384,8 @@ clean_all(const char *run, char *errbuf, size_t errlen)
 	int n = 0;
 	DIR *d;
 
-	if ((d = opendir(run)) == NULL) {
-		rd_fail(errbuf, errlen, run, strerror(errno));
-		return -1;
-	}
+	if ((d = opendir(run)) == NULL)
+		return rd_fail(errbuf, errlen, run, NULL);
 	while ((de = readdir(d)) != NULL) {
 		snprintf(path, sizeof(path), "%s/%s", run, de->d_name);
 		if (de->d_name[0] == '.') {
@@ -453,7 +423,7 @@ snb_graph_clean(const char *only, char *errbuf, size_t errlen)
 		return -1;
 	if (only == NULL)
 		return clean_all(run, errbuf, errlen);
-	if (bad_name(only, errbuf, errlen))
+	if (snb_graph_name_check(only, errbuf, errlen) == -1)
 		return -1;
 	switch (reap(run, only, &pid, errbuf, errlen)) {
 	case REAP_GONE:
@@ -485,9 +455,7 @@ snb_rings_to_tmpfs(const char *dir, char *errbuf, size_t errlen)
 	target[n] = '\0';
 	if (remove_rings_target(target, errbuf, errlen) == -1)
 		return -1;
-	if (unlink(link) == -1 || mkdir(link, 0700) == -1) {
-		rd_fail(errbuf, errlen, link, strerror(errno));
-		return -1;
-	}
+	if (unlink(link) == -1 || mkdir(link, 0700) == -1)
+		return rd_fail(errbuf, errlen, link, NULL);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,20 @@
 #define TMPFS_MAGIC	0x01021994
 #endif
 
-/* errbuf gets "path: what"; errno is kept for the caller to look at. */
-void
-rd_fail(char *errbuf, size_t errlen, const char *path, const char *what)
+int
+rd_fail(char *errbuf, size_t errlen, const char *path, const char *fmt, ...)
 {
-	int e = errno;
+	va_list ap;
+	int e = errno, n;
 
-	snprintf(errbuf, errlen, "%s: %s", path, what);
+	n = snprintf(errbuf, errlen, "%s: %s", path, fmt ? "" : strerror(e));
+	if (fmt && n >= 0 && (size_t)n < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(errbuf + n, errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
 	errno = e;
+	return -1;
 }
 
 /*
@@ -46,29 +53,18 @@ int
 rd_check_stat(const char *path, const struct stat *st, char *errbuf,
     size_t errlen)
 {
-	char what[128];
-
-	if (S_ISLNK(st->st_mode)) {
-		rd_fail(errbuf, errlen, path, "is a symbolic link, refused");
-		return -1;
-	}
-	if (!S_ISDIR(st->st_mode)) {
-		rd_fail(errbuf, errlen, path, "not a directory");
-		return -1;
-	}
-	if (st->st_uid != geteuid()) {
-		snprintf(what, sizeof(what), "owned by uid %u, not by us "
-		    "(uid %u), refused", (unsigned)st->st_uid,
+	if (S_ISLNK(st->st_mode))
+		return rd_fail(errbuf, errlen, path, "is a symbolic link, "
+		    "refused");
+	if (!S_ISDIR(st->st_mode))
+		return rd_fail(errbuf, errlen, path, "not a directory");
+	if (st->st_uid != geteuid())
+		return rd_fail(errbuf, errlen, path, "owned by uid %u, not by "
+		    "us (uid %u), refused", (unsigned)st->st_uid,
 		    (unsigned)geteuid());
-		rd_fail(errbuf, errlen, path, what);
-		return -1;
-	}
-	if (st->st_mode & S_IWOTH) {
-		snprintf(what, sizeof(what), "writable by others (mode %04o), "
-		    "refused", (unsigned)(st->st_mode & 07777));
-		rd_fail(errbuf, errlen, path, what);
-		return -1;
-	}
+	if (st->st_mode & S_IWOTH)
+		return rd_fail(errbuf, errlen, path, "writable by others (mode "
+		    "%04o), refused", (unsigned)(st->st_mode & 07777));
 	return 0;
 }
 
@@ -77,10 +73,8 @@ rd_check_dir(const char *path, char *errbuf, size_t errlen)
 {
 	struct stat st;
 
-	if (lstat(path, &st) == -1) {
-		rd_fail(errbuf, errlen, path, strerror(errno));
-		return -1;
-	}
+	if (lstat(path, &st) == -1)
+		return rd_fail(errbuf, errlen, path, NULL);
 	return rd_check_stat(path, &st, errbuf, errlen);
 }
 
@@ -88,10 +82,8 @@ rd_check_dir(const char *path, char *errbuf, size_t errlen)
 static int
 make_dir(const char *dir, char *errbuf, size_t errlen)
 {
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		rd_fail(errbuf, errlen, dir, strerror(errno));
-		return -1;
-	}
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+		return rd_fail(errbuf, errlen, dir, NULL);
 	return rd_check_dir(dir, errbuf, errlen);
 }
 
@@ -111,7 +103,7 @@ rd_open_dir(int at, const char *name, const char *path, char *errbuf,
 			rd_fail(errbuf, errlen, path, "not a directory (or a "
 			    "symbolic link), refused");
 		else
-			rd_fail(errbuf, errlen, path, strerror(e));
+			rd_fail(errbuf, errlen, path, "%s", strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -245,10 +237,8 @@ rd_make_rings(const char *gdir, const char *name, char *errbuf, size_t errlen)
 		for (i = 0; i < 16; i++) {
 			snprintf(target, sizeof(target), "%s/%s.%08x", top,
 			    name, arc4random());
-			if (symlink(target, link) == -1) {
-				rd_fail(errbuf, errlen, link, strerror(errno));
-				return -1;
-			}
+			if (symlink(target, link) == -1)
+				return rd_fail(errbuf, errlen, link, NULL);
 			if (mkdir(target, 0700) == 0)
 				return 0;
 			e = errno;
@@ -261,10 +251,8 @@ rd_make_rings(const char *gdir, const char *name, char *errbuf, size_t errlen)
 		}
 	}
 tmpfs:
-	if (mkdir(link, 0700) == -1) {
-		rd_fail(errbuf, errlen, link, strerror(errno));
-		return -1;
-	}
+	if (mkdir(link, 0700) == -1)
+		return rd_fail(errbuf, errlen, link, NULL);
 	return 0;
 }
 
@@ -294,3 +282,19 @@ snb_rings_where(const char *dir, char *buf, size_t len)
 	return buf;
 }
 
+
+int
+snb_ctl_nargs(const char *w)
+{
+	static const struct {
+		const char	*word;
+		int		 nargs;
+	} req[] = { { "show", 0 }, { "stop", 0 }, { "restart", 1 },
+	    { "swap", 2 } };
+	size_t i;
+
+	for (i = 0; i < sizeof(req) / sizeof(req[0]); i++)
+		if (strcmp(w, req[i].word) == 0)
+			return req[i].nargs;
+	return -1;
+}

@@ -37,6 +37,17 @@
 #define SNB_GRAPH_NAME_MAX	63	/* bytes of a graph's name */
 
 /*
+ * The control socket (ctl): a request is words, each ending in NUL, then
+ * EOF; the one reply starts "ok:" or "error:".  The requests, for snb-ctl's
+ * usage and snb-run's answer to anything else:
+ */
+#define SNB_CTL_REQUESTS "show | stop | restart LABEL | swap LABEL 'APP ARGS'"
+/* How many words follow request w, or -1 if w is none. */
+int	snb_ctl_nargs(const char *w);
+/* 0 if name is a graph's name (graph.h's alphabet), or -1 with errbuf set. */
+int	snb_graph_name_check(const char *name, char *errbuf, size_t errlen);
+
+/*
  * The run directory (see above), created if missing; refused unless it is
  * a directory (not a symlink) owned by us and not writable by others.
  * Returns a static string, or NULL with errbuf set.

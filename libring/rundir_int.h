@@ -12,9 +12,12 @@
 #define RINGS		"rings"
 
 
-/* errbuf gets "path: what"; errno is kept for the caller to look at. */
-void	rd_fail(char *errbuf, size_t errlen, const char *path,
-	    const char *what);
+/*
+ * errbuf gets "path: " and the message, strerror(errno) if fmt is NULL.
+ * Returns -1; errno is kept for the caller to look at.
+ */
+int	rd_fail(char *errbuf, size_t errlen, const char *path,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A directory (not a symlink), ours, not writable by others; or -1. */
 int	rd_check_stat(const char *path, const struct stat *st, char *errbuf,
 	    size_t errlen);

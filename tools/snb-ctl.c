@@ -16,8 +16,8 @@
 
 #include "rundir.h"
 
-static const char usage_text[] = "usage: snb-ctl NAME show | stop | "
-    "restart LABEL | swap LABEL 'APP ARGS' | clean\n";
+static const char usage_text[] = "usage: snb-ctl NAME " SNB_CTL_REQUESTS
+    " | clean\n";
 
 static void __attribute__((noreturn))
 usage(void)
@@ -54,18 +54,15 @@ main(int argc, char **argv)
 	}
 	if (argc < 3)
 		usage();
-	nargs = strcmp(argv[2], "swap") == 0 ? 2 :
-	    strcmp(argv[2], "restart") == 0 ? 1 :
-	    strcmp(argv[2], "show") == 0 || strcmp(argv[2], "stop") == 0 ||
-	    strcmp(argv[2], "clean") == 0 ? 0 : -1;
-	if (nargs == -1) {
+	if ((nargs = strcmp(argv[2], "clean") ? snb_ctl_nargs(argv[2]) : 0) ==
+	    -1) {
 		warnx("unknown command '%s'", argv[2]);
 		usage();
 	}
 	if (argc != 3 + nargs)
 		usage();
-	if (strchr(argv[1], '/') || argv[1][0] == '.')
-		errx(2, "bad graph name '%s'", argv[1]);
+	if (snb_graph_name_check(argv[1], errbuf, sizeof(errbuf)) == -1)
+		errx(2, "%s", errbuf);
 	if (strcmp(argv[2], "clean") == 0)
 		return clean(argv[1]);
 	if ((run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)

@@ -147,7 +147,7 @@ static void
 request(struct client *c)
 {
 	char *w[4] = { NULL, NULL, NULL, NULL }, *p;
-	int n = 0, i;
+	int n = 0, i, k;
 
 	c->in[c->inlen] = '\0';
 	for (p = c->in; p < c->in + c->inlen && n < 4; p += strlen(p) + 1)
@@ -156,26 +156,24 @@ request(struct client *c)
 	c->deadline = 0;
 	if (n == 0)
 		ctl_reply(c->id, "error: empty request\n");
-	else if (strcmp(w[0], "show") == 0 && n == 1)
+	else if ((k = snb_ctl_nargs(w[0])) == -1 || n != k + 1)
+		ctl_reply(c->id, "error: unknown request '%s' (%s)\n", w[0],
+		    SNB_CTL_REQUESTS);
+	else if (strcmp(w[0], "show") == 0)
 		show(c->id);
-	else if (strcmp(w[0], "stop") == 0 && n == 1) {
+	else if (strcmp(w[0], "stop") == 0) {
 		ctl_reply(c->id, "ok: stopping %s\n",
 		    strrchr(graph_dir, '/') + 1);
 		stop_requested = 1;
-	} else if ((strcmp(w[0], "swap") == 0 && n == 3) ||
-	    (strcmp(w[0], "restart") == 0 && n == 2)) {
-		if ((i = find_stage(w[1])) == -1)
-			ctl_reply(c->id, "error: no stage '%s'\n", w[1]);
-		else if (op_busy())
-			ctl_reply(c->id, "error: busy with another swap or "
-			    "restart; try again\n");
-		else if (w[0][0] == 's')
-			op_swap(i, w[2], c->id);
-		else
-			op_restart(i, c->id);
-	} else
-		ctl_reply(c->id, "error: unknown request '%s' (show, stop, "
-		    "restart LABEL, swap LABEL 'APP ARGS')\n", w[0]);
+	} else if ((i = find_stage(w[1])) == -1)
+		ctl_reply(c->id, "error: no stage '%s'\n", w[1]);
+	else if (op_busy())
+		ctl_reply(c->id, "error: busy with another swap or restart; "
+		    "try again\n");
+	else if (strcmp(w[0], "swap") == 0)
+		op_swap(i, w[2], c->id);
+	else
+		op_restart(i, c->id);
 }
 
 static void

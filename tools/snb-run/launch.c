@@ -265,22 +265,29 @@ start_stage(int i)
 	procs[i].started = now_ms();
 }
 
+/* Stage i's counter file into f: 0, or -1 if it is gone or not one. */
+static int
+read_stage(int i, struct stage_file *f)
+{
+	char path[PATH_MAX];
+	int fd, ok;
+
+	stage_path(i, path, sizeof(path));
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	ok = pread(fd, f, sizeof(*f), 0) == (ssize_t)sizeof(*f) &&
+	    f->magic == STAGE_MAGIC;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /* How stage i's last process left (STAGE_* of app.h). */
 int
 stage_exit_state(int i)
 {
 	struct stage_file f;
-	char path[PATH_MAX];
-	int fd, st = STAGE_RUNNING;
 
-	stage_path(i, path, sizeof(path));
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return st;
-	if (pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) &&
-	    f.magic == STAGE_MAGIC)
-		st = (int)f.exit_state;
-	close(fd);
-	return st;
+	return read_stage(i, &f) == 0 ? (int)f.exit_state : STAGE_RUNNING;
 }
 
 /* Before reaping pid: no waker may signal it once its pid is free. */
@@ -347,31 +354,24 @@ void
 stage_totals(void)
 {
 	struct stage_file f;
-	char path[PATH_MAX];
 	double busy;
 	uint64_t n;
-	int i, fd;
+	int i;
 
 	for (i = 0; i < g.nstages; i++) {
-		stage_path(i, path, sizeof(path));
-		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		if (read_stage(i, &f) == -1)
 			continue;
-		if (pread(fd, &f, sizeof(f), 0) == (ssize_t)sizeof(f) &&
-		    f.magic == STAGE_MAGIC) {
-			busy = f.busy_ns / 1e9;
-			n = f.packets_in > f.packets_out ? f.packets_in :
-			    f.packets_out;
-			fprintf(stderr, "snb-run: stage %s (%s): %llu in, %llu "
-			    "out, busy %.3f s", g.stages[i].label,
-			    g.stages[i].app, (unsigned long long)f.packets_in,
-			    (unsigned long long)f.packets_out, busy);
-			if (n > 0)
-				fprintf(stderr, ", %.1f ns per packet, %.2f "
-				    "Mpps per core", f.busy_ns / (double)n,
-				    busy > 0 ? n / busy / 1e6 : 0.0);
-			fprintf(stderr, "\n");
-		}
-		close(fd);
+		busy = f.busy_ns / 1e9;
+		n = f.packets_in > f.packets_out ? f.packets_in : f.packets_out;
+		fprintf(stderr, "snb-run: stage %s (%s): %llu in, %llu out, busy "
+		    "%.3f s", g.stages[i].label, g.stages[i].app,
+		    (unsigned long long)f.packets_in,
+		    (unsigned long long)f.packets_out, busy);
+		if (n > 0)
+			fprintf(stderr, ", %.1f ns per packet, %.2f Mpps per "
+			    "core", f.busy_ns / (double)n, busy > 0 ?
+			    n / busy / 1e6 : 0.0);
+		fprintf(stderr, "\n");
 	}
 }
 

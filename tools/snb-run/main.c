@@ -26,8 +26,6 @@
 	"               [--slots N] [--capacity N] [--stats] " \
 	"('GRAPH' | -f file)\n" \
 	"       snb-run --clean\n"
-#define NAME_CHARS	"abcdefghijklmnopqrstuvwxyz" \
-			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 struct graph	 g;
 struct proc	*procs;
@@ -37,6 +35,9 @@ uint32_t	 ring_slots = RING_DEFAULT_SLOTS;
 uint32_t	 ring_capacity = RING_DEFAULT_CAPACITY;
 int		 stop_requested;
 static char	 where[PATH_MAX];	/* "FILE:" or "" for errors */
+static char	 name[GRAPH_NAME_MAX];	/* -n, or made up */
+static const char *file;		/* -f */
+static int	 check_only, clean, print_stats;
 char		*text;		/* the graph's source (global for LSan) */
 
 static void __attribute__((noreturn))
@@ -46,31 +47,24 @@ usage(void)
 	exit(2);
 }
 
+/* The whole file (up to a NUL, which only a binary file has). */
 static char *
 read_file(const char *path)
 {
-	FILE *f;
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	size_t cap = 0;
+	ssize_t n;
 
-	if (strcmp(path, "-") == 0)
-		f = stdin;
-	else if ((f = fopen(path, "r")) == NULL)
+	if (f == NULL)
 		err(2, "%s", path);
-	do {
-		if (len + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			if ((buf = realloc(buf, cap)) == NULL)
-				err(1, NULL);
-		}
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f))
-		err(2, "%s", path);
-	if (memchr(buf, '\0', len))
+	if ((n = getdelim(&buf, &cap, '\0', f)) == -1) {	/* empty */
+		if (ferror(f) || (!buf && (buf = malloc(1)) == NULL))
+			err(2, "%s", path);
+		buf[0] = '\0';
+	}
+	if (n > 0 && (buf[n - 1] == '\0' || fgetc(f) != EOF))
 		errx(2, "%s: binary file", path);
-	buf[len] = '\0';
 	if (f != stdin)
 		fclose(f);
 	return buf;
@@ -210,12 +204,15 @@ graph_name(char *name, size_t len, const char *file)
 	else
 		snprintf(name, len, "graph-%ld", (long)getpid());
 	for (i = 0; name[i]; i++)
-		if (!strchr(NAME_CHARS, name[i]))
+		if (!name_char(name[i]))
 			name[i] = '_';
+	if (!name_ok(name))	/* a leading '.' or '-' */
+		name[0] = '_';
 }
 
-int
-main(int argc, char **argv)
+/* The command line's options; returns how many words they took. */
+static int
+options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "check", no_argument, NULL, 'c' },
@@ -231,42 +228,28 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char errbuf[1024], name[GRAPH_NAME_MAX] = "";
-	const char *file = NULL;
-	sigset_t set;
-	int ch, i, check_only = 0, clean = 0, print_stats = 0, rc, lock;
+	/* The options that only set a flag. */
+	static int *const flag[128] = { ['c'] = &check_only, ['K'] = &clean,
+	    ['S'] = &print_stats, ['v'] = &verbose };
+	char errbuf[1024];
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "+cf:n:vh", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'c':
-			check_only = 1;
-			break;
-		case 'K':
-			clean = 1;
-			break;
-		case 'S':
-			print_stats = 1;
-			break;
 		case 'f':
 			file = optarg;
 			break;
 		case 'n':
-			if (strlen(optarg) >= sizeof(name) || !*optarg ||
-			    strspn(optarg, NAME_CHARS) != strlen(optarg) ||
-			    optarg[0] == '.')
-				errx(2, "bad graph name '%s' (letters, digits, "
-				    "'_', '.', '-'; at most %zu)", optarg,
-				    sizeof(name) - 1);
+			if (snb_graph_name_check(optarg, errbuf,
+			    sizeof(errbuf)) == -1)
+				errx(2, "%s", errbuf);
 			strlcpy(name, optarg, sizeof(name));
 			break;
 		case 'r':
-			if (strcmp(optarg, "no") == 0)
-				restart_on_failure = 0;
-			else if (strcmp(optarg, "on-failure") == 0)
-				restart_on_failure = 1;
-			else
+			if (strcmp(optarg, "no") && strcmp(optarg, "on-failure"))
 				errx(2, "bad --restart '%s' (no, on-failure)",
 				    optarg);
+			restart_on_failure = strcmp(optarg, "no") != 0;
 			break;
 		case 'R':
 			max_restarts = (int)parse_u32("--max-restarts", optarg,
@@ -282,19 +265,28 @@ main(int argc, char **argv)
 			ring_capacity = parse_u32("--capacity", optarg, 64,
 			    RING_MAX_CAPACITY);
 			break;
-		case 'v':
-			verbose = 1;
-			break;
 		case 'h':
 			printf("%sRun a graph of snb apps.  See snb-run(1), "
 			    "snb(7).\n", USAGE);
-			return 0;
+			exit(0);
 		default:
-			usage();
+			if (ch <= 0 || ch >= 128 || flag[ch] == NULL)
+				usage();
+			*flag[ch] = 1;
 		}
 	}
-	argc -= optind;
-	argv += optind;
+	return optind;
+}
+
+int
+main(int argc, char **argv)
+{
+	char errbuf[1024];
+	int i, rc, lock;
+
+	i = options(argc, argv);
+	argc -= i;
+	argv += i;
 	if (clean) {
 		if (file || argc)
 			usage();
@@ -312,14 +304,8 @@ main(int argc, char **argv)
 	}
 	graph_name(name, sizeof(name), file);
 	/* Signals arrive through signalfd; block them before any child. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_signals();
 	signal(SIGPIPE, SIG_IGN);
-
 	if ((lock = snb_graph_create(name, graph_dir, sizeof(graph_dir),
 	    errbuf, sizeof(errbuf))) == -1)
 		errx(1, "%s", errbuf);

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <limits.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -69,6 +70,7 @@ void	cleanup(void);
 void	die_cleanup(int status) __attribute__((noreturn));
 
 /* supervise.c */
+const sigset_t *block_signals(void);
 int	supervise(void);
 void	stage_left(int i, pid_t pid, int status, int asked);
 int	find_stage(const char *label);

@@ -259,6 +259,21 @@ restarts_due(uint64_t now)
 	return next;
 }
 
+/* The signals snb-run reads through signalfd, blocked: the set. */
+const sigset_t *
+block_signals(void)
+{
+	static sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return &set;
+}
+
 static uint64_t
 earliest(uint64_t a, uint64_t b)
 {
@@ -270,16 +285,11 @@ supervise(void)
 {
 	struct signalfd_siginfo si;
 	struct pollfd pfd[64];
-	sigset_t set;
 	uint64_t now, next;
 	int i, n, live, sfd, cfd, timeout, signo = 0;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	if ((sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+	if ((sfd = signalfd(-1, block_signals(), SFD_CLOEXEC |
+	    SFD_NONBLOCK)) == -1)
 		err(1, "signalfd");
 	cfd = ctl_listen();
 	for (i = 0; i < g.nstages; i++)
