@@ -1,6 +1,7 @@
 /*
- * lwaftr_conf_fuzz: libFuzzer target for the softwire-config parser and
- * the binding table built from what it accepts.
+ * lwaftr_conf_fuzz: libFuzzer target for the softwire-config parser
+ * (apps/lwaftr/conf.c on libring/cfg.c) and the binding table built from
+ * what it accepts.
  *
  * Build and run (from the repository root; new inputs go to the first
  * directory, so keep the checked-in seeds read-only in the second):
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../libring/cfg.c"
 #include "../apps/lwaftr/conf.c"
 #include "../apps/lwaftr/bt.c"
 
