@@ -2,7 +2,8 @@
  * lwaftr.h: the pieces of snb-lwaftr (RFC 7596 lightweight 4over6 AFTR)
  * and the interfaces between them.
  *
- *	conf.c	the softwire-config text syntax -> struct lwaftr_conf
+ *	conf.c	the softwire-config schema -> struct lwaftr_conf (the syntax
+ *		is libring/cfg.h's)
  *	bt.c	the binding table: (IPv4, port) -> softwire, batched lookups
  *	main.c	the data path: ports v4 and v6, encap/decap, hairpinning,
  *		ICMP, fragments, ARP/NDP, VLAN, counters
