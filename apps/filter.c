@@ -12,15 +12,14 @@
 
 #include <pcap/pcap.h>
 
-#include "app.h"
+#include "forward.h"
 #include "bpf.h"
 
 #define PARSE_PREFIX	"can't parse filter expression: "
 
 static struct snb_bpf *prog;
-static struct port *in, *out, *rej;
-static uint64_t *matched, *rejected, *drop_nomatch, *drop_oversize;
-static int need_reject, first_ring;
+static struct fwd fwd;
+static uint64_t *drop_nomatch;
 
 static char *
 join_words(int argc, char **argv)
@@ -52,7 +51,7 @@ filter_init(int argc, char **argv)
 	char errbuf[256], *expr, *msg;
 	struct bpf_program bp;
 	pcap_t *pd;
-	int ch;
+	int ch, need_reject = 0;
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (ch) {
@@ -80,78 +79,34 @@ filter_init(int argc, char **argv)
 	pcap_freecode(&bp);
 	pcap_close(pd);
 	free(expr);
-	matched = app_counter("matched");
-	rejected = app_counter("rejected");
+	fwd_init(&fwd, (const char *[]){ "in", NULL },
+	    (const char *[]){ "out", "reject", NULL });
+	fwd.sent[0] = app_counter("matched");
+	fwd.sent[1] = app_counter("rejected");
 	drop_nomatch = app_counter("drop-nomatch");
-	drop_oversize = app_counter("drop-oversize");
-	/* Ports are bound already: a replacement refuses in standby. */
-	if ((in = app_port("in")) == NULL)
-		errx(2, "input port 'in' is not connected");
-	if ((out = app_port("out")) == NULL)
-		errx(2, "output port 'out' is not connected");
-	rej = app_port("reject");
-	if (need_reject && rej == NULL)
+	if (need_reject && fwd.out[1] == NULL)
 		errx(2, "--reject-port given but port 'reject' is not "
 		    "connected");
 }
 
-/*
- * Copy one packet into slot i of o.  The length is read once and clamped
- * here, because the producer of the input ring could rewrite it after
- * ring_peek() checked it.  Returns 0 when o's slots are too small.
- */
+/* Matches to "out" (0), the rest to "reject" (1) or dropped. */
+static int
+classify(void *ctx, int from, const struct packet *p, uint32_t len)
+{
+	uint32_t wire = p->wirelen;
+
+	if (snb_bpf_run(prog, p->data, len, wire ? wire : len))
+		return 0;
+	if (fwd.out[1] != NULL)
+		return 1;
+	(*drop_nomatch)++;
+	return FWD_DROP;
+}
+
 static int
 filter_breathe(void)
 {
-	struct ring *ro, *rr;
-	uint32_t n, i, n_out, n_rej, len, wire;
-	int j, total = 0;
-
-	ro = &out->rings[0];
-	rr = rej ? &rej->rings[0] : NULL;
-	/* Start with a different input ring each breath: fan-in fairness. */
-	for (j = 0; j < in->nrings; j++) {
-		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
-
-		/* Any packet may go either way: both outputs need room. */
-		if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
-			n = APP_BURST;
-		n = app_room(rej, app_room(out, n));
-		n_out = n_rej = 0;
-		for (i = 0; i < n; i++) {
-			struct packet *p = ring_peek(r, i);
-
-			len = packet_len(r, p);
-			wire = p->wirelen;
-			if (snb_bpf_run(prog, p->data, len, wire ? wire : len)) {
-				(*matched)++;
-				if (ring_put_packet(ro, n_out, p, len))
-					n_out++;
-				else
-					(*drop_oversize)++;
-			} else if (rr == NULL) {
-				(*drop_nomatch)++;
-			} else {
-				(*rejected)++;
-				if (ring_put_packet(rr, n_rej, p, len))
-					n_rej++;
-				else
-					(*drop_oversize)++;
-			}
-		}
-		/*
-		 * Release before commit: a stage killed in between loses
-		 * what it held instead of sending it twice after a restart.
-		 */
-		ring_release(r, n);
-		ring_commit(ro, n_out);
-		if (rr)
-			ring_commit(rr, n_rej);
-		total += (int)n;
-	}
-	if (in->nrings > 0)
-		first_ring = (first_ring + 1) % in->nrings;
-	return total;
+	return fwd_breathe(&fwd, classify, NULL);
 }
 
 static const struct port_desc ports[] = {
@@ -171,8 +126,4 @@ static const struct app_desc desc = {
 	.breathe = filter_breathe,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

@@ -20,75 +20,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "forward.h"
 #include "proto.h"
 
-static struct port *in;
-static struct ring **outs;	/* bound output ports, ordered by name */
-static uint32_t *used;		/* slots filled in each, this burst */
-static uint64_t **sent;		/* per-port packet counters */
-static int nouts, first_ring;
-static uint64_t *packets, *drop_oversize, *blocked;
-
-static void	find_ports(void);
+static struct fwd fwd;
 
 static void
 lb_init(int argc, char **argv)
 {
+	char name[64];
+	int k;
+
+	(void)argv;
 	if (argc != 1)
 		errx(2, "usage: snb-lb");
-	packets = app_counter("packets");
-	drop_oversize = app_counter("drop-oversize");
-	blocked = app_counter("blocked-full-port");
-	/* Ports are bound: a replacement refuses in standby. */
-	find_ports();
-}
-
-/* Port names: numbers by value first ("2" before "10"), then the rest. */
-static int
-by_name(const void *a, const void *b)
-{
-	const char *x = (*(struct port *const *)a)->name;
-	const char *y = (*(struct port *const *)b)->name;
-	char *ex, *ey;
-	unsigned long nx = strtoul(x, &ex, 10), ny = strtoul(y, &ey, 10);
-	int dx = *x != '\0' && *ex == '\0', dy = *y != '\0' && *ey == '\0';
-
-	if (dx && dy)
-		return nx < ny ? -1 : nx > ny;
-	if (dx != dy)
-		return dx ? -1 : 1;
-	return strcmp(x, y);
-}
-
-static void
-find_ports(void)
-{
-	struct port **p;
-	char name[64];
-	int i, n = 0;
-
-	if ((in = app_port("in")) == NULL)
-		errx(1, "input port 'in' is not connected");
-	p = calloc((size_t)app_nports, sizeof(*p));
-	outs = calloc((size_t)app_nports, sizeof(*outs));
-	used = calloc((size_t)app_nports, sizeof(*used));
-	sent = calloc((size_t)app_nports, sizeof(*sent));
-	if (p == NULL || outs == NULL || used == NULL || sent == NULL)
-		err(1, NULL);
-	for (i = 0; i < app_nports; i++)
-		if (app_ports[i].flags & PORT_OUT)
-			p[n++] = &app_ports[i];
-	if (n == 0)
-		errx(1, "no output port is connected");
-	qsort(p, (size_t)n, sizeof(*p), by_name);
-	for (i = 0; i < n; i++) {
-		outs[i] = &p[i]->rings[0];
-		snprintf(name, sizeof(name), "packets-%s", p[i]->name);
-		sent[i] = app_counter(name);
+	fwd_init(&fwd, (const char *[]){ "in", NULL },
+	    (const char *[]){ "*", NULL });
+	fwd.packets = app_counter("packets");
+	fwd.blocked = app_counter("blocked-full-port");
+	for (k = 0; k < fwd.nout; k++) {
+		snprintf(name, sizeof(name), "packets-%s",
+		    fwd.out_port[k]->name);
+		fwd.sent[k] = app_counter(name);
 	}
-	nouts = n;
-	free(p);
 }
 
 /* 32-bit words of a and b, added (so the order of a and b does not matter). */
@@ -153,49 +107,15 @@ flow_hash(const uint8_t *d, uint32_t len)
 }
 
 static int
+by_flow(void *ctx, int from, const struct packet *p, uint32_t len)
+{
+	return (int)(flow_hash(p->data, len) % (uint64_t)fwd.nout);
+}
+
+static int
 lb_breathe(void)
 {
-	uint32_t n, i, len, k;
-	int j, total = 0;
-
-	if (in == NULL)
-		find_ports();
-	/* Start with a different input ring each breath: fan-in fairness. */
-	for (j = 0; j < in->nrings; j++) {
-		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
-
-		if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
-			n = APP_BURST;
-		if (n == 0)
-			continue;
-		memset(used, 0, (size_t)nouts * sizeof(*used));
-		for (i = 0; i < n; i++) {
-			struct packet *p = ring_peek(r, i);
-
-			/* Read once: the producer could change it under us. */
-			len = packet_len(r, p);
-			k = (uint32_t)(flow_hash(p->data, len) % (uint64_t)nouts);
-			if (len > outs[k]->capacity) {
-				(*drop_oversize)++;
-				continue;
-			}
-			if (ring_room(outs[k], used[k] + 1) <= used[k]) {
-				(*blocked)++;
-				break;
-			}
-			ring_put_packet(outs[k], used[k]++, p, len);
-			(*sent[k])++;
-		}
-		/* Release first: a crash loses what we held, never duplicates. */
-		ring_release(r, i);
-		for (k = 0; k < (uint32_t)nouts; k++)
-			ring_commit(outs[k], used[k]);
-		*packets += i;
-		total += (int)i;
-	}
-	if (in->nrings > 0)
-		first_ring = (first_ring + 1) % in->nrings;
-	return total;
+	return fwd_breathe(&fwd, by_flow, NULL);
 }
 
 static const struct port_desc ports[] = {
@@ -213,8 +133,4 @@ static const struct app_desc desc = {
 	.breathe = lb_breathe,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

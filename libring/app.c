@@ -30,6 +30,12 @@ _Static_assert(sizeof(((struct port *)0)->name) == PORT_NAME_MAX,
 struct port	*app_ports;
 int		 app_nports;
 
+const struct port_desc app_device_ports[] = {
+	{ "in", PORT_IN },
+	{ "out", PORT_OUT },
+	{ NULL, 0 }
+};
+
 static const struct app_desc *app;
 char		**app_argv;	/* the app's argv; global: apps keep pointers */
 static volatile sig_atomic_t detach_requested;
@@ -118,6 +124,37 @@ app_room(struct port *out, uint32_t want)
 		return want;
 	room = ring_room(&out->rings[0], want);
 	return room < want ? room : want;
+}
+
+long long
+app_parse_num(const char *opt, const char *s, long long min, long long max)
+{
+	long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!(*s >= '0' && *s <= '9') && !(min < 0 && *s == '-'))
+		end = (char *)s;
+	if (end == s || *end != '\0')
+		errx(2, "bad %s '%s': not a number", opt, s);
+	if (errno || v < min || v > max)
+		errx(2, "bad %s '%s': must be %lld..%lld", opt, s, min, max);
+	return v;
+}
+
+/* A graph leaving a required port open is refused (after init's words). */
+static void
+check_required(void)
+{
+	const struct port_desc *p;
+
+	for (p = app->ports; p->name; p++)
+		if ((p->flags & PORT_REQUIRED) && strcmp(p->name, "*") != 0 &&
+		    app_port_dir(p->name, p->flags & (PORT_IN | PORT_OUT)) ==
+		    NULL)
+			errx(2, "%s port '%s' is not connected",
+			    p->flags & PORT_IN ? "input" : "output", p->name);
 }
 
 static void
@@ -486,6 +523,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		app_argv[i - first + 1] = argv[i];
 	optind = 1;
 	app->init(argc - first + 1, app_argv);
+	check_required();
 	if (standby_fd >= 0)
 		prev = standby(standby_fd, saved_err, prev_path);
 	claim_rings();

@@ -6,6 +6,7 @@
  * and runs the breathe loop:
  *
  *	bind ports; desc->init()		parse, check, refuse (exit 2)
+ *	required ports bound?			or refuse (exit 2)
  *	[standby: say ready, wait for go]	a swap's replacement
  *	claim the rings; hand over state	(see "Hand-over" below)
  *	desc->start()				open outputs, resume
@@ -105,6 +106,23 @@ struct port {
 };
 
 int	app_main(const struct app_desc *desc, int argc, char **argv);
+/* An app's whole main(): APP_MAIN(desc) after its struct app_desc. */
+#define APP_MAIN(desc)							\
+int									\
+main(int argc, char **argv)						\
+{									\
+	return app_main(&(desc), argc, argv);				\
+}
+
+/* The ports of a device app: what it receives to "out", "in" it sends. */
+extern const struct port_desc app_device_ports[];
+
+/*
+ * An option's number: a decimal (or 0x hex) integer in [min, max], or
+ * exit 2 with "bad OPT 'S'" naming the range.
+ */
+long long app_parse_num(const char *opt, const char *s, long long min,
+	    long long max);
 
 /* The bound port called name, or NULL when the graph left it open. */
 struct port *app_port(const char *name);

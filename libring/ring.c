@@ -308,9 +308,12 @@ ring_commit(struct ring *r, uint32_t n)
 	uint64_t bytes = 0;
 	uint32_t i;
 
-	if (r->leak != NULL && n > r->real_room) {
-		ring_count_drops(r, n - r->real_room);
-		n = r->real_room;
+	if (r->leak != NULL) {
+		r->leak_looked = 0;
+		if (n > r->real_room) {
+			ring_count_drops(r, n - r->real_room);
+			n = r->real_room;
+		}
 	}
 	if (n == 0)
 		return;

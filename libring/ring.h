@@ -139,12 +139,15 @@ struct ring {
 	/*
 	 * Producer of a leaky ring (RING_FLAG_LEAKY): ring_room() promises
 	 * whatever is asked, the slots past the real room (real_room, as of
-	 * the last ring_room()) all map to this private scratch slot, and
-	 * ring_commit() publishes the real ones and counts the rest as drops.
+	 * the first ring_room() since the last commit) all map to this
+	 * private scratch slot, and ring_commit() publishes the real ones
+	 * and counts the rest as drops.
 	 * Apps need not know: a leaky output simply never fills.
 	 */
 	struct packet	*leak;
 	uint32_t	 real_room;
+	int		 leak_looked;	/* real_room measured since the commit:
+					   it may not grow before the next */
 };
 
 /*
@@ -207,7 +210,10 @@ ring_room(struct ring *r, uint32_t want)
 	}
 	room = (uint32_t)(size - (r->head - r->tail));
 	if (__builtin_expect(r->leak != NULL, 0)) {
-		r->real_room = room;
+		/* Slots past the first look went to scratch: keep it. */
+		if (!r->leak_looked || room < r->real_room)
+			r->real_room = room;
+		r->leak_looked = 1;
 		return room < want ? want : room;
 	}
 	return room;

@@ -1,0 +1,211 @@
+/*
+ * forward.h: the loop every app that moves packets shares, written once.
+ *
+ * A forwarder binds a struct fwd to its input and output ports in init()
+ * and calls fwd_breathe() from its breathe():
+ *
+ *	inputs (every ring of the		outputs (one ring each)
+ *	ports named, fan-in)
+ *	  ring 0 ─┐                        ┌─► out[0]
+ *	  ring 1 ─┼─► burst ─► route() ─ k ─┼─► out[1]
+ *	  ring 2 ─┘                        └─► ... or FWD_ALL, FWD_DROP
+ *
+ * Each breath visits the input rings in turn, starting one ring further
+ * than the breath before (fairness: one busy input cannot starve the
+ * others when the outputs have room for only part of what waits).  From
+ * each ring it takes a burst of at most APP_BURST packets and asks the
+ * app, per packet, where it goes:
+ *
+ *	k = route(ctx, from, p, len)	from: which input port (0..nin_ports-1)
+ *		k >= 0		to output k
+ *		FWD_ALL		a copy to every output
+ *		FWD_DROP	nowhere (the app counted why)
+ *
+ * The rules every forwarder keeps live here, and nowhere else:
+ *  - A packet's length is read once (packet_len) and that length is what
+ *    route() sees and what is copied: the producer is another process.
+ *  - A packet longer than an output's slots is counted in drop-oversize.
+ *  - Lossless: a packet whose output is full (for FWD_ALL: any output)
+ *    ends the burst; it and those behind it wait, in order, for the next
+ *    breath, when route() is asked again.  So route() counts only what
+ *    it drops; what was sent where is counted in f->sent at commit.
+ *  - Inputs are released before outputs are committed, ring by ring: a
+ *    stage killed in between loses the burst it held, and never sends a
+ *    packet twice after its restart.
+ *
+ * An app that consumes a burst whole (a device's transmit, a file writer)
+ * calls fwd_take() instead: the same fan-in, and take() returns how many
+ * packets of the burst it consumed; those are released.
+ *
+ * All of it is inline: route() and take() are the app's static functions,
+ * and the compiler folds them into the loop (no indirect call per packet).
+ */
+#ifndef SNB_FORWARD_H
+#define SNB_FORWARD_H
+
+#include "app.h"
+
+#define FWD_DROP	(-1)
+#define FWD_ALL		(-2)
+
+struct fwd {
+	struct ring	**in;		/* every input ring, in turn */
+	int		 *in_port;	/* ... and the index of its port */
+	int		  nin, next;
+	struct ring	**out;		/* one per output port, NULL: unbound */
+	struct port	**out_port;	/* the ports (names, for counters) */
+	uint32_t	 *used;		/* slots filled in the current burst */
+	int		  nout;
+	/* Counters; NULL where the app does not count that. */
+	uint64_t	 *packets;	/* taken from the inputs */
+	uint64_t	**sent;		/* per output (NULLs): committed to it */
+	uint64_t	 *drop_oversize;	/* made by fwd_init */
+	uint64_t	 *blocked;	/* bursts cut short by a full output */
+};
+
+/*
+ * Bind f to the input ports named in ins and the output ports named in
+ * outs (NULL-ended lists; NULL for none).  "*" alone stands for every
+ * bound port of its direction (exit 2 if there is none), ordered by
+ * name (numbers by value: "2" before "10").  A named output left unbound is NULL in
+ * f->out; routing a packet there drops it, uncounted (the app knows).
+ * Makes the drop-oversize counter; packets and blocked are the app's to
+ * set.  Call from init(): ports are bound by then.
+ */
+void	fwd_init(struct fwd *f, const char *const *ins,
+	    const char *const *outs);
+
+/* The input ring for visit j of this breath (fan-in order). */
+static inline struct ring *
+fwd_ring(struct fwd *f, int j, int *from)
+{
+	int i = (f->next + j) % f->nin;
+
+	*from = f->in_port[i];
+	return f->in[i];
+}
+
+/* End of a breath: the next one starts one ring further. */
+static inline void
+fwd_turn(struct fwd *f)
+{
+	if (f->nin > 0)
+		f->next = (f->next + 1) % f->nin;
+}
+
+static inline uint32_t
+fwd_burst(struct ring *r)
+{
+	uint32_t n = ring_avail(r, APP_BURST);
+
+	return n > APP_BURST ? APP_BURST : n;
+}
+
+/* Room in output k for one more packet this burst (unbound: always). */
+static inline int
+fwd_room(struct fwd *f, int k)
+{
+	struct ring *o = f->out[k];
+
+	return o == NULL || ring_room(o, f->used[k] + 1) > f->used[k];
+}
+
+static inline void
+fwd_put(struct fwd *f, int k, const struct packet *p, uint32_t len)
+{
+	struct ring *o = f->out[k];
+
+	if (o == NULL)
+		return;
+	if (ring_put_packet(o, f->used[k], p, len))
+		f->used[k]++;
+	else
+		(*f->drop_oversize)++;
+}
+
+static inline void
+fwd_commit(struct fwd *f)
+{
+	int k;
+
+	for (k = 0; k < f->nout; k++)
+		if (f->used[k] > 0) {
+			if (f->sent[k] != NULL)
+				*f->sent[k] += f->used[k];
+			ring_commit(f->out[k], f->used[k]);
+			f->used[k] = 0;
+		}
+}
+
+typedef int	fwd_route_fn(void *ctx, int from, const struct packet *p,
+		    uint32_t len);
+typedef uint32_t fwd_take_fn(void *ctx, int from, struct ring *r,
+		    uint32_t n);
+
+/* One breath of forwarding; returns the packets taken from the inputs. */
+static inline __attribute__((always_inline)) int
+fwd_breathe(struct fwd *f, fwd_route_fn *route, void *ctx)
+{
+	uint32_t n, i, len, total = 0;
+	int j, k, from;
+
+	for (j = 0; j < f->nin; j++) {
+		struct ring *r = fwd_ring(f, j, &from);
+
+		n = fwd_burst(r);
+		for (i = 0; i < n; i++) {
+			const struct packet *p = ring_peek(r, i);
+
+			len = packet_len(r, p);
+			if ((k = route(ctx, from, p, len)) >= 0) {
+				if (!fwd_room(f, k))
+					break;
+				fwd_put(f, k, p, len);
+			} else if (k == FWD_ALL) {
+				for (k = 0; k < f->nout; k++)
+					if (!fwd_room(f, k))
+						break;
+				if (k < f->nout)
+					break;
+				for (k = 0; k < f->nout; k++)
+					fwd_put(f, k, p, len);
+			}
+		}
+		if (i < n && f->blocked != NULL)
+			(*f->blocked)++;
+		ring_release(r, i);
+		fwd_commit(f);
+		total += i;
+	}
+	fwd_turn(f);
+	if (f->packets != NULL)
+		*f->packets += total;
+	return (int)total;
+}
+
+/*
+ * One breath of whole-burst consuming: take(ctx, from, r, n) handles up
+ * to n packets at ring_peek(r, 0 .. n-1) and returns how many it took.
+ */
+static inline __attribute__((always_inline)) int
+fwd_take(struct fwd *f, fwd_take_fn *take, void *ctx)
+{
+	uint32_t n, total = 0;
+	int j, from;
+
+	for (j = 0; j < f->nin; j++) {
+		struct ring *r = fwd_ring(f, j, &from);
+
+		if ((n = fwd_burst(r)) == 0)
+			continue;
+		n = take(ctx, from, r, n);
+		ring_release(r, n);
+		total += n;
+	}
+	fwd_turn(f);
+	if (f->packets != NULL)
+		*f->packets += total;
+	return (int)total;
+}
+
+#endif
