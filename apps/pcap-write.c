@@ -34,7 +34,7 @@
 
 #include <pcap/pcap.h>
 
-#include "app.h"
+#include "forward.h"
 
 enum { TS_KEEP, TS_ZERO, TS_NOW };
 
@@ -45,9 +45,10 @@ enum { TS_KEEP, TS_ZERO, TS_NOW };
 
 static const char *path;	/* FILE as given */
 static const char *name;	/* the file, for messages */
-static int fd = -1, to_stdout, ts_mode = TS_KEEP, first_ring, regular;
+static int fd = -1, to_stdout, ts_mode = TS_KEEP, regular;
 static uint64_t *packets, *bytes;
 static struct port *in;
+static struct fwd fwd;
 static unsigned char *burst;	/* a burst's records, see the breath */
 
 /*
@@ -178,8 +179,9 @@ pcap_write_init(int argc, char **argv)
 	path = argv[optind];
 	to_stdout = strcmp(path, "-") == 0;
 	name = to_stdout ? "stdout" : path;
+	fwd_init(&fwd, (const char *[]){ "in", NULL }, NULL);
 	if ((in = app_port("in")) == NULL)
-		errx(1, "input port 'in' is not connected");
+		return;		/* refused by the runtime */
 	if (in->nrings > MAX_RINGS)
 		errx(2, "%d input links, at most %d", in->nrings, MAX_RINGS);
 	/* FNV-1a over the rings' file names, in order. */
@@ -197,7 +199,7 @@ pcap_write_init(int argc, char **argv)
 	/* Room for a whole burst of the largest packets. */
 	if ((burst = malloc((size_t)APP_BURST * (REC_HDR + len))) == NULL)
 		err(1, NULL);
-	packets = app_counter("packets");
+	fwd.packets = packets = app_counter("packets");
 	bytes = app_counter("bytes");
 	/* The file is opened in start(): a replacement writes nothing
 	 * before it takes over. */
@@ -344,55 +346,43 @@ realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A burst of ring r: written, committed, released (see the top). */
+static uint32_t
+write_burst(void *ctx, int from, struct ring *r, uint32_t n)
+{
+	uint32_t i, len, h[4];
+	uint64_t ts, b = 0;
+	size_t off = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct packet *p = ring_peek(r, i);
+
+		len = packet_len(r, p);
+		ts = ts_mode == TS_ZERO ? 0 : ts_mode == TS_NOW ||
+		    p->ts_ns == 0 ? realtime_ns() : p->ts_ns;
+		h[0] = (uint32_t)(ts / 1000000000ULL);
+		h[1] = (uint32_t)(ts % 1000000000ULL / 1000);
+		h[2] = len;
+		h[3] = p->wirelen ? p->wirelen : len;
+		memcpy(burst + off, h, sizeof(h));
+		memcpy(burst + off + sizeof(h), p->data, len);
+		off += sizeof(h) + len;
+		b += len;
+	}
+	write_all(burst, off);
+	st->length += off;
+	st->tail[r - in->rings] = r->tail + n;
+	st->packets += n;
+	st->bytes += b;
+	app_state_commit();
+	*bytes += b;
+	return n;
+}
+
 static int
 pcap_write_breathe(void)
 {
-	uint32_t n, i, len, h[4];
-	uint64_t ts, b;
-	size_t off;
-	int j, k, total = 0;
-
-	/* Start with a different input ring each breath: fan-in fairness. */
-	for (j = 0; j < in->nrings; j++) {
-		struct ring *r;
-
-		k = (first_ring + j) % in->nrings;
-		r = &in->rings[k];
-		if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
-			n = APP_BURST;
-		if (n == 0)
-			continue;
-		for (i = 0, off = 0, b = 0; i < n; i++) {
-			struct packet *p = ring_peek(r, i);
-
-			/* Read once: the producer could change it under us. */
-			len = packet_len(r, p);
-			ts = ts_mode == TS_ZERO ? 0 : ts_mode == TS_NOW ||
-			    p->ts_ns == 0 ? realtime_ns() : p->ts_ns;
-			h[0] = (uint32_t)(ts / 1000000000ULL);
-			h[1] = (uint32_t)(ts % 1000000000ULL / 1000);
-			h[2] = len;
-			h[3] = p->wirelen ? p->wirelen : len;
-			memcpy(burst + off, h, sizeof(h));
-			memcpy(burst + off + sizeof(h), p->data, len);
-			off += sizeof(h) + len;
-			b += len;
-		}
-		/* Written, committed, released: see the top of the file. */
-		write_all(burst, off);
-		st->length += off;
-		st->tail[k] = r->tail + n;
-		st->packets += n;
-		st->bytes += b;
-		app_state_commit();
-		ring_release(r, n);
-		*packets += n;
-		*bytes += b;
-		total += (int)n;
-	}
-	if (in->nrings > 0)
-		first_ring = (first_ring + 1) % in->nrings;
-	return total;
+	return fwd_take(&fwd, write_burst, NULL);
 }
 
 static void
@@ -420,8 +410,4 @@ static const struct app_desc desc = {
 	.stop = pcap_write_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)
