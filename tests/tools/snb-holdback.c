@@ -9,9 +9,9 @@
 #include <err.h>
 #include <stdlib.h>
 
-#include "app.h"
+#include "forward.h"
 
-static struct port *in, *out;
+static struct fwd fwd;
 static unsigned hold = 200, held;
 
 static void
@@ -21,31 +21,25 @@ holdback_init(int argc, char **argv)
 		errx(2, "usage: snb-holdback [HOLD]");
 	if (argc == 2)
 		hold = (unsigned)strtoul(argv[1], NULL, 10);
-	in = app_port("in");
-	out = app_port("out");
+	fwd_init(&fwd, (const char *[]){ "in", NULL },
+	    (const char *[]){ "out", NULL });
+}
+
+static int
+to_out(void *ctx, int from, const struct packet *p, uint32_t len)
+{
+	return 0;
 }
 
 static int
 holdback_breathe(void)
 {
-	struct ring *ri = &in->rings[0], *ro = &out->rings[0];
-	uint32_t n, i;
-
-	if ((n = ring_avail(ri, APP_BURST)) == 0)
+	if (fwd.nin == 0 || ring_avail(fwd.in[0], 1) == 0)
 		return 0;
 	if (held++ < hold)
 		return 0;
 	held = 0;
-	if (n > APP_BURST)
-		n = APP_BURST;
-	n = app_room(out, n);
-	for (i = 0; i < n; i++) {
-		struct packet *p = ring_peek(ri, i);
-		ring_put_packet(ro, i, p, packet_len(ri, p));
-	}
-	ring_release(ri, n);
-	ring_commit(ro, n);
-	return (int)n;
+	return fwd_breathe(&fwd, to_out, NULL);
 }
 
 static const struct port_desc ports[] = {
@@ -64,8 +58,4 @@ static const struct app_desc desc = {
 	.breathe = holdback_breathe,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)
