@@ -13,8 +13,9 @@
  * Each breath visits the input rings in turn, starting one ring further
  * than the breath before (fairness: one busy input cannot starve the
  * others when the outputs have room for only part of what waits).  From
- * each ring it takes a burst of at most APP_BURST packets and asks the
- * app, per packet, where it goes:
+ * each ring it takes a burst of at most APP_BURST packets that every
+ * output has room for (any packet may go to any output) and asks the
+ * app, once per packet, where it goes:
  *
  *	k = route(ctx, from, p, len)	from: which input port (0..nin_ports-1)
  *		k >= 0		to output k
@@ -25,10 +26,10 @@
  *  - A packet's length is read once (packet_len) and that length is what
  *    route() sees and what is copied: the producer is another process.
  *  - A packet longer than an output's slots is counted in drop-oversize.
- *  - Lossless: a packet whose output is full (for FWD_ALL: any output)
- *    ends the burst; it and those behind it wait, in order, for the next
- *    breath, when route() is asked again.  So route() counts only what
- *    it drops; what was sent where is counted in f->sent at commit.
+ *  - Lossless: a packet is taken only when every output has room for it;
+ *    the rest wait, in order, for the next breath.  So route() is asked
+ *    once per packet and may count and keep state as it likes.  (One
+ *    full output holds back the others: what a slow consumer costs.)
  *  - Inputs are released before outputs are committed, ring by ring: a
  *    stage killed in between loses the burst it held, and never sends a
  *    packet twice after its restart.
@@ -54,7 +55,7 @@ struct fwd {
 	int		  nin, next;
 	struct ring	**out;		/* one per output port, NULL: unbound */
 	struct port	**out_port;	/* the ports (names, for counters) */
-	uint32_t	 *used;		/* slots filled in the current burst */
+	uint32_t	 *used;		/* slots filled from the current ring */
 	int		  nout;
 	/* Counters; NULL where the app does not count that. */
 	uint64_t	 *packets;	/* taken from the inputs */
@@ -101,13 +102,19 @@ fwd_burst(struct ring *r)
 	return n > APP_BURST ? APP_BURST : n;
 }
 
-/* Room in output k for one more packet this burst (unbound: always). */
-static inline int
-fwd_room(struct fwd *f, int k)
+/* How many of n packets to take: what every bound output has room for. */
+static inline uint32_t
+fwd_fit(struct fwd *f, uint32_t n)
 {
-	struct ring *o = f->out[k];
+	uint32_t room, want = n;
+	int k;
 
-	return o == NULL || ring_room(o, f->used[k] + 1) > f->used[k];
+	for (k = 0; k < f->nout && n > 0; k++)
+		if (f->out[k] != NULL && (room = ring_room(f->out[k], n)) < n)
+			n = room;
+	if (n < want && f->blocked != NULL)
+		(*f->blocked)++;
+	return n;
 }
 
 static inline void
@@ -152,30 +159,21 @@ fwd_breathe(struct fwd *f, fwd_route_fn *route, void *ctx)
 	for (j = 0; j < f->nin; j++) {
 		struct ring *r = fwd_ring(f, j, &from);
 
-		n = fwd_burst(r);
+		if ((n = fwd_fit(f, fwd_burst(r))) == 0)
+			continue;
 		for (i = 0; i < n; i++) {
 			const struct packet *p = ring_peek(r, i);
 
 			len = packet_len(r, p);
-			if ((k = route(ctx, from, p, len)) >= 0) {
-				if (!fwd_room(f, k))
-					break;
+			if ((k = route(ctx, from, p, len)) >= 0)
 				fwd_put(f, k, p, len);
-			} else if (k == FWD_ALL) {
-				for (k = 0; k < f->nout; k++)
-					if (!fwd_room(f, k))
-						break;
-				if (k < f->nout)
-					break;
+			else if (k == FWD_ALL)
 				for (k = 0; k < f->nout; k++)
 					fwd_put(f, k, p, len);
-			}
 		}
-		if (i < n && f->blocked != NULL)
-			(*f->blocked)++;
-		ring_release(r, i);
+		ring_release(r, n);
 		fwd_commit(f);
-		total += i;
+		total += n;
 	}
 	fwd_turn(f);
 	if (f->packets != NULL)

@@ -17,6 +17,13 @@ load helpers
 	assert_output_has "the same packets as tcpdump's selection"
 }
 
+@test "examples/new-app.sh: the model app of snb(7), built outside the tree" {
+	run sh examples/new-app.sh "$SNB_BUILD"
+	echo "$output" | tail -5
+	[ "$status" -eq 0 ]
+	assert_output_has "every 10th packet sampled, the rest passed on"
+}
+
 @test "examples/live-swap.sh" {
 	N=$((8000000 / SNB_TEST_SCALE)) run sh examples/live-swap.sh "$SNB_BUILD"
 	echo "$output" | tail -5
