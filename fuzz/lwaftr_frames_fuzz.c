@@ -8,8 +8,8 @@
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr \
  *	    fuzz/lwaftr_frames_fuzz.c apps/lwaftr/bt.c apps/lwaftr/conf.c \
- *	    apps/lwaftr/icmp.c apps/lwaftr/tx.c apps/lwaftr/xlate.c \
- *	    libring/*.c -lpcap -lbsd -o build/fuzz_frames
+ *	    apps/lwaftr/icmp.c apps/lwaftr/rx.c apps/lwaftr/tx.c \
+ *	    apps/lwaftr/xlate.c libring/[a-z]*.c -lpcap -lbsd -o build/fuzz_frames
  *	FUZZ_CONF=../shared/conformance/lwaftr/tunnel_icmp_withoutmac.conf \
  *	    build/fuzz_frames -max_total_time=600 build/fuzz-frames-corpus
  *
@@ -17,6 +17,10 @@
  * bit 0 of side picks v4 or v6, bit 7 asks for a breath after the frame.
  * Outputs are drained and their lengths checked after every breath.
  */
+#include <unistd.h>
+
+#include <bsd/string.h>
+
 #define main lwaftr_main
 #include "../apps/lwaftr/main.c"
 #undef main
@@ -68,7 +72,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		app_ports[i].nrings = 1;
 		app_ports[i].rings = rings[i];
 	}
-	npub = STAGE_MAX_COUNTERS;
+	stage.npub = STAGE_MAX_COUNTERS;	/* no stage file here */
 	return 0;
 }
 

@@ -1,16 +1,22 @@
 /*
- * dp.h: the lwAFTR data path's internals, shared by
+ * dp.h: the lwAFTR data path's internals.  Calls run one way:
  *
- *	main.c	runtime glue: options, configuration and reload, ports,
- *		the breathe loop, bursts with batched lookups, ingress
- *		(VLAN, reassembly, ARP/NDP, echo, filters), counters
- *	xlate.c	the softwire core: IPv4 -> B4 (encapsulation), B4 ->
- *		IPv4 (decapsulation, source checks, hairpinning)
+ *	main.c	app glue: options, configuration and reload, ports, the
+ *		breathe loop, counters
+ *	rx.c	ingress: bursts with batched lookups, VLAN, reassembly,
+ *		ARP/NDP, echo, filters
+ *	xlate.c	the softwire core: IPv4 -> B4 (encapsulation), B4 -> IPv4
+ *		(decapsulation, source checks, hairpinning), and where the
+ *		ICMPv4 errors it provokes go
  *	icmp.c	ICMPv4/ICMPv6 errors, ICMPv6 -> ICMPv4 translation, echo
  *		replies, and which port of an IPv4 packet names its B4
  *	tx.c	output: Ethernet and VLAN headers, egress filters,
  *		fragmentation, frames held for next-hop resolution, ARP/NS
  *		solicitations
+ *
+ * main.c -> rx.c -> xlate.c -> icmp.c -> tx.c.  All state is one struct lw, which
+ * main.c owns and passes down by pointer; a side points back at it so
+ * that tx.c can count.
  *
  * Byte counters count Ethernet frames without their VLAN tag, which is
  * what the reference's counters (and so the conformance vectors) count.
@@ -102,16 +108,6 @@ enum lw_counter {
 	LW_NCOUNTERS
 };
 
-extern uint64_t lw_ctr[LW_NCOUNTERS];
-
-/* Count one packet of `bytes` in the pair c. */
-static inline void
-cnt(enum lw_counter c, size_t bytes)
-{
-	lw_ctr[c] += bytes;
-	lw_ctr[c + 1]++;
-}
-
 /* One side of the AFTR: v4 (external, internet) or v6 (internal, B4s). */
 #define HELD_MAX	64	/* frames waiting for the next hop */
 
@@ -122,13 +118,13 @@ struct held {
 };
 
 struct side {
+	struct lw	*lw;		/* the instance it belongs to */
 	const char	*name;		/* port name: "v4" or "v6" */
 	int		 v6;
 	const struct lwaftr_side *cf;
 	struct port	*in, *out;
 	struct ring	*ro;		/* out->rings[0], NULL when unbound */
 	uint32_t	 room, nout;	/* output slots this breath, used */
-	uint32_t	 need;		/* room one input packet may use */
 	uint32_t	 mtu;
 	int		 vlan;		/* tagging: vlan_tci is the tag */
 	uint16_t	 vlan_tci;	/* network order */
@@ -154,11 +150,19 @@ struct side {
 	uint8_t		*scratch;	/* frames too big or held: built here */
 };
 
-extern struct side lw_s4, lw_s6;
-extern struct lwaftr_conf lw_conf;
-extern struct lwaftr_bt *lw_bt;
-extern int lw_deterministic;
-extern int lw_room_taken;	/* held frames went out mid-burst */
+#define ICMP4_ERR_MAX	576	/* RFC 1812 4.3.2.3: whole error <= 576 */
+
+/* An lwAFTR: everything the data path reads and changes. */
+struct lw {
+	struct side		 s4, s6;
+	struct lwaftr_bt	*bt;
+	uint64_t		 now;		/* this breath's clock; 0: unread */
+	int			 room_taken;	/* held frames went out mid-burst */
+	uint16_t		 frag_id4;	/* the last fragment ids used */
+	uint32_t		 frag_id6;
+	uint64_t		 ctr[LW_NCOUNTERS];
+	uint8_t			 err4[ICMP4_ERR_MAX]; /* icmp4_error() builds */
+};
 
 /* A packet being handled: an untagged Ethernet frame and its L3 part. */
 struct pkt {
@@ -176,26 +180,52 @@ enum origin {
 	FROM_AFTR		/* made here (an ICMP error) */
 };
 
-uint64_t lw_now(void);
+/* Count one packet of `bytes` in the pair c. */
+static inline void
+cnt(struct lw *lw, enum lw_counter c, size_t bytes)
+{
+	lw->ctr[c] += bytes;
+	lw->ctr[c + 1]++;
+}
+
+/* An IPv6 packet from a B4 dropped: counted in c, as received and dropped. */
+static inline void
+drop6(struct lw *lw, const struct pkt *pk, enum lw_counter c)
+{
+	cnt(lw, c, pk->flen);
+	cnt(lw, IN_IPV6, pk->flen);
+	cnt(lw, DROP_ALL_IPV6, pk->flen);
+}
+
+/* The clock, read at most once a breath: packets of a burst share it. */
+static inline uint64_t
+lw_now(struct lw *lw)
+{
+	if (lw->now == 0)
+		lw->now = app_now_ns();
+	return lw->now;
+}
+
+/* rx.c */
+int	rx_burst(struct side *in, struct ring *r);
 
 /* xlate.c */
-void	to_b4(struct pkt *pk, const struct softwire *sw, int looked_up,
-	    enum origin origin);
-void	from_b4(struct pkt *pk, const struct softwire *sw, int looked_up);
+void	to_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
+	    int looked_up, enum origin origin);
+void	from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
+	    int looked_up);
 
 /* icmp.c */
 #define TOWARD_B4	1
 #define FROM_B4		0
 int	ipv4_b4_port(const uint8_t *ip, size_t len, int toward_b4,
 	    uint16_t *port);
-void	icmp4_error(const uint8_t *ip, size_t len, uint8_t type, uint8_t code,
-	    uint16_t mtu);
-void	icmp6_error(const struct pkt *pk, uint8_t type, uint8_t code);
-void	icmp6_translate(struct pkt *pk);
-int	echo4(struct pkt *pk);
-int	echo6(struct pkt *pk);
-void	route_local4(uint8_t *ip, size_t len);
-int	icmp_is_error4(const uint8_t *ip, size_t len);
+size_t	icmp4_error(struct lw *lw, const uint8_t *ip, size_t len,
+	    uint8_t type, uint8_t code, uint16_t mtu);
+void	icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type,
+	    uint8_t code);
+size_t	icmp6_translate(struct lw *lw, struct pkt *pk);
+int	echo(struct lw *lw, struct side *s, struct pkt *pk);
 
 /* tx.c */
 #define TX_FILTER	0x1	/* the side's egress filter applies */
@@ -207,7 +237,6 @@ uint8_t *tx_begin_slow(struct side *s, uint16_t type, size_t l3len,
 	    const uint8_t *dst, const uint8_t *src);
 int	tx_end_slow(struct side *s, int flags);
 void	tx_flush_held(struct side *s);
-void	tx_drop_held(struct side *s);
 void	tx_solicit(struct side *s, int directed);
 void	tx_learn(struct side *s, const uint8_t mac[6]);
 uint32_t tx_frames_big(const struct side *s, size_t l3len);
@@ -218,9 +247,28 @@ tx_frames(const struct side *s, size_t l3len)
 {
 	return l3len <= s->mtu ? 1 : tx_frames_big(s, l3len);
 }
-uint16_t next_frag_id4(void);
-uint32_t next_frag_id6(void);
-void	frag_ids_init(void);
+
+/* Room for n more frames on s (capped: a huge packet must not wedge). */
+static inline int
+room_for(const struct side *s, uint32_t n)
+{
+	if (s->ro == NULL)
+		return 1;
+	if (n > s->ro->mask + 1)
+		n = (uint32_t)s->ro->mask + 1;
+	return s->room - s->nout >= n;
+}
+
+/* An Ethernet header at f. */
+static inline void
+eth_header(uint8_t *f, const uint8_t *dst, const uint8_t *src, uint16_t type)
+{
+	uint16_t t = htons(type);
+
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	memcpy(f + 12, &t, 2);
+}
 
 /*
  * Finish slot nout of s holding a frame of flen bytes, untagged, that
@@ -257,17 +305,13 @@ tx_begin(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
     const uint8_t *src)
 {
 	uint8_t *f;
-	uint16_t t;
 
 	if (__builtin_expect(dst != NULL || src != NULL || !s->nh_known ||
 	    s->nheld != 0 || s->ro == NULL || s->nout >= s->room ||
 	    l3len > s->mtu || 14 + 4 + l3len > s->ro->capacity, 0))
 		return tx_begin_slow(s, type, l3len, dst, src);
 	f = ring_slot(s->ro, s->nout)->data + (s->vlan ? 4 : 0);
-	t = htons(type);
-	memcpy(f, s->nh_mac, 6);
-	memcpy(f + 6, s->mac, 6);
-	memcpy(f + 12, &t, 2);
+	eth_header(f, s->nh_mac, s->mac, type);
 	s->cur = f;
 	s->cur_l3len = l3len;
 	s->cur_type = type;
@@ -287,7 +331,7 @@ tx_end(struct side *s, int flags)
 	    s->egress != NULL), 0))
 		return tx_end_slow(s, flags);
 	tx_slot_done(s, 14 + s->cur_l3len);
-	lw_ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
+	s->lw->ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
 	return 1;
 }
 

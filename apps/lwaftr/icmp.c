@@ -20,11 +20,7 @@
 #include "dp.h"
 #include "proto.h"
 
-#define ICMP4_ERR_MAX	576	/* RFC 1812 4.3.2.3: whole error <= 576 */
 #define ICMP6_ERR_MAX	SNB_IPV6_MIN_MTU /* RFC 4443 2.4 (c) */
-
-/* An ICMPv4 error being routed: built here, then encapsulated or sent. */
-static uint8_t err4[REASM_HEADROOM + ICMP4_ERR_MAX];
 
 static int
 is_icmp4_error_type(uint8_t t)
@@ -32,19 +28,6 @@ is_icmp4_error_type(uint8_t t)
 	return t == SNB_ICMP_DEST_UNREACH || t == SNB_ICMP_TIME_EXCEEDED ||
 	    t == SNB_ICMP_PARAM_PROBLEM || t == 4 /* source quench */ ||
 	    t == 5 /* redirect */;
-}
-
-/* True if ip is an ICMPv4 error (or unparsable enough to treat so). */
-int
-icmp_is_error4(const uint8_t *ip, size_t len)
-{
-	size_t hlen = (ip[0] & 0x0f) * 4u;
-
-	if (ip[9] != SNB_IPPROTO_ICMP)
-		return 0;
-	if (len < hlen + 1)
-		return 1;
-	return is_icmp4_error_type(ip[hlen]);
 }
 
 static int
@@ -109,7 +92,7 @@ ipv4_b4_port(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port)
 static int
 rate_ok(struct side *s)
 {
-	uint64_t now = lw_now(), period = s->cf->err_rate_period *
+	uint64_t now = lw_now(s->lw), period = s->cf->err_rate_period *
 	    1000000000ULL;
 
 	if (period == 0)
@@ -125,59 +108,32 @@ rate_ok(struct side *s)
 }
 
 /*
- * Send an IPv4 packet the AFTR made: to a B4 (encapsulated) if its
- * destination belongs to a softwire, else out of the v4 side.
- */
-void
-route_local4(uint8_t *ip, size_t len)
-{
-	struct pkt pk;
-	uint32_t dst;
-	uint16_t port;
-	const struct softwire *sw = NULL;
-	uint8_t *o;
-
-	memcpy(&dst, ip + 16, 4);
-	if (ipv4_b4_port(ip, len, TOWARD_B4, &port))
-		sw = lwaftr_bt_lookup(lw_bt, dst, port);
-	if (sw != NULL) {
-		memset(&pk, 0, sizeof(pk));
-		pk.l3 = ip;
-		pk.len = (uint32_t)len;
-		pk.flen = (uint32_t)(SNB_ETH_HLEN + len);
-		to_b4(&pk, sw, 1, FROM_AFTR);
-		return;
-	}
-	o = tx_begin(&lw_s4, SNB_ETH_IPV4, len, NULL, NULL);
-	memcpy(o, ip, len);
-	if (tx_end(&lw_s4, TX_FILTER))
-		cnt(OUT_IPV4, SNB_ETH_HLEN + len);
-}
-
-/*
  * An ICMPv4 error about the IPv4 packet at ip (len bytes): from our
  * external address to its source, quoting as much of it as fits in 576
- * bytes.  mtu: the next-hop MTU of a "fragmentation needed".
+ * bytes.  mtu: the next-hop MTU of a "fragmentation needed".  Built in
+ * lw->err4; returns its length, 0 if policy, rate or RFC 1812 4.3.2.7
+ * (never about an ICMP error, a fragment or a broadcast source) say no.
  */
-void
-icmp4_error(const uint8_t *ip, size_t len, uint8_t type, uint8_t code,
-    uint16_t mtu)
+size_t
+icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
+    uint8_t code, uint16_t mtu)
 {
-	uint8_t *e = err4 + REASM_HEADROOM, *icmp = e + SNB_IPV4_HLEN;
-	size_t quote = len, total;
+	uint8_t *e = lw->err4, *icmp = e + SNB_IPV4_HLEN;
+	size_t quote = len, total, hlen = (ip[0] & 0x0f) * 4u;
 	uint16_t v;
 
-	if (!lw_s4.cf->generate_icmp_errors) {
-		lw_ctr[DROP_OUT_POLICY_ICMPV4]++;
-		return;
+	if (!lw->s4.cf->generate_icmp_errors) {
+		lw->ctr[DROP_OUT_POLICY_ICMPV4]++;
+		return 0;
 	}
-	/* Never about an ICMP error, a fragment or a broadcast source. */
-	if (icmp_is_error4(ip, len) || reasm_is_fragment4(ip, len) ||
+	/* An ICMP too short to say what it is counts as an error. */
+	if ((ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
+	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
 	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127)
-		return;
-	if (!rate_ok(&lw_s4)) {
-		lw_ctr[DROP_OVER_RATE_ICMPV4]++;
-		return;
+		return 0;
+	if (!rate_ok(&lw->s4)) {
+		lw->ctr[DROP_OVER_RATE_ICMPV4]++;
+		return 0;
 	}
 	if (quote > ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN)
 		quote = ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN;
@@ -189,7 +145,7 @@ icmp4_error(const uint8_t *ip, size_t len, uint8_t type, uint8_t code,
 	memset(e + 4, 0, 4);		/* id 0, no flags */
 	e[8] = 255;
 	e[9] = SNB_IPPROTO_ICMP;
-	memcpy(e + 12, lw_s4.cf->ip, 4);
+	memcpy(e + 12, lw->s4.cf->ip, 4);
 	memcpy(e + 16, ip + 12, 4);	/* to the offender's source */
 	v = ipv4_header_cksum(e);
 	memcpy(e + 10, &v, 2);
@@ -201,13 +157,13 @@ icmp4_error(const uint8_t *ip, size_t len, uint8_t type, uint8_t code,
 	memcpy(icmp + SNB_ICMP_HLEN, ip, quote);
 	v = ipv4_l4_cksum(e, icmp, SNB_ICMP_HLEN + quote, SNB_IPPROTO_ICMP);
 	memcpy(icmp + 2, &v, 2);
-	cnt(OUT_ICMPV4_ERROR, SNB_ETH_HLEN + total);
-	route_local4(e, total);
+	cnt(lw, OUT_ICMPV4_ERROR, SNB_ETH_HLEN + total);
+	return total;
 }
 
 /* An ICMPv6 error to the source of the IPv6 packet pk, on the v6 side. */
 void
-icmp6_error(const struct pkt *pk, uint8_t type, uint8_t code)
+icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type, uint8_t code)
 {
 	const uint8_t *ip6 = pk->l3;
 	size_t quote = pk->len, total;
@@ -215,29 +171,29 @@ icmp6_error(const struct pkt *pk, uint8_t type, uint8_t code)
 	uint32_t w;
 	uint16_t v;
 
-	if (!lw_s6.cf->generate_icmp_errors) {
-		lw_ctr[DROP_OUT_POLICY_ICMPV6]++;
+	if (!lw->s6.cf->generate_icmp_errors) {
+		lw->ctr[DROP_OUT_POLICY_ICMPV6]++;
 		return;
 	}
 	/* Not about ICMPv6 errors, not to multicast or unspecified. */
 	if (ip6[8] == 0xff || (ip6[6] == SNB_IPPROTO_ICMPV6 &&
 	    pk->len > SNB_IPV6_HLEN && ip6[SNB_IPV6_HLEN] < 128))
 		return;
-	if (!rate_ok(&lw_s6)) {
-		lw_ctr[DROP_OVER_RATE_ICMPV6]++;
+	if (!rate_ok(&lw->s6)) {
+		lw->ctr[DROP_OVER_RATE_ICMPV6]++;
 		return;
 	}
 	if (quote > ICMP6_ERR_MAX - SNB_IPV6_HLEN - SNB_ICMP6_HLEN)
 		quote = ICMP6_ERR_MAX - SNB_IPV6_HLEN - SNB_ICMP6_HLEN;
 	total = SNB_IPV6_HLEN + SNB_ICMP6_HLEN + quote;
-	o = tx_begin(&lw_s6, SNB_ETH_IPV6, total, NULL, NULL);
+	o = tx_begin(&lw->s6, SNB_ETH_IPV6, total, NULL, NULL);
 	w = htonl(6u << 28);
 	memcpy(o, &w, 4);
 	v = htons((uint16_t)(total - SNB_IPV6_HLEN));
 	memcpy(o + 4, &v, 2);
 	o[6] = SNB_IPPROTO_ICMPV6;
 	o[7] = 255;
-	memcpy(o + 8, lw_s6.cf->ip, 16);
+	memcpy(o + 8, lw->s6.cf->ip, 16);
 	memcpy(o + 24, ip6 + 8, 16);
 	icmp = o + SNB_IPV6_HLEN;
 	icmp[0] = type;
@@ -247,18 +203,10 @@ icmp6_error(const struct pkt *pk, uint8_t type, uint8_t code)
 	v = ipv6_l4_cksum(o, icmp, SNB_ICMP6_HLEN + quote,
 	    SNB_IPPROTO_ICMPV6);
 	memcpy(icmp + 2, &v, 2);
-	if (tx_end(&lw_s6, TX_FILTER)) {
-		cnt(OUT_ICMPV6_ERROR, SNB_ETH_HLEN + total);
-		cnt(OUT_IPV6, SNB_ETH_HLEN + total);
+	if (tx_end(&lw->s6, TX_FILTER)) {
+		cnt(lw, OUT_ICMPV6_ERROR, SNB_ETH_HLEN + total);
+		cnt(lw, OUT_IPV6, SNB_ETH_HLEN + total);
 	}
-}
-
-static void
-drop6(const struct pkt *pk, enum lw_counter c)
-{
-	cnt(c, pk->flen);
-	cnt(IN_IPV6, pk->flen);
-	cnt(DROP_ALL_IPV6, pk->flen);
 }
 
 /*
@@ -267,10 +215,10 @@ drop6(const struct pkt *pk, enum lw_counter c)
  * of our BR addresses to the softwire's B4, carrying IPv4 for that
  * softwire), tell the IPv4 host that sent it: "fragmentation needed" with
  * the MTU less our 40 bytes for "packet too big", "host unreachable" for
- * anything else.
+ * anything else.  Returns the length of that error, as icmp4_error().
  */
-void
-icmp6_translate(struct pkt *pk)
+size_t
+icmp6_translate(struct lw *lw, struct pkt *pk)
 {
 	const uint8_t *icmp = pk->l3 + SNB_IPV6_HLEN, *q6, *q4;
 	size_t ilen = pk->len - SNB_IPV6_HLEN, q4len;
@@ -279,20 +227,18 @@ icmp6_translate(struct pkt *pk)
 	uint16_t port, c, mtu = 0;
 	uint8_t code;
 
-	if (!lw_s6.cf->allow_incoming_icmp) {
-		drop6(pk, DROP_IN_POLICY_ICMPV6);
-		return;
+	if (!lw->s6.cf->allow_incoming_icmp) {
+		drop6(lw, pk, DROP_IN_POLICY_ICMPV6);
+		return 0;
 	}
+	if (ilen >= SNB_ICMP6_HLEN + SNB_IPV6_HLEN + SNB_IPV4_HLEN)
+		memcpy(&c, icmp + 2, 2);
 	if (ilen < SNB_ICMP6_HLEN + SNB_IPV6_HLEN + SNB_IPV4_HLEN ||
 	    icmp[0] < SNB_ICMP6_DEST_UNREACH ||
-	    icmp[0] > SNB_ICMP6_PARAM_PROBLEM) {
-		drop6(pk, DROP_UNKNOWN_PROTO_ICMPV6);
-		return;
-	}
-	memcpy(&c, icmp + 2, 2);
-	if (ipv6_l4_cksum(pk->l3, icmp, ilen, SNB_IPPROTO_ICMPV6) != c) {
-		drop6(pk, DROP_UNKNOWN_PROTO_ICMPV6);
-		return;
+	    icmp[0] > SNB_ICMP6_PARAM_PROBLEM ||
+	    ipv6_l4_cksum(pk->l3, icmp, ilen, SNB_IPPROTO_ICMPV6) != c) {
+		drop6(lw, pk, DROP_UNKNOWN_PROTO_ICMPV6);
+		return 0;
 	}
 	q6 = icmp + SNB_ICMP6_HLEN;
 	q4 = q6 + SNB_IPV6_HLEN;
@@ -300,11 +246,11 @@ icmp6_translate(struct pkt *pk)
 	memcpy(&dst, q4 + 16, 4);
 	if (q6[6] == SNB_IPPROTO_IPIP && (q4[0] >> 4) == 4 &&
 	    ipv4_b4_port(q4, q4len, TOWARD_B4, &port))
-		sw = lwaftr_bt_lookup(lw_bt, dst, port);
+		sw = lwaftr_bt_lookup(lw->bt, dst, port);
 	if (sw == NULL || memcmp(sw->b4, q6 + 24, 16) != 0 ||
 	    memcmp(sw->br, q6 + 8, 16) != 0) {
-		drop6(pk, DROP_IN_RFC7596_ICMPV6);
-		return;
+		drop6(lw, pk, DROP_IN_RFC7596_ICMPV6);
+		return 0;
 	}
 	code = SNB_ICMP_UNREACH_HOST;
 	if (icmp[0] == SNB_ICMP6_PACKET_TOO_BIG) {
@@ -314,77 +260,51 @@ icmp6_translate(struct pkt *pk)
 		mtu = mtu6 < SNB_IPV6_HLEN ? 0 : mtu6 - SNB_IPV6_HLEN > 65535 ?
 		    65535 : (uint16_t)(mtu6 - SNB_IPV6_HLEN);
 	}
-	cnt(IN_IPV6, pk->flen);
-	icmp4_error(q4, q4len, SNB_ICMP_DEST_UNREACH, code, mtu);
+	cnt(lw, IN_IPV6, pk->flen);
+	return icmp4_error(lw, q4, q4len, SNB_ICMP_DEST_UNREACH, code, mtu);
 }
 
 /*
- * An echo request to our external address: answer in place of the
- * request (addresses and MACs swapped, type 0), on the v4 side.
- * Returns 0 if pk is not such a request.
+ * An echo request to our own address on side s: answer in place of the
+ * request (addresses and MACs swapped, type "reply": the checksum only
+ * needs the type's change).  Returns 0 if pk is not such a request.
  */
 int
-echo4(struct pkt *pk)
+echo(struct lw *lw, struct side *s, struct pkt *pk)
 {
 	uint8_t *ip = pk->l3, *o, *icmp;
-	size_t hlen = (ip[0] & 0x0f) * 4u;
-	uint16_t c, old, new;
+	int v6 = s->v6;
+	size_t hlen = v6 ? SNB_IPV6_HLEN : (ip[0] & 0x0f) * 4u;
+	size_t alen = v6 ? 16 : 4, src = v6 ? 8 : 12, dst = src + alen;
+	uint16_t c, sum, old, new;
 
-	if (ip[9] != SNB_IPPROTO_ICMP || memcmp(ip + 16, lw_s4.cf->ip, 4) ||
-	    pk->len < hlen + SNB_ICMP_HLEN ||
-	    ip[hlen] != SNB_ICMP_ECHO_REQUEST || pk->eth == NULL)
+	if (ip[v6 ? 6 : 9] != (v6 ? SNB_IPPROTO_ICMPV6 : SNB_IPPROTO_ICMP) ||
+	    memcmp(ip + dst, s->cf->ip, alen) != 0 ||
+	    pk->len < hlen + SNB_ICMP_HLEN || ip[hlen] != (v6 ?
+	    SNB_ICMP6_ECHO_REQUEST : SNB_ICMP_ECHO_REQUEST) || pk->eth == NULL)
 		return 0;
 	icmp = ip + hlen;
 	memcpy(&c, icmp + 2, 2);
-	if (ipv4_l4_cksum(ip, icmp, pk->len - hlen, SNB_IPPROTO_ICMP) != c) {
-		cnt(DROP_BAD_CKSUM_ICMPV4, pk->flen);
-		cnt(DROP_ALL_IPV4, pk->flen);
+	sum = v6 ? ipv6_l4_cksum(ip, icmp, pk->len - hlen, SNB_IPPROTO_ICMPV6) :
+	    ipv4_l4_cksum(ip, icmp, pk->len - hlen, SNB_IPPROTO_ICMP);
+	if (sum != c) {
+		if (!v6)
+			cnt(lw, DROP_BAD_CKSUM_ICMPV4, pk->flen);
+		cnt(lw, v6 ? DROP_ALL_IPV6 : DROP_ALL_IPV4, pk->flen);
 		return 1;
 	}
-	cnt(IN_ICMPV4_ECHO, pk->flen);
-	o = tx_begin(&lw_s4, SNB_ETH_IPV4, pk->len, pk->eth + 6, pk->eth);
+	cnt(lw, v6 ? IN_ICMPV6_ECHO : IN_ICMPV4_ECHO, pk->flen);
+	o = tx_begin(s, v6 ? SNB_ETH_IPV6 : SNB_ETH_IPV4, pk->len, pk->eth + 6,
+	    pk->eth);
 	memcpy(o, ip, pk->len);
-	memcpy(o + 12, ip + 16, 4);	/* same sum: header cksum holds */
-	memcpy(o + 16, ip + 12, 4);
+	memcpy(o + src, ip + dst, alen);	/* swapped: the sums hold */
+	memcpy(o + dst, ip + src, alen);
 	memcpy(&old, icmp, 2);
-	o[hlen] = SNB_ICMP_ECHO_REPLY;
+	o[hlen] = v6 ? SNB_ICMP6_ECHO_REPLY : SNB_ICMP_ECHO_REPLY;
 	memcpy(&new, o + hlen, 2);
 	c = cksum_update16(c, old, new);
 	memcpy(o + hlen + 2, &c, 2);
-	if (tx_end(&lw_s4, 0))
-		cnt(OUT_ICMPV4_ECHO, pk->flen);
-	return 1;
-}
-
-/* The same for an ICMPv6 echo request to our internal address. */
-int
-echo6(struct pkt *pk)
-{
-	uint8_t *ip6 = pk->l3, *o, *icmp = ip6 + SNB_IPV6_HLEN;
-	uint16_t c, old, new;
-
-	if (ip6[6] != SNB_IPPROTO_ICMPV6 ||
-	    memcmp(ip6 + 24, lw_s6.cf->ip, 16) != 0 ||
-	    pk->len < SNB_IPV6_HLEN + SNB_ICMP6_HLEN ||
-	    icmp[0] != SNB_ICMP6_ECHO_REQUEST || pk->eth == NULL)
-		return 0;
-	memcpy(&c, icmp + 2, 2);
-	if (ipv6_l4_cksum(ip6, icmp, pk->len - SNB_IPV6_HLEN,
-	    SNB_IPPROTO_ICMPV6) != c) {
-		cnt(DROP_ALL_IPV6, pk->flen);
-		return 1;
-	}
-	cnt(IN_ICMPV6_ECHO, pk->flen);
-	o = tx_begin(&lw_s6, SNB_ETH_IPV6, pk->len, pk->eth + 6, pk->eth);
-	memcpy(o, ip6, pk->len);
-	memcpy(o + 8, ip6 + 24, 16);	/* swapped: the sum stays */
-	memcpy(o + 24, ip6 + 8, 16);
-	memcpy(&old, icmp, 2);
-	o[SNB_IPV6_HLEN] = SNB_ICMP6_ECHO_REPLY;
-	memcpy(&new, o + SNB_IPV6_HLEN, 2);
-	c = cksum_update16(c, old, new);
-	memcpy(o + SNB_IPV6_HLEN + 2, &c, 2);
-	if (tx_end(&lw_s6, 0))
-		cnt(OUT_ICMPV6_ECHO, pk->flen);
+	if (tx_end(s, 0))
+		cnt(lw, v6 ? OUT_ICMPV6_ECHO : OUT_ICMPV4_ECHO, pk->flen);
 	return 1;
 }

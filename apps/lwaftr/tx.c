@@ -31,24 +31,6 @@
 #define SCRATCH_SIZE	(SCRATCH_HEAD + 65536 + 128)
 
 static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-static uint16_t frag_id4;
-static uint32_t frag_id6;
-
-void
-frag_ids_init(void)
-{
-	/* The vectors number fragments from 0x4242 + 1 in --deterministic. */
-	if (lw_deterministic) {
-		frag_id4 = 0x4242;
-		frag_id6 = 0x42424242;
-	} else {
-		frag_id4 = (uint16_t)arc4random();
-		frag_id6 = arc4random();
-	}
-}
-
-uint16_t next_frag_id4(void) { return ++frag_id4; }
-uint32_t next_frag_id6(void) { return ++frag_id6; }
 
 static inline int
 is_ip(const struct side *s, uint16_t type)
@@ -76,17 +58,28 @@ room_left(const struct side *s)
 	return s->room - s->nout;
 }
 
-/* The next output slot's frame start (after the room for a VLAN tag). */
-static inline uint8_t *
-slot_frame(struct side *s, uint32_t i)
-{
-	return ring_slot(s->ro, s->nout + i)->data + (s->vlan ? 4 : 0);
-}
-
 static inline int
 slot_fits(const struct side *s, size_t flen)
 {
 	return flen + (s->vlan ? 4 : 0) <= s->ro->capacity;
+}
+
+/* Where the next output slot's frame starts (after room for a tag). */
+static inline uint8_t *
+slot_frame(struct side *s)
+{
+	return ring_slot(s->ro, s->nout)->data + (s->vlan ? 4 : 0);
+}
+
+/* slot_frame() for flen bytes, or NULL (counted) if no slot takes it. */
+static uint8_t *
+next_slot(struct side *s, size_t flen)
+{
+	if (room_left(s) == 0 || !slot_fits(s, flen)) {
+		s->lw->ctr[DROP_OUTPUT_FULL]++;
+		return NULL;
+	}
+	return slot_frame(s);
 }
 
 /* tx_begin() when the frame cannot simply go to the next slot. */
@@ -95,7 +88,6 @@ tx_begin_slow(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
     const uint8_t *src)
 {
 	uint8_t *f;
-	uint16_t t = htons(type);
 
 	s->cur_l3len = l3len;
 	s->cur_type = type;
@@ -104,7 +96,7 @@ tx_begin_slow(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
 	    slot_fits(s, SNB_ETH_HLEN + l3len) &&
 	    (!is_ip(s, type) || l3len <= s->mtu) &&
 	    (dst != NULL || (s->nh_known && s->nheld == 0))) {
-		f = slot_frame(s, 0);
+		f = slot_frame(s);
 		s->cur_slot = 1;
 	} else {
 		f = s->scratch + SCRATCH_HEAD;
@@ -112,9 +104,7 @@ tx_begin_slow(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
 	}
 	if (l3len > 65536)	/* callers never ask; keep scratch safe */
 		abort();
-	memcpy(f, dst ? dst : s->nh_mac, 6);
-	memcpy(f + 6, src ? src : s->mac, 6);
-	memcpy(f + 12, &t, 2);
+	eth_header(f, dst ? dst : s->nh_mac, src ? src : s->mac, type);
 	s->cur = f;
 	return f + SNB_ETH_HLEN;
 }
@@ -146,14 +136,17 @@ copied_options(const uint8_t *ip, size_t hlen, uint8_t *out)
 	return n;
 }
 
-/* RFC 791 fragmentation of the IPv4 packet at ip into output slots. */
+/*
+ * RFC 791 fragmentation of the IPv4 packet at ip into output slots.  Out
+ * of room part way (room_for() caps a huge packet's need at the ring),
+ * the fragments already out go uncounted; frag6() the same.
+ */
 static void
 frag4(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 {
 	uint8_t hdr[SNB_IPV4_MAX_HLEN], *f;
 	size_t hlen = (ip[0] & 0x0f) * 4u, h, off = 0, data = len - hlen, n;
-	uint16_t fo, base, id = htons(next_frag_id4()), v;
-	int first = 1;
+	uint16_t fo, base, id = htons(++s->lw->frag_id4), v;
 	uint32_t nfrag = 0;
 
 	memcpy(&fo, ip + 6, 2);
@@ -164,34 +157,31 @@ frag4(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 		n = (s->mtu - h) & ~7u;
 		if (off + n >= data)
 			n = data - off;
-		if (room_left(s) == 0 || !slot_fits(s, SNB_ETH_HLEN + h + n)) {
-			lw_ctr[DROP_OUTPUT_FULL]++;
+		if ((f = next_slot(s, SNB_ETH_HLEN + h + n)) == NULL)
 			return;
-		}
-		f = slot_frame(s, 0);
 		memcpy(f, eth, SNB_ETH_HLEN);
-		memcpy(f + SNB_ETH_HLEN, hdr, h);
+		f += SNB_ETH_HLEN;
+		memcpy(f, hdr, h);
+		f[0] = (uint8_t)(0x40 | (h / 4));
 		v = htons((uint16_t)(h + n));
-		memcpy(f + SNB_ETH_HLEN + 2, &v, 2);
-		memcpy(f + SNB_ETH_HLEN + 4, &id, 2);
+		memcpy(f + 2, &v, 2);
+		memcpy(f + 4, &id, 2);
 		v = htons((uint16_t)(((base & SNB_IP_OFFMASK) + off / 8) |
 		    (base & (SNB_IP_DF | SNB_IP_MF)) |
 		    (off + n < data ? SNB_IP_MF : 0)));
-		memcpy(f + SNB_ETH_HLEN + 6, &v, 2);
-		f[SNB_ETH_HLEN] = (uint8_t)(0x40 | (h / 4));
-		v = ipv4_header_cksum(f + SNB_ETH_HLEN);
-		memcpy(f + SNB_ETH_HLEN + 10, &v, 2);
-		memcpy(f + SNB_ETH_HLEN + h, ip + hlen + off, n);
+		memcpy(f + 6, &v, 2);
+		v = ipv4_header_cksum(f);
+		memcpy(f + 10, &v, 2);
+		memcpy(f + h, ip + hlen + off, n);
 		tx_slot_done(s, SNB_ETH_HLEN + h + n);
-		nfrag++;
-		off += n;
-		if (first) {
-			first = 0;
+		/* Later fragments carry only the options marked "copied". */
+		if (off == 0)
 			h = SNB_IPV4_HLEN + copied_options(ip, hlen,
 			    hdr + SNB_IPV4_HLEN);
-		}
+		nfrag++;
+		off += n;
 	}
-	lw_ctr[OUT_IPV4_FRAG] += nfrag;
+	s->lw->ctr[OUT_IPV4_FRAG] += nfrag;
 }
 
 /*
@@ -203,18 +193,15 @@ frag6(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 {
 	size_t off = 0, data = len - SNB_IPV6_HLEN, n;
 	size_t per = (s->mtu - SNB_IPV6_HLEN - SNB_IPV6_FRAG_HLEN) & ~7u;
-	uint32_t id = htonl(next_frag_id6()), nfrag = 0;
+	uint32_t id = htonl(++s->lw->frag_id6), nfrag = 0;
 	uint16_t v;
 	uint8_t *f;
 
 	while (off < data) {
 		n = off + per >= data ? data - off : per;
-		if (room_left(s) == 0 || !slot_fits(s, SNB_ETH_HLEN +
-		    SNB_IPV6_HLEN + SNB_IPV6_FRAG_HLEN + n)) {
-			lw_ctr[DROP_OUTPUT_FULL]++;
+		if ((f = next_slot(s, SNB_ETH_HLEN + SNB_IPV6_HLEN +
+		    SNB_IPV6_FRAG_HLEN + n)) == NULL)
 			return;
-		}
-		f = slot_frame(s, 0);
 		memcpy(f, eth, SNB_ETH_HLEN);
 		f += SNB_ETH_HLEN;
 		memcpy(f, ip, SNB_IPV6_HLEN);
@@ -232,7 +219,7 @@ frag6(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 		nfrag++;
 		off += n;
 	}
-	lw_ctr[OUT_IPV6_FRAG] += nfrag;
+	s->lw->ctr[OUT_IPV6_FRAG] += nfrag;
 }
 
 /*
@@ -244,43 +231,35 @@ emit(struct side *s, const uint8_t *eth, size_t l3len, uint16_t type,
     int in_slot, int flags)
 {
 	size_t flen = SNB_ETH_HLEN + l3len;
+	uint8_t *f;
 
 	if (s->ro == NULL)
 		return;
 	if (is_ip(s, type) && l3len > s->mtu) {
-		if (flags & TX_NOFRAG) {
-			lw_ctr[DROP_OUTPUT_FULL]++;
-			return;
-		}
-		if (s->v6)
+		if (flags & TX_NOFRAG)
+			s->lw->ctr[DROP_OUTPUT_FULL]++;
+		else if (s->v6)
 			frag6(s, eth, eth + SNB_ETH_HLEN, l3len);
 		else
 			frag4(s, eth, eth + SNB_ETH_HLEN, l3len);
 		return;
 	}
 	if (!in_slot) {
-		if (room_left(s) == 0 || !slot_fits(s, flen)) {
-			lw_ctr[DROP_OUTPUT_FULL]++;
+		if ((f = next_slot(s, flen)) == NULL)
 			return;
-		}
-		memcpy(slot_frame(s, 0), eth, flen);
+		memcpy(f, eth, flen);
 	}
 	tx_slot_done(s, flen);
-	lw_ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
+	s->lw->ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
 }
 
 static void
 hold(struct side *s)
 {
-	struct held *h;
+	struct held *h = &s->held[(s->held_head + s->nheld) % HELD_MAX];
 
-	if (s->nheld == HELD_MAX) {
-		lw_ctr[DROP_NEXT_HOP_UNRESOLVED]++;
-		return;
-	}
-	h = &s->held[(s->held_head + s->nheld) % HELD_MAX];
-	if ((h->l3 = malloc(s->cur_l3len)) == NULL) {
-		lw_ctr[DROP_NEXT_HOP_UNRESOLVED]++;
+	if (s->nheld == HELD_MAX || (h->l3 = malloc(s->cur_l3len)) == NULL) {
+		s->lw->ctr[DROP_NEXT_HOP_UNRESOLVED]++;
 		return;
 	}
 	memcpy(h->l3, s->cur + SNB_ETH_HLEN, s->cur_l3len);
@@ -290,6 +269,18 @@ hold(struct side *s)
 	/* The first frame to wait asks for the next hop right away. */
 	if (!s->nh_known && !s->sol_sent)
 		tx_solicit(s, 1);
+}
+
+/* Forget the oldest held frame. */
+static void
+unhold(struct side *s)
+{
+	struct held *h = &s->held[s->held_head];
+
+	free(h->l3);
+	h->l3 = NULL;
+	s->held_head = (s->held_head + 1) % HELD_MAX;
+	s->nheld--;
 }
 
 /* tx_end() for frames filtered, held, fragmented or built aside. */
@@ -317,33 +308,13 @@ tx_flush_held(struct side *s)
 	while (s->nheld > 0 && s->nh_known) {
 		struct held *h = &s->held[s->held_head];
 		uint8_t *f = s->scratch + SCRATCH_HEAD;
-		uint16_t t = htons(h->type);
 
 		if (s->ro != NULL && room_left(s) < tx_frames(s, h->len))
 			return;
-		memcpy(f, s->nh_mac, 6);
-		memcpy(f + 6, s->mac, 6);
-		memcpy(f + 12, &t, 2);
+		eth_header(f, s->nh_mac, s->mac, h->type);
 		memcpy(f + SNB_ETH_HLEN, h->l3, h->len);
 		emit(s, f, h->len, h->type, 0, 0);
-		free(h->l3);
-		h->l3 = NULL;
-		s->held_head = (s->held_head + 1) % HELD_MAX;
-		s->nheld--;
-	}
-}
-
-/* At exit: what still waits is lost. */
-void
-tx_drop_held(struct side *s)
-{
-	while (s->nheld > 0) {
-		struct held *h = &s->held[s->held_head];
-		free(h->l3);
-		h->l3 = NULL;
-		s->held_head = (s->held_head + 1) % HELD_MAX;
-		s->nheld--;
-		lw_ctr[DROP_NEXT_HOP_UNRESOLVED]++;
+		unhold(s);
 	}
 }
 
@@ -353,7 +324,7 @@ tx_learn(struct side *s, const uint8_t mac[6])
 	memcpy(s->nh_mac, mac, 6);
 	s->nh_known = 1;
 	if (s->nheld > 0)
-		lw_room_taken = 1;
+		s->lw->room_taken = 1;
 	tx_flush_held(s);
 }
 
@@ -381,17 +352,17 @@ tx_solicit(struct side *s, int directed)
 		o = tx_begin(s, SNB_ETH_IPV6, NDP_PKT_LEN, dst, NULL);
 		ndp_build_ns(o, s->cf->ip, s->mac, s->cf->nh_ip, !directed);
 		if (tx_end(s, 0))
-			cnt(OUT_NDP_NS, SNB_ETH_HLEN + NDP_PKT_LEN);
+			cnt(s->lw, OUT_NDP_NS, SNB_ETH_HLEN + NDP_PKT_LEN);
 	} else {
 		memcpy(&spa, s->cf->ip, 4);
 		memcpy(&tpa, s->cf->nh_ip, 4);
 		o = tx_begin(s, SNB_ETH_ARP, ARP_PKT_LEN, bcast, NULL);
 		arp_build(o, SNB_ARP_REQUEST, s->mac, spa, zero, tpa);
 		if (tx_end(s, 0))
-			cnt(OUT_ARP_REQUEST, SNB_ETH_HLEN + ARP_PKT_LEN);
+			cnt(s->lw, OUT_ARP_REQUEST, SNB_ETH_HLEN + ARP_PKT_LEN);
 	}
 	s->sol_sent = 1;
-	s->sol_due = lw_now() + 1000000000ULL;
+	s->sol_due = lw_now(s->lw) + 1000000000ULL;
 }
 
 void
@@ -401,10 +372,14 @@ tx_init(struct side *s)
 		err(1, NULL);
 }
 
+/* At exit: what still waits for the next hop is lost. */
 void
 tx_fini(struct side *s)
 {
-	tx_drop_held(s);
+	while (s->nheld > 0) {
+		unhold(s);
+		s->lw->ctr[DROP_NEXT_HOP_UNRESOLVED]++;
+	}
 	free(s->scratch);
 	s->scratch = NULL;
 }

@@ -21,67 +21,104 @@
 #include "dp.h"
 #include "proto.h"
 
+/*
+ * Send the ICMPv4 error icmp4_error() built (len bytes, none if 0): to a
+ * B4, encapsulated, if its destination is a softwire's, else out of v4.
+ */
+static void
+route_error4(struct lw *lw, size_t len)
+{
+	struct pkt pk = { .l3 = lw->err4, .len = (uint32_t)len,
+	    .flen = (uint32_t)(SNB_ETH_HLEN + len) };
+	const struct softwire *sw = NULL;
+	uint32_t dst;
+	uint16_t port;
+	uint8_t *o;
+
+	if (len == 0)
+		return;
+	memcpy(&dst, pk.l3 + 16, 4);
+	if (ipv4_b4_port(pk.l3, len, TOWARD_B4, &port))
+		sw = lwaftr_bt_lookup(lw->bt, dst, port);
+	if (sw != NULL) {
+		to_b4(lw, &pk, sw, 1, FROM_AFTR);
+		return;
+	}
+	o = tx_begin(&lw->s4, SNB_ETH_IPV4, len, NULL, NULL);
+	memcpy(o, pk.l3, len);
+	if (tx_end(&lw->s4, TX_FILTER))
+		cnt(lw, OUT_IPV4, SNB_ETH_HLEN + len);
+}
+
 /* The packet counts as received: per origin (see to_b4). */
 static void
-count_in(const struct pkt *pk, enum origin origin)
+count_in(struct lw *lw, const struct pkt *pk, enum origin origin)
 {
 	if (origin == FROM_INET)
-		cnt(IN_IPV4, pk->flen);
+		cnt(lw, IN_IPV4, pk->flen);
 	else if (origin == FROM_HAIRPIN) {
-		cnt(IN_IPV6, pk->outer_flen);
-		cnt(HAIRPIN_IPV4, pk->flen);
+		cnt(lw, IN_IPV6, pk->outer_flen);
+		cnt(lw, HAIRPIN_IPV4, pk->flen);
 	}
 }
 
-/* Drop pk, counted in c, in the received counters and its side's drops. */
+/*
+ * Drop pk, counted in c, in the received counters and its side's drops,
+ * and answer with an ICMPv4 error of this type (none if 0: "echo reply"
+ * is no error).  What the AFTR made itself is neither counted nor
+ * answered.
+ */
 static void
-drop4(const struct pkt *pk, enum origin origin, enum lw_counter c)
+drop4(struct lw *lw, const struct pkt *pk, enum origin origin,
+    enum lw_counter c, uint8_t type, uint8_t code, uint16_t mtu)
 {
 	if (origin == FROM_AFTR)
 		return;
-	cnt(c, pk->flen);
-	count_in(pk, origin);
+	cnt(lw, c, pk->flen);
+	count_in(lw, pk, origin);
 	if (origin == FROM_INET)
-		cnt(DROP_ALL_IPV4, pk->flen);
+		cnt(lw, DROP_ALL_IPV4, pk->flen);
 	else
-		cnt(DROP_ALL_IPV6, pk->outer_flen);
+		cnt(lw, DROP_ALL_IPV6, pk->outer_flen);
+	if (type != 0)
+		route_error4(lw, icmp4_error(lw, pk->l3, pk->len, type, code,
+		    mtu));
 }
 
 void
-to_b4(struct pkt *pk, const struct softwire *sw, int looked_up,
-    enum origin origin)
+to_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
+    int looked_up, enum origin origin)
 {
+	struct side *s6 = &lw->s6;
 	uint8_t *ip = pk->l3, *o;
 	size_t len = pk->len, hlen = (ip[0] & 0x0f) * 4u;
 	uint32_t dst, w;
 	uint16_t port, c, old, new, v;
 
 	if (origin == FROM_INET && ip[9] == SNB_IPPROTO_ICMP) {
-		if (!lw_s4.cf->allow_incoming_icmp) {
-			drop4(pk, origin, DROP_IN_POLICY_ICMPV4);
+		if (!lw->s4.cf->allow_incoming_icmp) {
+			drop4(lw, pk, origin, DROP_IN_POLICY_ICMPV4, 0, 0, 0);
 			return;
 		}
 		if (len >= hlen + SNB_ICMP_HLEN)
 			memcpy(&c, ip + hlen + 2, 2);
 		if (len < hlen + SNB_ICMP_HLEN || ipv4_l4_cksum(ip, ip + hlen,
 		    len - hlen, SNB_IPPROTO_ICMP) != c) {
-			drop4(pk, origin, DROP_BAD_CKSUM_ICMPV4);
+			drop4(lw, pk, origin, DROP_BAD_CKSUM_ICMPV4, 0, 0, 0);
 			return;
 		}
 	}
 	if (!looked_up) {
 		if (!ipv4_b4_port(ip, len, TOWARD_B4, &port)) {
-			drop4(pk, origin, DROP_UNKNOWN_PROTO_IPV4);
+			drop4(lw, pk, origin, DROP_UNKNOWN_PROTO_IPV4, 0, 0, 0);
 			return;
 		}
 		memcpy(&dst, ip + 16, 4);
-		sw = lwaftr_bt_lookup(lw_bt, dst, port);
+		sw = lwaftr_bt_lookup(lw->bt, dst, port);
 	}
 	if (sw == NULL) {
-		drop4(pk, origin, DROP_NO_DEST_SW_IPV4);
-		if (origin != FROM_AFTR)
-			icmp4_error(ip, len, SNB_ICMP_DEST_UNREACH,
-			    SNB_ICMP_UNREACH_HOST, 0);
+		drop4(lw, pk, origin, DROP_NO_DEST_SW_IPV4,
+		    SNB_ICMP_DEST_UNREACH, SNB_ICMP_UNREACH_HOST, 0);
 		return;
 	}
 	/*
@@ -96,24 +133,20 @@ to_b4(struct pkt *pk, const struct softwire *sw, int looked_up,
 	c = cksum_update16(c, old, new);
 	memcpy(ip + 10, &c, 2);
 	if (ip[8] == 0) {
-		drop4(pk, origin, DROP_TTL_ZERO_IPV4);
-		if (origin != FROM_AFTR)
-			icmp4_error(ip, len, SNB_ICMP_TIME_EXCEEDED,
-			    SNB_ICMP_TIMXCEED_TTL, 0);
+		drop4(lw, pk, origin, DROP_TTL_ZERO_IPV4,
+		    SNB_ICMP_TIME_EXCEEDED, SNB_ICMP_TIMXCEED_TTL, 0);
 		return;
 	}
 	memcpy(&v, ip + 6, 2);
-	if (len + SNB_IPV6_HLEN > lw_s6.mtu && (ntohs(v) & SNB_IP_DF)) {
-		drop4(pk, origin, DROP_OVER_MTU_DF_IPV4);
-		if (origin != FROM_AFTR)
-			icmp4_error(ip, len, SNB_ICMP_DEST_UNREACH,
-			    SNB_ICMP_UNREACH_NEEDFRAG,
-			    (uint16_t)(lw_s6.mtu - SNB_IPV6_HLEN));
+	if (len + SNB_IPV6_HLEN > s6->mtu && (ntohs(v) & SNB_IP_DF)) {
+		drop4(lw, pk, origin, DROP_OVER_MTU_DF_IPV4,
+		    SNB_ICMP_DEST_UNREACH, SNB_ICMP_UNREACH_NEEDFRAG,
+		    (uint16_t)(s6->mtu - SNB_IPV6_HLEN));
 		return;
 	}
-	o = tx_begin(&lw_s6, SNB_ETH_IPV6, SNB_IPV6_HLEN + len, NULL, NULL);
+	o = tx_begin(s6, SNB_ETH_IPV6, SNB_IPV6_HLEN + len, NULL, NULL);
 	w = htonl(6u << 28 | (uint32_t)ip[1] << 20 |
-	    (lw_s6.cf->flow_label & 0xfffff));
+	    (s6->cf->flow_label & 0xfffff));
 	memcpy(o, &w, 4);
 	v = htons((uint16_t)len);
 	memcpy(o + 4, &v, 2);
@@ -122,58 +155,46 @@ to_b4(struct pkt *pk, const struct softwire *sw, int looked_up,
 	memcpy(o + 8, sw->br, 16);
 	memcpy(o + 24, sw->b4, 16);
 	memcpy(o + SNB_IPV6_HLEN, ip, len);
-	if (tx_end(&lw_s6, TX_FILTER)) {
-		count_in(pk, origin);
-		cnt(OUT_IPV6, SNB_ETH_HLEN + SNB_IPV6_HLEN + len);
+	if (tx_end(s6, TX_FILTER)) {
+		count_in(lw, pk, origin);
+		cnt(lw, OUT_IPV6, SNB_ETH_HLEN + SNB_IPV6_HLEN + len);
 	}
 }
 
-static void
-drop6(const struct pkt *pk, enum lw_counter c)
-{
-	cnt(c, pk->flen);
-	cnt(IN_IPV6, pk->flen);
-	cnt(DROP_ALL_IPV6, pk->flen);
-}
-
 void
-from_b4(struct pkt *pk, const struct softwire *sw, int looked_up)
+from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
+    int looked_up)
 {
 	uint8_t *ip6 = pk->l3, *ip = ip6 + SNB_IPV6_HLEN, *o;
-	size_t plen = pk->len - SNB_IPV6_HLEN, len, hlen;
+	size_t plen = pk->len - SNB_IPV6_HLEN, len = 0, hlen;
 	struct pkt in4;
 	uint32_t src, dst;
 	uint16_t v, port;
 
 	if (ip6[6] == SNB_IPPROTO_ICMPV6) {
-		icmp6_translate(pk);
+		route_error4(lw, icmp6_translate(lw, pk));
 		return;
 	}
-	if (ip6[6] != SNB_IPPROTO_IPIP) {
-		drop6(pk, DROP_UNKNOWN_PROTO_IPV6);
-		return;
+	if (ip6[6] == SNB_IPPROTO_IPIP && plen >= SNB_IPV4_HLEN) {
+		memcpy(&v, ip + 2, 2);
+		len = ntohs(v);
 	}
-	if (plen < SNB_IPV4_HLEN || (ip[0] >> 4) != 4 ||
-	    (hlen = (ip[0] & 0x0f) * 4u) < SNB_IPV4_HLEN) {
-		drop6(pk, DROP_UNKNOWN_PROTO_IPV6);
-		return;
-	}
-	memcpy(&v, ip + 2, 2);
-	len = ntohs(v);
-	if (len < hlen || len > plen) {
-		drop6(pk, DROP_UNKNOWN_PROTO_IPV6);
+	if (ip6[6] != SNB_IPPROTO_IPIP || plen < SNB_IPV4_HLEN ||
+	    (ip[0] >> 4) != 4 || (hlen = (ip[0] & 0x0f) * 4u) <
+	    SNB_IPV4_HLEN || len < hlen || len > plen) {
+		drop6(lw, pk, DROP_UNKNOWN_PROTO_IPV6);
 		return;
 	}
 	if (!looked_up) {
 		sw = NULL;
 		memcpy(&src, ip + 12, 4);
 		if (ipv4_b4_port(ip, len, FROM_B4, &port))
-			sw = lwaftr_bt_lookup(lw_bt, src, port);
+			sw = lwaftr_bt_lookup(lw->bt, src, port);
 	}
 	if (sw == NULL || memcmp(sw->b4, ip6 + 8, 16) != 0 ||
 	    memcmp(sw->br, ip6 + 24, 16) != 0) {
-		drop6(pk, DROP_NO_SRC_SW_IPV6);
-		icmp6_error(pk, SNB_ICMP6_DEST_UNREACH,
+		drop6(lw, pk, DROP_NO_SRC_SW_IPV6);
+		icmp6_error(lw, pk, SNB_ICMP6_DEST_UNREACH,
 		    SNB_ICMP6_UNREACH_POLICY);
 		return;
 	}
@@ -183,24 +204,24 @@ from_b4(struct pkt *pk, const struct softwire *sw, int looked_up)
 	in4.flen = (uint32_t)(SNB_ETH_HLEN + len);
 	in4.outer_flen = pk->flen;
 	memcpy(&dst, ip + 16, 4);
-	if (lw_s6.cf->hairpinning && lwaftr_bt_has_ipv4(lw_bt, dst)) {
-		to_b4(&in4, NULL, 0, FROM_HAIRPIN);
+	if (lw->s6.cf->hairpinning && lwaftr_bt_has_ipv4(lw->bt, dst)) {
+		to_b4(lw, &in4, NULL, 0, FROM_HAIRPIN);
 		return;
 	}
 	memcpy(&v, ip + 6, 2);
-	if (len > lw_s4.mtu && (ntohs(v) & SNB_IP_DF)) {
+	if (len > lw->s4.mtu && (ntohs(v) & SNB_IP_DF)) {
 		/* As a router would: "fragmentation needed" to the B4. */
-		cnt(DROP_OVER_MTU_DF_IPV4, in4.flen);
-		cnt(IN_IPV6, pk->flen);
-		cnt(DROP_ALL_IPV6, pk->flen);
-		icmp4_error(ip, len, SNB_ICMP_DEST_UNREACH,
-		    SNB_ICMP_UNREACH_NEEDFRAG, (uint16_t)lw_s4.mtu);
+		cnt(lw, DROP_OVER_MTU_DF_IPV4, in4.flen);
+		cnt(lw, IN_IPV6, pk->flen);
+		cnt(lw, DROP_ALL_IPV6, pk->flen);
+		route_error4(lw, icmp4_error(lw, ip, len, SNB_ICMP_DEST_UNREACH,
+		    SNB_ICMP_UNREACH_NEEDFRAG, (uint16_t)lw->s4.mtu));
 		return;
 	}
-	o = tx_begin(&lw_s4, SNB_ETH_IPV4, len, NULL, NULL);
+	o = tx_begin(&lw->s4, SNB_ETH_IPV4, len, NULL, NULL);
 	memcpy(o, ip, len);
-	if (tx_end(&lw_s4, TX_FILTER)) {
-		cnt(IN_IPV6, pk->flen);
-		cnt(OUT_IPV4, SNB_ETH_HLEN + len);
+	if (tx_end(&lw->s4, TX_FILTER)) {
+		cnt(lw, IN_IPV6, pk->flen);
+		cnt(lw, OUT_IPV4, SNB_ETH_HLEN + len);
 	}
 }
