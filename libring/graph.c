@@ -16,8 +16,13 @@
 
 #include "graph.h"
 
-enum tok_type { T_WORD, T_PIPE, T_SEMI, T_NEWLINE, T_PORT, T_REF, T_LABEL,
+/* The types up to T_LABEL start a chain's element. */
+enum tok_type { T_WORD, T_PORT, T_REF, T_LABEL, T_PIPE, T_SEMI, T_NEWLINE,
 	T_EOF };
+
+/* What a token is, for "found ..." (indexed by enum tok_type). */
+static const char *const tok_name[] = { "a word", "a port", "a reference",
+	"a label", "'|'", "';'", "end of line", "end of input" };
 
 struct token {
 	enum tok_type	 type;
@@ -29,6 +34,8 @@ struct lexer {
 	const char	*s;
 	size_t		 i;
 	int		 line, col;
+	int		 words;		/* graph_words(): words only */
+	char		*buf;		/* the word being read */
 	struct token	*toks;
 	int		 ntoks, cap;
 	char		*err;
@@ -44,13 +51,23 @@ xrealloc(void *p, size_t n, size_t size)
 }
 
 static char *
-xstrdup(const char *s)
+xstrndup(const char *s, size_t n)
 {
 	char *d;
 
-	if ((d = strdup(s)) == NULL)
+	if ((d = strndup(s, n)) == NULL)
 		err(1, NULL);
 	return d;
+}
+
+/* Grow an array by doubling, so n appends cost O(n) in all. */
+static void *
+grow(void *p, int n, int *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 16;
+	return xrealloc(p, (size_t)*cap, size);
 }
 
 static int __attribute__((format(printf, 4, 5)))
@@ -100,8 +117,8 @@ app_chars(const char *s)
 /*
  * A string map (string -> int) for what would otherwise compare every
  * stage or link with every other: a script's 20,000-stage chain must not
- * take minutes to check.  Open addressing; keys are copies, since the
- * arrays they come from move as they grow.
+ * take minutes to check.  Open addressing, at most half full; keys are
+ * copies, since the arrays they come from move as they grow.
  */
 struct strtab {
 	struct strent {
@@ -146,7 +163,6 @@ strtab_put(struct strtab *t, const char *key, int val)
 	struct strent *e;
 	size_t i;
 
-	/* At most half full, so probes stay short and a free slot exists. */
 	if ((t->n + 1) * 2 > t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
 		if ((t->ent = calloc(t->cap, sizeof(*t->ent))) == NULL)
@@ -156,9 +172,8 @@ strtab_put(struct strtab *t, const char *key, int val)
 				*strtab_slot(t, old.ent[i].key) = old.ent[i];
 		free(old.ent);
 	}
-	e = strtab_slot(t, key);
-	if (e->key == NULL) {
-		e->key = xstrdup(key);
+	if ((e = strtab_slot(t, key))->key == NULL) {
+		e->key = xstrndup(key, strlen(key));
 		t->n++;
 	}
 	e->val = val;
@@ -175,14 +190,30 @@ strtab_free(struct strtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Grow an array by doubling, so n appends cost O(n) in all. */
-static void *
-grow(void *p, int n, int *cap, size_t size)
+/* ---- lexer ---- */
+
+static void
+lex_init(struct lexer *lx, const char *text, char *errbuf, size_t errlen,
+    int words)
 {
-	if (n < *cap)
-		return p;
-	*cap = *cap ? *cap * 2 : 16;
-	return xrealloc(p, (size_t)*cap, size);
+	memset(lx, 0, sizeof(*lx));
+	lx->s = text;
+	lx->line = lx->col = 1;
+	lx->words = words;
+	lx->buf = xrealloc(NULL, strlen(text) + 1, 1);
+	lx->err = errbuf;
+	lx->errlen = errlen;
+}
+
+static void
+lex_free(struct lexer *lx)
+{
+	int i;
+
+	for (i = 0; i < lx->ntoks; i++)
+		free(lx->toks[i].text);
+	free(lx->toks);
+	free(lx->buf);
 }
 
 static int
@@ -194,7 +225,7 @@ peekc(struct lexer *lx)
 static int
 nextc(struct lexer *lx)
 {
-	int c = (unsigned char)lx->s[lx->i];
+	int c = peekc(lx);
 
 	if (c == '\0')
 		return c;
@@ -215,87 +246,67 @@ push_tok(struct lexer *lx, enum tok_type t, char *text, struct graph_pos pos)
 	lx->toks[lx->ntoks].text = text;
 	lx->toks[lx->ntoks++].pos = pos;
 }
-/* Read one word; quoted says whether any of it was quoted. */
+
+/*
+ * Read one word (never longer than the text left, so lx->buf holds it);
+ * quoted says whether any of it was quoted or escaped.
+ */
 static char *
 lex_word(struct lexer *lx, int *quoted)
 {
-	size_t len = 0, cap = 32;
-	char *w = xrealloc(NULL, cap, 1);
-	struct graph_pos qpos;
-	int c, q;
+	struct graph_pos pos, qpos = { 0, 0 };
+	size_t len = 0;
+	int c, q = 0;
 
-	*quoted = 0;
-	for (;;) {
-		c = peekc(lx);
-		if (c == '\0' || c == ' ' || c == '\t' || c == '\r' ||
-		    c == '\n' || c == '|' || c == ';')
+	for (*quoted = 0;;) {
+		pos.line = lx->line;
+		pos.col = lx->col;
+		if ((c = peekc(lx)) == '\0' && q) {
+			fail(lx->err, lx->errlen, qpos, "unbalanced %c quote", q);
+			return NULL;
+		}
+		if (!q && (c == '\0' || strchr(" \t\r\n|;", c)))
 			break;
-		if (len + 4 >= cap)
-			w = xrealloc(w, cap *= 2, 1);
-		if (c == '\'' || c == '"') {
-			qpos.line = lx->line;
-			qpos.col = lx->col;
-			q = nextc(lx);
-			*quoted = 1;
-			for (;;) {
-				c = nextc(lx);
-				if (c == '\0') {
-					free(w);
-					fail(lx->err, lx->errlen, qpos,
-					    "unbalanced %c quote", q);
-					return NULL;
-				}
-				if (c == q)
-					break;
-				if (q == '"' && c == '\\' && strchr("\"\\\n",
-				    peekc(lx)) && peekc(lx) != '\0') {
-					c = nextc(lx);
-					if (c == '\n')
-						continue;
-				}
-				if (len + 4 >= cap)
-					w = xrealloc(w, cap *= 2, 1);
-				w[len++] = (char)c;
-			}
-			continue;
-		}
 		nextc(lx);
-		if (c == '\\') {
-			c = nextc(lx);
+		if (c == q)
+			q = 0;
+		else if (!q && (c == '\'' || c == '"')) {
+			q = c;
+			qpos = pos;
 			*quoted = 1;
-			if (c == '\n' || c == '\0')
-				continue;
-		}
-		w[len++] = (char)c;
+		} else if (c == '\\' && (!q || (q == '"' && peekc(lx) != '\0' &&
+		    strchr("\"\\\n", peekc(lx))))) {
+			*quoted = 1;
+			if ((c = nextc(lx)) != '\n' && c != '\0')
+				lx->buf[len++] = (char)c;
+		} else
+			lx->buf[len++] = (char)c;
 	}
-	w[len] = '\0';
-	return w;
+	return xstrndup(lx->buf, len);
 }
 
-/* A port ("[p]") or reference ("@x") name: pushed, or refused and freed. */
+/* A port ("[p]") or reference ("@x") name: 0, or -1 with the error. */
 static int
-lex_name(struct lexer *lx, enum tok_type t, char *w, struct graph_pos pos)
+name_tok(struct lexer *lx, enum tok_type t, const char *w,
+    struct graph_pos pos)
 {
 	const char *what = t == T_PORT ? "port name '" : "label '@";
 	size_t max = t == T_PORT ? PORT_NAME_MAX : GRAPH_NAME_MAX;
 
-	if (name_ok(w) && strlen(w) < max) {
-		push_tok(lx, t, w, pos);
-		return 0;
-	}
 	if (!name_ok(w))
-		fail(lx->err, lx->errlen, pos, "bad %s%s'", what, w);
-	else
-		fail(lx->err, lx->errlen, pos, "%s%s' too long (at most %zu "
-		    "characters)", what, w, max - 1);
-	free(w);
-	return -1;
+		return fail(lx->err, lx->errlen, pos, "bad %s%s'", what, w);
+	if (strlen(w) >= max)
+		return fail(lx->err, lx->errlen, pos, "%s%s' too long (at most "
+		    "%zu characters)", what, w, max - 1);
+	return 0;
 }
 
+/* The whole text into tokens; graph_words() wants words only. */
 static int
 lex(struct lexer *lx)
 {
 	struct graph_pos pos;
+	enum tok_type t;
 	char *w;
 	int c, quoted;
 	size_t n;
@@ -304,19 +315,23 @@ lex(struct lexer *lx)
 		c = peekc(lx);
 		pos.line = lx->line;
 		pos.col = lx->col;
-		if (c == ' ' || c == '\t' || c == '\r') {
+		if (c == ' ' || c == '\t' || c == '\r' ||
+		    (lx->words && isspace(c)))
 			nextc(lx);
-		} else if (c == '\\' && lx->s[lx->i + 1] == '\n') {
+		else if (lx->words && (c == '|' || c == ';'))
+			return fail(lx->err, lx->errlen, pos, "'%c' in a stage's "
+			    "words", c);
+		else if (c == '\\' && lx->s[lx->i + 1] == '\n' && !lx->words) {
 			nextc(lx);
 			nextc(lx);
-		} else if (c == '#') {
+		} else if (c == '#' && !lx->words) {
 			while (peekc(lx) != '\n' && peekc(lx) != '\0')
 				nextc(lx);
 		} else if (c == '\n' || c == ';' || c == '|') {
 			nextc(lx);
 			/* "|~": a leaky link (text non-NULL marks it). */
 			w = c == '|' && peekc(lx) == '~' && nextc(lx) ?
-			    xstrdup("~") : NULL;
+			    xstrndup("~", 1) : NULL;
 			push_tok(lx, c == '|' ? T_PIPE : c == ';' ? T_SEMI :
 			    T_NEWLINE, w, pos);
 		} else if (c == '\0') {
@@ -326,44 +341,54 @@ lex(struct lexer *lx)
 			if ((w = lex_word(lx, &quoted)) == NULL)
 				return -1;
 			n = strlen(w);
-			if (!quoted && n > 2 && w[0] == '[' && w[n - 1] == ']') {
+			t = T_WORD;
+			if (lx->words || quoted)
+				;
+			else if (n > 2 && w[0] == '[' && w[n - 1] == ']') {
 				w[n - 1] = '\0';
 				memmove(w, w + 1, n - 1);
-				if (lex_name(lx, T_PORT, w, pos) == -1)
-					return -1;
-			} else if (!quoted && w[0] == '@') {
+				t = T_PORT;
+			} else if (w[0] == '@') {
 				memmove(w, w + 1, n);
-				if (lex_name(lx, T_REF, w, pos) == -1)
-					return -1;
-			} else if (!quoted && n > 1 && w[n - 1] == ':') {
+				t = T_REF;
+			} else if (n > 1 && w[n - 1] == ':' &&
+			    n - 1 < GRAPH_NAME_MAX) {
 				/* "x:" is a label if x is a name, else a word. */
 				w[n - 1] = '\0';
-				if (name_ok(w) && n - 1 < GRAPH_NAME_MAX)
-					push_tok(lx, T_LABEL, w, pos);
-				else {
+				if (name_ok(w))
+					t = T_LABEL;
+				else
 					w[n - 1] = ':';
-					push_tok(lx, T_WORD, w, pos);
-				}
-			} else
-				push_tok(lx, T_WORD, w, pos);
+			}
+			if ((t == T_PORT || t == T_REF) &&
+			    name_tok(lx, t, w, pos) == -1) {
+				free(w);
+				return -1;
+			}
+			push_tok(lx, t, w, pos);
 		}
 	}
 }
 
 /* ---- parser ---- */
 
+/* A chain's element while parsing. */
+struct elem {
+	int		 stage;		/* -1 until a reference is resolved */
+	struct token	*ref, *in_port, *out_port;
+	struct token	*pipe;		/* the '|' that follows, or NULL */
+	struct graph_pos pos;
+};
+
 struct parser {
 	struct lexer	 lx;
 	int		 t;		/* current token */
 	struct graph	*g;
-	int		 stages_cap;
+	int		 stages_cap, links_cap;
 	struct strtab	 labels;	/* label -> stage */
-	/* Chains refer to stages by label before all are declared. */
-	struct pending {
-		int		 elem_stage;	/* -1: a reference */
-		char		*ref;
-		struct graph_pos pos;
-	}		*refs;
+	/* Every chain's elements in turn: a chain ends with no pipe. */
+	struct elem	*elems;
+	int		 nelems, elems_cap;
 	char		*err;
 	size_t		 errlen;
 };
@@ -380,20 +405,6 @@ take(struct parser *p, enum tok_type t)
 {
 	return cur(p)->type == t ? &p->lx.toks[p->t++] : NULL;
 }
-
-/* What a token is, for "found ..." (indexed by enum tok_type). */
-static const char *const tok_name[] = { "a word", "'|'", "';'",
-	"end of line", "a port", "a reference", "a label", "end of input" };
-
-/* A chain element while parsing: stage index or an unresolved @ref. */
-struct elem {
-	int		 stage;		/* -1 until resolved */
-	struct token	*ref;
-	struct token	*in_port, *out_port;
-	struct graph_pos pos;
-	struct graph_pos pipe_pos;	/* the '|' that follows */
-	int		 leaky_out;	/* "|~" follows */
-};
 
 /* The word a token was lexed from (labels and refs lost ':' and '@'). */
 static char *
@@ -456,10 +467,12 @@ parse_node(struct parser *p, struct elem *e)
 		strtab_put(&p->labels, label->text, g->nstages);
 	}
 	e->stage = g->nstages++;
-	/* Everything up to a port, '|', ';' or newline is the app's. */
-	for (p->t++; (t = cur(p))->type == T_WORD || t->type == T_LABEL ||
-	    t->type == T_REF; p->t++) {
-		/* A word lexed as "x:" or "@x" (fe80::, user@host) is a word. */
+	/*
+	 * Everything up to a port, '|', ';' or newline is the app's: a word
+	 * lexed as "x:" or "@x" (fe80::, user@host) is a word.
+	 */
+	for (p->t++; (t = cur(p))->type <= T_LABEL && t->type != T_PORT;
+	    p->t++) {
 		s->argv = grow(s->argv, s->argc + 1, &cap, sizeof(char *));
 		s->argv[s->argc++] = word_text(t);
 	}
@@ -469,72 +482,65 @@ parse_node(struct parser *p, struct elem *e)
 }
 
 static int
-parse_chain(struct parser *p, struct elem **elems, int *nelems)
+parse_chain(struct parser *p)
 {
 	struct elem *e;
 	struct token *t;
-	int cap = 0;
 
-	*nelems = 0;
 	for (;;) {
-		*elems = grow(*elems, *nelems, &cap, sizeof(**elems));
-		e = &(*elems)[(*nelems)++];
+		p->elems = grow(p->elems, p->nelems, &p->elems_cap,
+		    sizeof(*p->elems));
+		e = &p->elems[p->nelems++];
 		memset(e, 0, sizeof(*e));
 		e->in_port = take(p, T_PORT);
 		if (parse_node(p, e) == -1)
 			return -1;
 		e->out_port = take(p, T_PORT);
-		if ((t = take(p, T_PIPE)) == NULL)
+		if ((e->pipe = take(p, T_PIPE)) == NULL)
 			break;
-		e->leaky_out = t->text != NULL;
-		e->pipe_pos = t->pos;
 		/* A trailing '|' continues the chain on the next line. */
 		while (take(p, T_NEWLINE))
 			;
-		if (cur(p)->type != T_WORD && cur(p)->type != T_LABEL &&
-		    cur(p)->type != T_REF && cur(p)->type != T_PORT)
-			return fail(p->err, p->errlen, t->pos,
+		if (cur(p)->type > T_LABEL)
+			return fail(p->err, p->errlen, e->pipe->pos,
 			    "missing stage after '|'");
 	}
 	t = cur(p);
-	if (t->type != T_NEWLINE && t->type != T_SEMI && t->type != T_EOF)
+	if (t->type < T_SEMI)
 		return fail(p->err, p->errlen, t->pos, "expected '|', ';' or "
 		    "end of line, found %s", tok_name[t->type]);
 	return 0;
 }
 
-struct chain {
-	struct elem	*elems;
-	int		 nelems;
-};
-
-/* Chain c's references resolved, now that every label is known; links. */
+/* References resolved, now that every label is known; the links. */
 static int
-link_chain(struct parser *p, struct chain *c)
+link_chains(struct parser *p)
 {
+	struct graph *g = p->g;
 	struct elem *a, *b;
 	struct link *l;
 	int j;
 
-	for (j = 0; j < c->nelems; j++) {
-		a = &c->elems[j];
-		if (a->ref && (a->stage = strtab_get(&p->labels,
-		    a->ref->text)) == -1)
-			return fail(p->err, p->errlen, a->ref->pos, "no stage "
-			    "labelled '%s'", a->ref->text);
-		if (j == 0 && a->in_port)
-			return fail(p->err, p->errlen, a->in_port->pos, "input "
+	for (j = 0; j < p->nelems; j++) {
+		b = &p->elems[j];
+		a = j > 0 && b[-1].pipe ? b - 1 : NULL;	/* feeds b */
+		if (b->ref && (b->stage = strtab_get(&p->labels,
+		    b->ref->text)) == -1)
+			return fail(p->err, p->errlen, b->ref->pos, "no stage "
+			    "labelled '%s'", b->ref->text);
+		if (a == NULL && b->in_port)
+			return fail(p->err, p->errlen, b->in_port->pos, "input "
 			    "port [%s] on the first stage of a chain",
-			    a->in_port->text);
-		if (j == c->nelems - 1 && a->out_port)
-			return fail(p->err, p->errlen, a->out_port->pos,
+			    b->in_port->text);
+		if (b->pipe == NULL && b->out_port)
+			return fail(p->err, p->errlen, b->out_port->pos,
 			    "output port [%s] on the last stage of a chain",
-			    a->out_port->text);
-	}
-	for (j = 0; j + 1 < c->nelems; j++) {
-		a = &c->elems[j];
-		b = a + 1;
-		l = &p->g->links[p->g->nlinks++];
+			    b->out_port->text);
+		if (a == NULL)
+			continue;
+		g->links = grow(g->links, g->nlinks, &p->links_cap,
+		    sizeof(*g->links));
+		l = &g->links[g->nlinks++];
 		memset(l, 0, sizeof(*l));
 		l->from = a->stage;
 		l->to = b->stage;
@@ -544,8 +550,8 @@ link_chain(struct parser *p, struct chain *c)
 		    sizeof(l->to_port));
 		l->from_pos = a->out_port ? a->out_port->pos : a->pos;
 		l->to_pos = b->in_port ? b->in_port->pos : b->pos;
-		l->pos = a->pipe_pos;
-		l->leaky = a->leaky_out;
+		l->pos = a->pipe->pos;
+		l->leaky = a->pipe->text != NULL;
 	}
 	return 0;
 }
@@ -554,15 +560,13 @@ int
 graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 {
 	struct parser p;
-	struct chain *chains = NULL, *c;
-	int nchains = 0, chains_cap = 0, nlinks = 0, i, rc = -1;
+	int rc = -1;
 
 	memset(g, 0, sizeof(*g));
 	memset(&p, 0, sizeof(p));
-	p.lx.s = text;
-	p.lx.line = p.lx.col = 1;
-	p.lx.err = p.err = errbuf;
-	p.lx.errlen = p.errlen = errlen;
+	lex_init(&p.lx, text, errbuf, errlen, 0);
+	p.err = errbuf;
+	p.errlen = errlen;
 	p.g = g;
 	if (lex(&p.lx) == -1)
 		goto out;
@@ -571,31 +575,19 @@ graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 			;
 		if (cur(&p)->type == T_EOF)
 			break;
-		chains = grow(chains, nchains, &chains_cap, sizeof(*chains));
-		c = &chains[nchains++];
-		memset(c, 0, sizeof(*c));
-		if (parse_chain(&p, &c->elems, &c->nelems) == -1)
+		if (parse_chain(&p) == -1)
 			goto out;
-		nlinks += c->nelems - 1;
 	}
-	g->links = xrealloc(NULL, (size_t)nlinks, sizeof(*g->links));
-	for (i = 0; i < nchains; i++)
-		if (link_chain(&p, &chains[i]) == -1)
-			goto out;
-	if (g->nstages == 0)
+	if (link_chains(&p) == 0 && (rc = g->nstages ? 0 : -1) == -1)
 		fail(errbuf, errlen, (struct graph_pos){ 1, 1 }, "empty graph");
-	else
-		rc = 0;
 out:
-	for (i = 0; i < nchains; i++)
-		free(chains[i].elems);
-	free(chains);
+	free(p.elems);
 	strtab_free(&p.labels);
-	for (i = 0; i < p.lx.ntoks; i++)
-		free(p.lx.toks[i].text);
-	free(p.lx.toks);
+	lex_free(&p.lx);
 	return rc;
 }
+
+/* ---- checker ---- */
 
 static int
 info_port(const struct app_info *in, const char *name, int out)
@@ -627,15 +619,18 @@ port_list(const struct app_info *in, int out, char *buf, size_t len)
 		strlcpy(buf, "none", len);
 }
 
-/* "APP DEVICE": app names have no spaces, so the key is unambiguous. */
-static char *
-device_key(const struct stage *s)
+/* Both stages have options (more words than the device) and they differ. */
+static int
+other_options(const struct stage *s, const struct stage *t)
 {
-	char *k;
+	int a;
 
-	if (asprintf(&k, "%s %s", s->app, s->argv[0]) == -1)
-		err(1, NULL);
-	return k;
+	if (s->argc <= 1 || t->argc <= 1)
+		return 0;
+	for (a = 0; s->argc == t->argc && a < s->argc; a++)
+		if (strcmp(s->argv[a], t->argv[a]))
+			break;
+	return a < s->argc;
 }
 
 /*
@@ -646,29 +641,28 @@ static int
 merge_devices(struct graph *g, char *errbuf, size_t errlen)
 {
 	struct strtab devs;
+	struct stage *s, *t;
 	char *key, **v;
-	int *into, i, j, k, a, n, rc = -1;
+	int *into, i, j, k, n, rc = -1;
 
 	memset(&devs, 0, sizeof(devs));
 	/* into[j]: the stage j merges into, or -1; then its new index. */
 	into = xrealloc(NULL, (size_t)g->nstages, sizeof(*into));
 	for (j = 0; j < g->nstages; j++) {
-		struct stage *s, *t = &g->stages[j];
+		t = &g->stages[j];
 		into[j] = -1;
 		if (t->argc == 0)
 			continue;
-		key = device_key(t);
-		i = strtab_get(&devs, key);
-		if (i == -1 && t->info->device)
+		/* "APP DEVICE": app names have no spaces. */
+		if (asprintf(&key, "%s %s", t->app, t->argv[0]) == -1)
+			err(1, NULL);
+		if ((i = strtab_get(&devs, key)) == -1 && t->info->device)
 			strtab_put(&devs, key, j);
 		free(key);
 		if (i == -1)
 			continue;
 		s = &g->stages[i];
-		for (a = 0; t->argc > 1 && s->argc > 1 && a < s->argc &&
-		    s->argc == t->argc && !strcmp(s->argv[a], t->argv[a]); a++)
-			;
-		if (t->argc > 1 && s->argc > 1 && a < s->argc) {
+		if (other_options(s, t)) {
 			fail(errbuf, errlen, t->pos, "%s %s declared again with "
 			    "other options (first at %d:%d)", t->app, t->argv[0],
 			    s->pos.line, s->pos.col);
@@ -690,8 +684,8 @@ merge_devices(struct graph *g, char *errbuf, size_t errlen)
 			s->argv = t->argv, s->argc = t->argc;
 			t->argv = v, t->argc = k;
 		}
-		graph_words_free(t->argv);
 		/* graph_free() may still see it if a later stage fails. */
+		graph_words_free(t->argv);
 		t->argv = NULL;
 		t->argc = 0;
 		into[j] = i;
@@ -727,6 +721,7 @@ static void
 auto_labels(struct graph *g)
 {
 	struct strtab taken, next;
+	struct stage *s;
 	char want[GRAPH_NAME_MAX], *c;
 	int i, n;
 
@@ -736,8 +731,7 @@ auto_labels(struct graph *g)
 		if (g->stages[i].labelled)
 			strtab_put(&taken, g->stages[i].label, i);
 	for (i = 0; i < g->nstages; i++) {
-		struct stage *s = &g->stages[i];
-		if (s->labelled)
+		if ((s = &g->stages[i])->labelled)
 			continue;
 		strlcpy(want, s->app, sizeof(want));
 		if (s->info->device && s->argc > 0) {
@@ -751,13 +745,11 @@ auto_labels(struct graph *g)
 		if (strtab_get(&taken, s->label) != -1) {
 			if ((n = strtab_get(&next, want)) == -1)
 				n = 2;
-			for (;; n++) {
+			do
 				snprintf(s->label, sizeof(s->label), "%.50s%d",
-				    want, n);
-				if (strtab_get(&taken, s->label) == -1)
-					break;
-			}
-			strtab_put(&next, want, n + 1);
+				    want, n++);
+			while (strtab_get(&taken, s->label) != -1);
+			strtab_put(&next, want, n);
 		}
 		strtab_put(&taken, s->label, i);
 	}
@@ -780,33 +772,29 @@ struct adj {
 	int	*deg, *queue, *prev;	/* scratch, one per stage */
 };
 
-static int
-lossless(const struct graph *g, const struct link *l)
-{
-	return !l->leaky && !g->stages[l->from].info->device &&
-	    !g->stages[l->to].info->device;
-}
-
 static void
 adj_build(struct adj *a, const struct graph *g, int all)
 {
 	const struct link *l;
-	size_t n = (size_t)g->nstages, m = (size_t)g->nlinks * (all ? 2 : 1);
+	size_t n = (size_t)g->nstages, m = (size_t)g->nlinks * 2;
 	int i, end, pass, s;
 
-	a->first = xrealloc(NULL, n + 1, sizeof(int));
+	a->first = calloc(n + 1, sizeof(int));
 	a->to = xrealloc(NULL, m, sizeof(int));
 	a->link = xrealloc(NULL, m, sizeof(int));
 	a->deg = xrealloc(NULL, n, sizeof(int));
 	a->queue = xrealloc(NULL, n, sizeof(int));
 	a->prev = xrealloc(NULL, n, sizeof(int));
-	memset(a->first, 0, (n + 1) * sizeof(int));
+	if (a->first == NULL)
+		err(1, NULL);
 	/* Count each stage's links, then fill (prev: where the next goes). */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < g->nlinks; i++) {
 			l = &g->links[i];
 			for (end = 0; end < 2; end++) {
-				if (end == 0 ? !all && !lossless(g, l) :
+				if (end == 0 ? !all && (l->leaky ||
+				    g->stages[l->from].info->device ||
+				    g->stages[l->to].info->device) :
 				    !all || l->to == l->from)
 					continue;
 				s = end ? l->to : l->from;
@@ -886,42 +874,34 @@ static int
 check_cycles(struct graph *g, char *errbuf, size_t errlen)
 {
 	struct adj a;
-	char names[640];
-	int n = g->nstages, lo, hi, mid, k, i, e, head, tail, len, *path;
 	struct link *l;
+	char names[640];
+	int n = g->nstages, lo = 0, hi = g->nlinks, mid, i, e, head, tail;
+	int len, *path;
 
-	if (g->nlinks == 0)
-		return 0;
 	adj_build(&a, g, 0);
-	if (!has_cycle(&a, n, g->nlinks)) {
+	if (g->nlinks == 0 || !has_cycle(&a, n, g->nlinks)) {
 		adj_free(&a);
 		return 0;
 	}
 	/* Links [0, lo) form no cycle, links [0, hi) do. */
-	for (lo = 0, hi = g->nlinks; hi - lo > 1; ) {
+	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
-		if (has_cycle(&a, n, mid))
-			hi = mid;
-		else
-			lo = mid;
+		*(has_cycle(&a, n, mid) ? &hi : &lo) = mid;
 	}
-	k = lo;
-	l = &g->links[k];
+	l = &g->links[lo];
 	for (i = 0; i < n; i++)
 		a.prev[i] = -1;
 	a.prev[l->to] = l->to;
 	a.queue[0] = l->to;
 	for (head = 0, tail = 1; head < tail && a.prev[l->from] == -1; ) {
 		i = a.queue[head++];
-		for (e = a.first[i]; e < a.first[i + 1] && a.link[e] < k; e++)
+		for (e = a.first[i]; e < a.first[i + 1] && a.link[e] < lo; e++)
 			if (a.prev[a.to[e]] == -1) {
 				a.prev[a.to[e]] = i;
 				a.queue[tail++] = a.to[e];
 			}
 	}
-	/* Links before k form no cycle but k closes one: from was reached. */
-	if (a.prev[l->from] == -1)
-		abort();
 	/* The path to -> ... -> from, collected backwards. */
 	path = a.deg;
 	for (len = 0, i = l->from; ; i = a.prev[i]) {
@@ -992,7 +972,7 @@ misfit_error(struct graph *g, int i, const struct misfit *m, char *errbuf,
     size_t errlen)
 {
 	const struct stage *s = &g->stages[i];
-	const struct link *l = &g->links[m->link < 0 ? 0 : m->link];
+	const struct link *l = m->link < 0 ? NULL : &g->links[m->link];
 	const char *dir = m->out ? "output" : "input";
 	char list[256];
 
@@ -1067,43 +1047,24 @@ graph_free(struct graph *g)
 	free(g->links);
 	memset(g, 0, sizeof(*g));
 }
+
 char **
 graph_words(const char *text, int *argc, char *errbuf, size_t errlen)
 {
 	struct lexer lx;
-	char **v = NULL, *w;
-	int n = 0, quoted;
+	char **v = NULL;
+	int i;
 
-	memset(&lx, 0, sizeof(lx));
-	lx.s = text;
-	lx.line = lx.col = 1;
-	lx.err = errbuf;
-	lx.errlen = errlen;
-	for (;;) {
-		while (isspace((unsigned char)peekc(&lx)))
-			nextc(&lx);
-		if (peekc(&lx) == '\0')
-			break;
-		if (peekc(&lx) == '|' || peekc(&lx) == ';') {
-			struct graph_pos pos = { lx.line, lx.col };
-			fail(errbuf, errlen, pos, "'%c' in a stage's words",
-			    peekc(&lx));
-			graph_words_free(v);
-			return NULL;
-		}
-		if ((w = lex_word(&lx, &quoted)) == NULL) {
-			graph_words_free(v);
-			return NULL;
-		}
-		v = xrealloc(v, (size_t)n + 2, sizeof(char *));
-		v[n++] = w;
-		v[n] = NULL;
+	lex_init(&lx, text, errbuf, errlen, 1);
+	if (lex(&lx) == 0) {
+		/* The words, then the end's NULL text. */
+		v = xrealloc(NULL, (size_t)lx.ntoks, sizeof(*v));
+		for (i = 0; i < lx.ntoks; i++)
+			v[i] = lx.toks[i].text;
+		*argc = lx.ntoks - 1;
+		lx.ntoks = 0;
 	}
-	if (v == NULL) {
-		v = xrealloc(NULL, 1, sizeof(char *));
-		v[0] = NULL;
-	}
-	*argc = n;
+	lex_free(&lx);
 	return v;
 }
 
@@ -1126,33 +1087,28 @@ int
 app_info_parse(struct app_info *info, const char *text, char *errbuf,
     size_t errlen)
 {
+	static const char space[] = " \t\v\f\r";
 	char w[3][APP_NAME_MAX];
-	const char *s = text, *end, *q, *b;
+	const char *s = text;
+	size_t n;
 	int nw, first = 1;
 
 	memset(info, 0, sizeof(*info));
 	while (*s) {
-		if ((end = strchr(s, '\n')) == NULL)
-			end = s + strlen(s);
 		/* The first three words of the line; the rest is ignored. */
-		w[0][0] = w[1][0] = w[2][0] = '\0';
-		for (q = s, nw = 0; nw < 3; nw++) {
-			while (q < end && isspace((unsigned char)*q))
-				q++;
-			if (q == end)
-				break;
-			for (b = q; q < end && !isspace((unsigned char)*q); q++)
-				;
-			if ((size_t)(q - b) >= sizeof(w[nw])) {
+		memset(w, 0, sizeof(w));
+		for (nw = 0; *(s += strspn(s, space)) && *s != '\n'; s += n) {
+			n = strcspn(s, " \t\v\f\r\n");
+			if (nw < 3 && n >= sizeof(w[0])) {
 				snprintf(errbuf, errlen, "--describe: word "
-				    "'%.*s...' longer than %zu characters",
-				    20, b, sizeof(w[nw]) - 1);
+				    "'%.20s...' longer than %zu characters", s,
+				    sizeof(w[0]) - 1);
 				return -1;
 			}
-			memcpy(w[nw], b, (size_t)(q - b));
-			w[nw][q - b] = '\0';
+			if (nw < 3)
+				memcpy(w[nw++], s, n);
 		}
-		s = *end ? end + 1 : end;
+		s += *s == '\n';
 		if (nw == 0)
 			continue;
 		if (first) {
@@ -1175,9 +1131,8 @@ app_info_parse(struct app_info *info, const char *text, char *errbuf,
 			strlcpy(info->ports[info->nports].name, w[1],
 			    sizeof(info->ports[0].name));
 			info->ports[info->nports].out = w[0][0] == 'o';
-			info->ports[info->nports].required =
+			info->ports[info->nports++].required =
 			    strcmp(w[2], "required") == 0;
-			info->nports++;
 		}
 	}
 	if (!first && info->app[0])
