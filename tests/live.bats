@@ -167,3 +167,34 @@ load helpers
 	n=$(echo "$output" | sed -n 's/^sink: \([0-9]*\) packets.*/\1/p')
 	[ "$n" -gt $((R / 2)) ]
 }
+
+@test "a stage that dies while its replacement starts: the swap is called off, the stage restarted" {
+	# snb-slow: a filter whose init() takes a second.
+	mkdir "$T/bin"
+	printf '#!/bin/sh\n[ "$1" = --describe ] || sleep 1\nexec snb-filter "$@"\n' > "$T/bin/snb-slow"
+	chmod +x "$T/bin/snb-slow"
+	SNB_PATH="$T/bin" snb-run -n slow --restart=on-failure 'source --rate 1000 | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages slow 3
+	old=$(stage_pid slow f)
+	snb-ctl slow swap f 'slow udp' > "$T/swap" 2>&1 3>&- &
+	ctl=$!
+	# the replacement is a fourth child of snb-run
+	for i in $(seq 100); do
+		[ "$(children_of $pid | wc -l)" -eq 4 ] && break
+		sleep 0.05
+	done
+	kill -9 "$old"
+	st=0; wait $ctl || st=$?
+	cat "$T/swap"
+	[ "$st" -eq 1 ]
+	grep -q "error: f (pid $old) left while its replacement was starting; swap called off" "$T/swap"
+	new=$(wait_replaced slow f "$old")
+	sleep 1.5
+	[ "$(stage_pid slow f)" = "$new" ]
+	snb-ctl slow stop
+	wait $pid
+	cat "$T/err"
+	grep -q "restarting f" "$T/err"
+	! grep -q "did not stop" "$T/err"
+}

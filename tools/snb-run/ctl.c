@@ -142,6 +142,17 @@ show(int id)
 	free(buf);
 }
 
+static int
+find_stage(const char *label)
+{
+	int i;
+
+	for (i = 0; i < g.nstages; i++)
+		if (strcmp(g.stages[i].label, label) == 0)
+			return i;
+	return -1;
+}
+
 /* A whole request has arrived: do it, or start doing it. */
 static void
 request(struct client *c)

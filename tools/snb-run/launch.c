@@ -122,7 +122,7 @@ describe(const char *path, struct app_info *info, char *errbuf,
 	return app_info_parse(info, buf, errbuf, errlen);
 }
 
-void
+static void
 ring_path(const struct link *l, char *out, size_t len)
 {
 	/* ':' and '=' appear in no label or port: names cannot collide. */

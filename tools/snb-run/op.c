@@ -20,7 +20,8 @@
  * nothing); an old stage that does not leave in time (stopped, say) keeps
  * running, the replacement is dismissed, and the old stage is started
  * again whenever it does leave (supervise.c).  If the old stage reaches
- * end of stream while retiring, there is nothing to take over.
+ * end of stream while retiring, there is nothing to take over; if it
+ * leaves before its replacement is ready, the swap is called off.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -345,6 +346,16 @@ op_child_exited(pid_t pid, int status)
 	if (pid == op.old && op.state >= OP_RETIRING) {
 		old_left(status);
 		return 1;
+	}
+	if (pid == op.old) {
+		/*
+		 * The old stage left before its replacement was ready: the
+		 * swap is called off (never a signal to a reaped pid), and
+		 * the supervisor sees to the stage as to any other.
+		 */
+		op_end(SIGKILL, "error: %s (pid %ld) left while its "
+		    "replacement was starting; swap called off\n",
+		    g.stages[op.stage].label, (long)pid);
 	}
 	return 0;
 }

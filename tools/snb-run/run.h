@@ -54,7 +54,6 @@ uint64_t now_ms(void);
 int	find_app(const char *app, char *out, size_t outlen);
 int	describe(const char *path, struct app_info *info, char *errbuf,
 	    size_t errlen);
-void	ring_path(const struct link *l, char *out, size_t len);
 void	stage_path(int i, char *out, size_t len);
 void	create_rings(void);
 pid_t	spawn(int i, const char *exe, char **words, int nwords,
@@ -72,8 +71,6 @@ void	die_cleanup(int status) __attribute__((noreturn));
 /* supervise.c */
 const sigset_t *block_signals(void);
 int	supervise(void);
-void	stage_left(int i, pid_t pid, int status, int asked);
-int	find_stage(const char *label);
 
 /* ctl.c */
 int	ctl_listen(void);

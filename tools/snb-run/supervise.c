@@ -39,17 +39,6 @@ static uint64_t	 drain_until;		/* draining after a failure */
 static int	 stopping;		/* everything asked to leave */
 static uint64_t	 stop_until;
 
-int
-find_stage(const char *label)
-{
-	int i;
-
-	for (i = 0; i < g.nstages; i++)
-		if (strcmp(g.stages[i].label, label) == 0)
-			return i;
-	return -1;
-}
-
 static int
 status_code(int status)
 {
@@ -142,7 +131,7 @@ drain_from(int i)
  * Stage i's process pid left with status; asked: we had asked it to
  * leave.  Called with procs[i].pid already cleared.
  */
-void
+static void
 stage_left(int i, pid_t pid, int status, int asked)
 {
 	struct proc *p = &procs[i];
