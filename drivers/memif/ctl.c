@@ -22,6 +22,9 @@
 
 #include "memif.h"
 
+/* The reason in why (whylen bytes), and -1. */
+#define WHY(...)	memif_why(why, whylen, __VA_ARGS__)
+
 struct memif_conn conn = { .fd = -1 };
 int lfd = -1, epfd = -1;
 int ever_up;
@@ -104,6 +107,15 @@ release_memory(void)
  * (reason != NULL), log one line, count, and go back to listening (master)
  * or to retrying (slave).
  */
+/* The slave's next connection attempt, a little later each time. */
+static void
+backoff(void)
+{
+	retry_at = app_now_ns() + retry_ns;
+	if (retry_ns < RETRY_MAX_NS)
+		retry_ns *= 2;
+}
+
 void
 conn_down(const char *reason, const char *fmt, ...)
 {
@@ -125,10 +137,7 @@ conn_down(const char *reason, const char *fmt, ...)
 	closefd(&conn.fd);
 	release_memory();
 	conn.state = C_DOWN;
-	if (!master)
-		retry_at = app_now_ns() + retry_ns;
-	if (retry_ns < RETRY_MAX_NS)
-		retry_ns *= 2;
+	backoff();
 }
 
 /* A protocol violation: DISCONNECT with the reason, counted. */
@@ -139,6 +148,7 @@ bad_message(const char *why)
 	conn_down(why, "bad message from peer: %s; disconnecting", why);
 }
 
+/* The same for what the data path found in shared memory. */
 void
 bad_ring(const char *fmt, ...)
 {
@@ -166,33 +176,22 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 	int seals;
 	void *a;
 
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(why, whylen, "region %u: not a memory file", i);
-		return -1;
-	}
-	if ((uint64_t)st.st_size < conn.s.region_size[i]) {
-		snprintf(why, whylen, "region %u: file of %lld bytes, %llu "
-		    "announced", i, (long long)st.st_size,
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		return WHY("region %u: not a memory file", i);
+	if ((uint64_t)st.st_size < conn.s.region_size[i])
+		return WHY("region %u: file of %lld bytes, %llu announced", i,
+		    (long long)st.st_size,
 		    (unsigned long long)conn.s.region_size[i]);
-		return -1;
-	}
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals == -1 || (!(seals & F_SEAL_SHRINK) &&
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == -1)) {
-		snprintf(why, whylen, "region %u: cannot be sealed against "
-		    "shrinking", i);
-		return -1;
-	}
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == -1))
+		return WHY("region %u: cannot be sealed against shrinking",
+		    i);
 	a = mmap(NULL, conn.s.region_size[i], PROT_READ | PROT_WRITE, MAP_SHARED,
 	    fd, 0);
-	if (a == MAP_FAILED) {
-		snprintf(why, whylen, "region %u: mmap: %s", i,
-		    strerror(errno));
-		return -1;
-	}
-	conn.reg[i].addr = a;
-	conn.reg[i].size = conn.s.region_size[i];
-	conn.reg[i].fd = fd;
+	if (a == MAP_FAILED)
+		return WHY("region %u: mmap: %s", i, strerror(errno));
+	conn.reg[i] = (struct region){ a, conn.s.region_size[i], fd };
 	conn.nregions = i + 1;
 	return 0;
 }
@@ -201,16 +200,12 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 static int
 is_eventfd(int fd)
 {
-	char path[64], link[64];
-	ssize_t n;
+	char path[64], link[64] = "";	/* readlink() adds no NUL */
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if ((n = readlink(path, link, sizeof(link) - 1)) == -1)
-		return 0;
-	link[n] = '\0';
-	if (strcmp(link, "anon_inode:[eventfd]") != 0)
-		return 0;
-	return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0;
+	return readlink(path, link, sizeof(link) - 1) != -1 &&
+	    strcmp(link, "anon_inode:[eventfd]") == 0 &&
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0;
 }
 
 static void
@@ -245,10 +240,8 @@ master_connect(char *why, size_t whylen)
 		uint32_t cookie;
 
 		memcpy(&cookie, r->base + MEMIF_RING_COOKIE_OFF, 4);
-		if (cookie != MEMIF_COOKIE) {
-			snprintf(why, whylen, "ring without the memif cookie");
-			return -1;
-		}
+		if (cookie != MEMIF_COOKIE)
+			return WHY("ring without the memif cookie");
 		/* Both sides start from 0, as the slave initialised them;
 		 * our receive rings start unmasked (kicks wanted). */
 		atomic_store_explicit(r_tail(r), 0, memory_order_release);
@@ -297,10 +290,8 @@ slave_memory(uint8_t log2, char *why, size_t whylen)
 		*cfg = (struct memif_ring_cfg){ 1, 0, (uint32_t)(i * rb),
 		    log2 };
 		ring_use(r, cfg, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-		if (r->efd == -1) {
-			snprintf(why, whylen, "eventfd: %s", strerror(errno));
-			return -1;
-		}
+		if (r->efd == -1)
+			return WHY("eventfd: %s", strerror(errno));
 		r->buf0 = (uint32_t)(2 * rb + (uint64_t)i * n * bufsize);
 		memcpy(r->base + MEMIF_RING_COOKIE_OFF, &cookie, 4);
 		for (j = 0; j < n; j++) {
@@ -360,33 +351,32 @@ went_up(void)
 
 /* --- the handshake --- */
 
+/* Do what msg.c's session says a message calls for (master or slave). */
 static void
-handle_master(const struct memif_msg *m, int *fd)
+handle(const struct memif_msg *m, int *fd)
 {
 	struct memif_msg reply;
 	char why[MEMIF_REASON_LEN];
-	enum memif_action a;
-	unsigned i;
+	uint8_t log2;
 
 	memset(&reply, 0, sizeof(reply));
 	reply.type = MEMIF_MSG_ACK;
-	switch ((a = memif_master_step(&conn.s, m, why, sizeof(why)))) {
+	switch (master ? memif_master_step(&conn.s, m, why, sizeof(why)) :
+	    memif_slave_step(&conn.s, m, why, sizeof(why))) {
 	case MEMIF_A_NONE:
 		return;
 	case MEMIF_A_ACK:
 		break;
 	case MEMIF_A_ACK_REGION:
-		i = conn.s.nregions - 1;
-		if (*fd < 0) {
-			bad_message("Missing region fd");
-			return;
+		if (*fd < 0)
+			snprintf(why, sizeof(why), "Missing region fd");
+		else if (map_region(conn.s.nregions - 1, *fd, why,
+		    sizeof(why)) == 0) {
+			*fd = -1;	/* kept */
+			break;
 		}
-		if (map_region(i, *fd, why, sizeof(why)) == -1) {
-			bad_message(why);
-			return;
-		}
-		*fd = -1;	/* kept */
-		break;
+		bad_message(why);
+		return;
 	case MEMIF_A_ACK_RING:
 		if (*fd >= 0 && !is_eventfd(*fd)) {
 			bad_message("ring interrupt fd is not an eventfd");
@@ -406,31 +396,11 @@ handle_master(const struct memif_msg *m, int *fd)
 		reply.type = MEMIF_MSG_CONNECTED;
 		snprintf(reply.connect.name, sizeof(reply.connect.name),
 		    "snb-memif");
-		if (ctl_send(&reply, -1) == -1) {
+		if (ctl_send(&reply, -1) == -1)
 			conn_down(NULL, "send CONNECTED: %s", strerror(errno));
-			return;
-		}
-		went_up();
+		else
+			went_up();
 		return;
-	case MEMIF_A_PEER_GONE:
-		conn_down(NULL, "peer disconnected: %s", why);
-		return;
-	default:
-		bad_message(why);
-		return;
-	}
-	if (ctl_send(&reply, -1) == -1)
-		conn_down(NULL, "send: %s", strerror(errno));
-}
-
-static void
-handle_slave(const struct memif_msg *m, int *fd)
-{
-	struct memif_msg init;
-	char why[MEMIF_REASON_LEN];
-	uint8_t log2;
-
-	switch (memif_slave_step(&conn.s, m, why, sizeof(why))) {
 	case MEMIF_A_SEND_INIT:
 		if (memif_slave_hello(m, want_log2, &log2, why,
 		    sizeof(why)) == -1) {
@@ -441,14 +411,13 @@ handle_slave(const struct memif_msg *m, int *fd)
 			conn_down("Client error", "%s", why);
 			return;
 		}
-		memset(&init, 0, sizeof(init));
-		init.type = MEMIF_MSG_INIT;
-		init.init.version = MEMIF_VERSION;
-		init.init.id = id;
-		init.init.mode = MEMIF_MODE_ETHERNET;
-		memcpy(init.init.secret, secret, sizeof(secret));
-		snprintf(init.init.name, sizeof(init.init.name), "snb-memif");
-		if (ctl_send(&init, -1) == -1)
+		reply.type = MEMIF_MSG_INIT;
+		reply.init.version = MEMIF_VERSION;
+		reply.init.id = id;
+		reply.init.mode = MEMIF_MODE_ETHERNET;
+		memcpy(reply.init.secret, secret, sizeof(secret));
+		snprintf(reply.init.name, sizeof(reply.init.name), "snb-memif");
+		if (ctl_send(&reply, -1) == -1)
 			conn_down(NULL, "send INIT: %s", strerror(errno));
 		return;
 	case MEMIF_A_SEND_NEXT:
@@ -469,6 +438,8 @@ handle_slave(const struct memif_msg *m, int *fd)
 		bad_message(why);
 		return;
 	}
+	if (ctl_send(&reply, -1) == -1)
+		conn_down(NULL, "send: %s", strerror(errno));
 }
 
 /* Read every message waiting on the control socket. */
@@ -532,13 +503,21 @@ ctl_read(void)
 			bad_message(why);
 			return;
 		}
-		if (master)
-			handle_master(&m, &fd);
-		else
-			handle_slave(&m, &fd);
+		handle(&m, &fd);
 		if (fd >= 0)
 			close(fd);	/* attached to a message that takes none */
 	}
+}
+
+/* A new connection on fd: the handshake must end within HANDSHAKE_NS. */
+static void
+conn_setup(int fd)
+{
+	conn.fd = fd;
+	conn.state = C_SETUP;
+	conn.deadline = app_now_ns() + HANDSHAKE_NS;
+	memif_session_init(&conn.s, id, secret);
+	epoll_set(EPOLL_CTL_ADD, fd);
 }
 
 static void
@@ -561,11 +540,7 @@ master_accept(void)
 		    sockname);
 		return;
 	}
-	conn.fd = fd;
-	conn.state = C_SETUP;
-	conn.deadline = app_now_ns() + HANDSHAKE_NS;
-	memif_session_init(&conn.s, id, secret);
-	epoll_set(EPOLL_CTL_ADD, fd);
+	conn_setup(fd);
 	memif_master_hello(&m, "snb-memif");
 	if (ctl_send(&m, -1) == -1)
 		conn_down(NULL, "send HELLO: %s", strerror(errno));
@@ -580,29 +555,13 @@ slave_connect(void)
 		err(1, "socket");
 	if (connect(fd, (struct sockaddr *)&sun, sunlen) == -1) {
 		close(fd);
-		retry_at = app_now_ns() + retry_ns;
-		if (retry_ns < RETRY_MAX_NS)
-			retry_ns *= 2;
+		backoff();
 		return;
 	}
 	fcntl(fd, F_SETFL, O_NONBLOCK);
-	conn.fd = fd;
-	conn.state = C_SETUP;
-	conn.deadline = app_now_ns() + HANDSHAKE_NS;
-	memif_session_init(&conn.s, id, secret);
+	conn_setup(fd);
 	conn.s.state = MEMIF_S_WAIT_HELLO;
 	conn.s.nsteps = 4;		/* region, s2m ring, m2s ring, CONNECT */
-	epoll_set(EPOLL_CTL_ADD, fd);
-}
-
-/* Drain a receive eventfd so the epoll set stops reporting it. */
-static void
-drain(int fd)
-{
-	uint64_t v;
-
-	while (read(fd, &v, sizeof(v)) == sizeof(v))
-		;
 }
 
 /* Everything that is not packets: sockets, eventfds, timers. */
@@ -610,6 +569,7 @@ void
 control(uint64_t now)
 {
 	struct epoll_event ev[8];
+	uint64_t v;
 	int i, n;
 
 	last_ctl = now;
@@ -620,7 +580,10 @@ control(uint64_t now)
 		else if (ev[i].data.fd == conn.fd)
 			ctl_read();
 		else {
-			drain(ev[i].data.fd);	/* a receive ring's kick */
+			/* A receive ring's kick: drained, or epoll would
+			 * report it again and again. */
+			while (read(ev[i].data.fd, &v, sizeof(v)) == sizeof(v))
+				;
 			(*cnt.kicks_received)++;
 		}
 	}
@@ -633,30 +596,4 @@ control(uint64_t now)
 		slave_connect();
 	if (!master && conn.fd < 0)
 		wake_by(retry_at);
-}
-/* Master: bind SOCKET, replacing a stale socket file nobody listens on. */
-void
-master_listen(void)
-{
-	struct stat st;
-	int fd;
-
-	if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) == -1)
-		err(1, "socket");
-	if (!abstract && lstat(sun.sun_path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			errx(1, "%s: exists and is not a socket", sockname);
-		if ((fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) != -1 &&
-		    connect(fd, (struct sockaddr *)&sun, sunlen) == 0)
-			errx(1, "%s: another process listens on it", sockname);
-		if (fd != -1)
-			close(fd);
-		unlink(sun.sun_path);
-	}
-	if (bind(lfd, (struct sockaddr *)&sun, sunlen) == -1)
-		err(1, "%s: bind", sockname);
-	if (listen(lfd, 4) == -1)
-		err(1, "%s: listen", sockname);
-	epoll_set(EPOLL_CTL_ADD, lfd);
 }

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forward.h"
 #include "memif.h"
 
 #define USAGE	"SOCKET [--id N] [--master|--slave] [--secret S] " \
@@ -64,8 +65,8 @@ struct memif_counters cnt;
 
 static uint32_t linger_ms;
 static uint64_t wake_ns;		/* earliest timer of this breath */
-static struct port *in, *out;
-static int bound;
+static struct port *out;
+static struct fwd txf;			/* the "in" rings, taken in turn */
 static volatile sig_atomic_t linger_stop;
 
 /* Breathe again by t at the latest (the runtime sleeps until then). */
@@ -88,6 +89,24 @@ kick(struct mring *r)
 		if (write(r->efd, &one, sizeof(one)) == -1)
 			return;	/* EAGAIN: the counter is full, a kick waits */
 	}
+}
+
+/*
+ * Master: the bytes of the slave's memory that descriptor d (slot i of a
+ * ring) names, at least min of them, or NULL after bad_ring() when they
+ * lie outside its regions.
+ */
+static unsigned char *
+desc_buf(const char *ring, uint16_t i, const struct memif_desc *d,
+    uint32_t min)
+{
+	if (d->region >= conn.nregions || d->length < min ||
+	    !memif_span_ok(conn.reg[d->region].size, d->offset, d->length)) {
+		bad_ring("%sdescriptor %u: region %u offset %u length %u out "
+		    "of bounds", ring, i, d->region, d->offset, d->length);
+		return NULL;
+	}
+	return conn.reg[d->region].addr + d->offset;
 }
 
 /*
@@ -135,16 +154,9 @@ rx_ring(struct mring *r, uint64_t ts)
 			d = desc_read(r_desc(r, e));
 			len = d.length;
 			if (master) {
-				if (d.region >= conn.nregions ||
-				    !memif_span_ok(conn.reg[d.region].size,
-				    d.offset, len)) {
-					bad_ring("descriptor %u: region %u "
-					    "offset %u length %u out of bounds",
-					    e & r->mask, d.region, d.offset,
-					    len);
+				if ((src = desc_buf("", e & r->mask, &d,
+				    0)) == NULL)
 					return -1;
-				}
-				src = conn.reg[d.region].addr + d.offset;
 			} else {
 				if (len > bufsize) {
 					bad_ring("descriptor %u: length %u > "
@@ -258,16 +270,9 @@ tx_ring(struct mring *t, struct ring *src, uint32_t n)
 			vd = r_desc(t, s);
 			if (master) {
 				d = desc_read(vd);
-				if (d.region >= conn.nregions || d.length == 0 ||
-				    !memif_span_ok(conn.reg[d.region].size,
-				    d.offset, d.length)) {
-					bad_ring("m2s descriptor %u: region %u "
-					    "offset %u length %u out of bounds",
-					    s & t->mask, d.region, d.offset,
-					    d.length);
+				if ((dst = desc_buf("m2s ", s & t->mask, &d,
+				    1)) == NULL)
 					return -1;
-				}
-				dst = conn.reg[d.region].addr + d.offset;
 				chunk = len - done < d.length ? len - done :
 				    d.length;
 			} else {
@@ -303,37 +308,25 @@ full:
 	return (int)i;
 }
 
+/* Send a burst of "in" to the peer (fwd_take releases what it took). */
 static uint32_t
-tx_step(void)
+tx_take(void *ctx, int from, struct ring *r, uint32_t n)
 {
-	uint32_t n, total = 0;
-	int j, k_;
+	int k;
 
-	for (j = 0; j < in->nrings; j++) {
-		struct ring *r = &in->rings[j];
-
-		if ((n = ring_avail(r, APP_BURST)) == 0)
-			continue;
-		if (n > APP_BURST)
-			n = APP_BURST;
-		if (conn.state != C_UP) {
-			if (!ever_up || lossless) {
-				wake_by(app_now_ns() + MS);
-				continue;	/* wait in the ring */
-			}
-			*cnt.drop_disconnected += n;
-			ring_release(r, n);
-			total += n;
-			continue;
+	if (conn.state != C_UP) {
+		if (!ever_up || lossless) {
+			wake_by(app_now_ns() + MS);
+			return 0;	/* wait in the ring */
 		}
-		if ((k_ = tx_ring(&conn.tx[0], r, n)) < 0)
-			return total;
-		if ((uint32_t)k_ < n)
-			wake_by(app_now_ns() + 50000);	/* peer full */
-		ring_release(r, (uint32_t)k_);
-		total += (uint32_t)k_;
+		*cnt.drop_disconnected += n;
+		return n;
 	}
-	return total;
+	if ((k = tx_ring(&conn.tx[0], r, n)) < 0)
+		return 0;	/* the connection ended */
+	if ((uint32_t)k < n)
+		wake_by(app_now_ns() + 50000);	/* peer full */
+	return (uint32_t)k;
 }
 
 /* Receive on every ring; while idle, ask the peer for kicks. */
@@ -376,18 +369,10 @@ memif_breathe(void)
 	uint64_t now = app_now_ns();
 	uint32_t n = 0;
 
-	if (!bound) {
-		in = app_port("in");
-		out = app_port("out");
-		if (in && in->nrings == 0)
-			in = NULL;
-		bound = 1;
-	}
 	wake_ns = 0;
 	if (idle_breaths >= IDLE_UNMASK || now - last_ctl >= CTL_BUSY_NS)
 		control(now);
-	if (in)
-		n += tx_step();
+	n += (uint32_t)fwd_take(&txf, tx_take, NULL);
 	if (conn.state == C_UP)
 		n += rx_step(idle_breaths >= IDLE_UNMASK);
 	idle_breaths = n ? 0 : idle_breaths + 1;
@@ -435,17 +420,31 @@ memif_stop(int eof)
 		unlink(sun.sun_path);
 	closefd(&lfd);
 }
-static long
-parse_num(const char *opt, const char *s, long min, long max)
+/* Master: bind SOCKET, replacing a stale socket file nobody listens on. */
+static void
+master_listen(void)
 {
-	char *end;
-	long v;
+	struct stat st;
+	int fd;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
-		errx(2, "bad %s '%s' (%ld..%ld)", opt, s, min, max);
-	return v;
+	if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1)
+		err(1, "socket");
+	if (!abstract && lstat(sun.sun_path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			errx(1, "%s: exists and is not a socket", sockname);
+		if ((fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) != -1 &&
+		    connect(fd, (struct sockaddr *)&sun, sunlen) == 0)
+			errx(1, "%s: another process listens on it", sockname);
+		if (fd != -1)
+			close(fd);
+		unlink(sun.sun_path);
+	}
+	if (bind(lfd, (struct sockaddr *)&sun, sunlen) == -1)
+		err(1, "%s: bind", sockname);
+	if (listen(lfd, 4) == -1)
+		err(1, "%s: listen", sockname);
+	epoll_set(EPOLL_CTL_ADD, lfd);
 }
 
 static void
@@ -466,13 +465,13 @@ memif_init(int argc, char **argv)
 	char dir[sizeof(sockname)];
 	const char *path, *d, *name = NULL;
 	struct stat st;
-	long v;
+	long long v;
 	int ch, i;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
-			id = (uint32_t)parse_num("--id", optarg, 0,
+			id = (uint32_t)app_parse_num("--id", optarg, 0,
 			    UINT32_MAX);
 			break;
 		case 'M':
@@ -488,15 +487,15 @@ memif_init(int argc, char **argv)
 			snprintf(secret, sizeof(secret), "%s", optarg);
 			break;
 		case 'r':
-			v = parse_num("--ring-size", optarg, 2,
-			    1L << MEMIF_MAX_LOG2_RING);
+			v = app_parse_num("--ring-size", optarg, 2,
+			    1LL << MEMIF_MAX_LOG2_RING);
 			if (v & (v - 1))
 				errx(2, "bad --ring-size '%s': not a power of "
 				    "two", optarg);
-			want_log2 = (uint8_t)__builtin_ctzl((unsigned long)v);
+			want_log2 = (uint8_t)__builtin_ctzll((unsigned long long)v);
 			break;
 		case 'b':
-			bufsize = (uint32_t)parse_num("--buffer-size", optarg,
+			bufsize = (uint32_t)app_parse_num("--buffer-size", optarg,
 			    64, 65535);
 			bufsize = (bufsize + 63) & ~63U;
 			break;
@@ -504,7 +503,7 @@ memif_init(int argc, char **argv)
 			lossless = 1;
 			break;
 		case 'L':
-			linger_ms = (uint32_t)parse_num("--linger", optarg, 0,
+			linger_ms = (uint32_t)app_parse_num("--linger", optarg, 0,
 			    3600000);
 			break;
 		case 'h':
@@ -554,6 +553,8 @@ memif_init(int argc, char **argv)
 	app_wait_fd(epfd, POLLIN);
 	if (master)
 		master_listen();
+	out = app_port("out");
+	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
 	cnt.rx_packets = app_counter("rx-packets");
 	cnt.rx_bytes = app_counter("rx-bytes");
 	cnt.tx_packets = app_counter("tx-packets");
@@ -569,26 +570,16 @@ memif_init(int argc, char **argv)
 	cnt.kicks_received = app_counter("kicks-received");
 }
 
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN },
-	{ "out", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "memif",
 	.usage = USAGE,
 	.summary = "A memif interface (VPP, DPDK): packets the peer sends "
 	    "go to 'out'; the packets of 'in' are sent to it.",
 	.device = 1,
-	.ports = ports,
+	.ports = app_device_ports,
 	.init = memif_init,
 	.breathe = memif_breathe,
 	.stop = memif_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

@@ -124,7 +124,6 @@ void	wake_by(uint64_t t);
 
 /* ctl.c */
 void	control(uint64_t now);	/* sockets, eventfds, timers */
-void	master_listen(void);
 void	epoll_set(int op, int fd);
 void	closefd(int *fd);
 void	conn_down(const char *reason, const char *fmt, ...)

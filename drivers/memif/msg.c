@@ -3,6 +3,7 @@
  * wire layout (never by casting the buffer), and the master's handshake
  * bookkeeping.  See msg.h for the protocol.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,51 +11,92 @@
 
 /* Payload offsets: the type takes bytes 0-1, payloads start at 2. */
 #define P	2
+/* The reason in why (whylen bytes), and -1. */
+#define WHY(...)	memif_why(why, whylen, __VA_ARGS__)
 
-static uint16_t
-get16(const unsigned char *b, size_t off)
+int
+memif_why(char *why, size_t whylen, const char *fmt, ...)
 {
-	uint16_t v;
+	va_list ap;
 
-	memcpy(&v, b + off, sizeof(v));
-	return v;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -1;
 }
 
-static uint32_t
-get32(const unsigned char *b, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-static uint64_t
-get64(const unsigned char *b, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, b + off, sizeof(v));
-	return v;
-}
-
-/* A fixed-size string field: copy up to its first NUL, always terminate. */
+/*
+ * A field between the wire (packed) and struct memif_msg, in the
+ * direction enc says: bytes are copied, never cast (the wire has no
+ * alignment), and one walk over the layout serves both directions.
+ */
 static void
-getstr(char *dst, const unsigned char *b, size_t off, size_t n)
+field(unsigned char *wire, void *f, size_t n, int enc)
 {
-	size_t i;
-
-	for (i = 0; i < n && b[off + i] != '\0'; i++)
-		dst[i] = (char)b[off + i];
-	dst[i] = '\0';
+	if (enc)
+		memcpy(wire, f, n);
+	else
+		memcpy(f, wire, n);
 }
 
+/* A fixed-size string field: up to its first NUL, always terminated. */
 static void
-putstr(unsigned char *b, size_t off, const char *s, size_t n)
+string(unsigned char *wire, char *s, size_t n, int enc)
 {
-	size_t len = strnlen(s, n);
+	if (enc)
+		memcpy(wire, s, strnlen(s, n));
+	else {
+		n = strnlen((char *)wire, n);
+		memcpy(s, wire, n);
+		s[n] = '\0';
+	}
+}
 
-	memcpy(b + off, s, len);
+#define F(off, f)	field(b + (off), &(f), sizeof(f), enc)
+#define S(off, s)	string(b + (off), (s), sizeof(s) - 1, enc)
+
+/* The payload of m at b: read (enc 0) or written (enc 1). */
+static void
+walk(struct memif_msg *m, unsigned char *b, int enc)
+{
+	switch (m->type) {
+	case MEMIF_MSG_HELLO:
+		S(P, m->hello.name);
+		F(P + 32, m->hello.min_version);
+		F(P + 34, m->hello.max_version);
+		F(P + 36, m->hello.max_region);
+		F(P + 38, m->hello.max_m2s_ring);
+		F(P + 40, m->hello.max_s2m_ring);
+		F(P + 42, m->hello.max_log2_ring_size);
+		break;
+	case MEMIF_MSG_INIT:
+		F(P, m->init.version);
+		F(P + 2, m->init.id);
+		F(P + 6, m->init.mode);
+		S(P + 7, m->init.secret);
+		S(P + 31, m->init.name);
+		break;
+	case MEMIF_MSG_ADD_REGION:
+		F(P, m->add_region.index);
+		F(P + 2, m->add_region.size);
+		break;
+	case MEMIF_MSG_ADD_RING:
+		F(P, m->add_ring.flags);
+		F(P + 2, m->add_ring.index);
+		F(P + 4, m->add_ring.region);
+		F(P + 6, m->add_ring.offset);
+		F(P + 10, m->add_ring.log2_ring_size);
+		F(P + 11, m->add_ring.private_hdr_size);
+		break;
+	case MEMIF_MSG_CONNECT:
+	case MEMIF_MSG_CONNECTED:
+		S(P, m->connect.name);
+		break;
+	case MEMIF_MSG_DISCONNECT:
+		F(P, m->disconnect.code);
+		S(P + 4, m->disconnect.reason);
+		break;
+	}
 }
 
 /* Smallest message of each type: the type plus its packed payload. */
@@ -76,128 +118,29 @@ memif_msg_decode(const void *buf, size_t len, struct memif_msg *m,
 	const unsigned char *b = buf;
 
 	memset(m, 0, sizeof(*m));
-	if (len < P || len > MEMIF_MSG_SIZE) {
-		snprintf(why, whylen, "message of %zu bytes (expected %d)",
-		    len, MEMIF_MSG_SIZE);
-		return -1;
-	}
-	m->type = get16(b, 0);
-	if (m->type == MEMIF_MSG_NONE || m->type > MEMIF_MSG_DISCONNECT) {
-		snprintf(why, whylen, "unknown message type %u", m->type);
-		return -1;
-	}
-	if (len < min_len[m->type]) {
-		snprintf(why, whylen, "message type %u: %zu bytes, too short",
-		    m->type, len);
-		return -1;
-	}
-	switch (m->type) {
-	case MEMIF_MSG_HELLO:
-		getstr(m->hello.name, b, P, MEMIF_NAME_LEN);
-		m->hello.min_version = get16(b, P + 32);
-		m->hello.max_version = get16(b, P + 34);
-		m->hello.max_region = get16(b, P + 36);
-		m->hello.max_m2s_ring = get16(b, P + 38);
-		m->hello.max_s2m_ring = get16(b, P + 40);
-		m->hello.max_log2_ring_size = b[P + 42];
-		if (m->hello.min_version > m->hello.max_version) {
-			snprintf(why, whylen, "HELLO: versions %#x..%#x",
-			    m->hello.min_version, m->hello.max_version);
-			return -1;
-		}
-		break;
-	case MEMIF_MSG_INIT:
-		m->init.version = get16(b, P);
-		m->init.id = get32(b, P + 2);
-		m->init.mode = b[P + 6];
-		getstr(m->init.secret, b, P + 7, MEMIF_SECRET_LEN);
-		getstr(m->init.name, b, P + 31, MEMIF_NAME_LEN);
-		break;
-	case MEMIF_MSG_ADD_REGION:
-		m->add_region.index = get16(b, P);
-		m->add_region.size = get64(b, P + 2);
-		break;
-	case MEMIF_MSG_ADD_RING:
-		m->add_ring.flags = get16(b, P);
-		m->add_ring.index = get16(b, P + 2);
-		m->add_ring.region = get16(b, P + 4);
-		m->add_ring.offset = get32(b, P + 6);
-		m->add_ring.log2_ring_size = b[P + 10];
-		m->add_ring.private_hdr_size = get16(b, P + 11);
-		break;
-	case MEMIF_MSG_CONNECT:
-	case MEMIF_MSG_CONNECTED:
-		getstr(m->connect.name, b, P, MEMIF_NAME_LEN);
-		break;
-	case MEMIF_MSG_DISCONNECT:
-		m->disconnect.code = get32(b, P);
-		getstr(m->disconnect.reason, b, P + 4, MEMIF_REASON_LEN);
-		break;
-	}
+	if (len < P || len > MEMIF_MSG_SIZE)
+		return WHY("message of %zu bytes (expected %d)", len,
+		    MEMIF_MSG_SIZE);
+	memcpy(&m->type, b, 2);
+	if (m->type == MEMIF_MSG_NONE || m->type > MEMIF_MSG_DISCONNECT)
+		return WHY("unknown message type %u", m->type);
+	if (len < min_len[m->type])
+		return WHY("message type %u: %zu bytes, too short", m->type,
+		    len);
+	walk(m, (unsigned char *)b, 0);
+	if (m->type == MEMIF_MSG_HELLO &&
+	    m->hello.min_version > m->hello.max_version)
+		return WHY("HELLO: versions %#x..%#x",
+		    m->hello.min_version, m->hello.max_version);
 	return 0;
-}
-
-static void
-put16(unsigned char *b, size_t off, uint16_t v)
-{
-	memcpy(b + off, &v, sizeof(v));
-}
-
-static void
-put32(unsigned char *b, size_t off, uint32_t v)
-{
-	memcpy(b + off, &v, sizeof(v));
-}
-
-static void
-put64(unsigned char *b, size_t off, uint64_t v)
-{
-	memcpy(b + off, &v, sizeof(v));
 }
 
 void
 memif_msg_encode(const struct memif_msg *m, unsigned char b[MEMIF_MSG_SIZE])
 {
 	memset(b, 0, MEMIF_MSG_SIZE);
-	put16(b, 0, m->type);
-	switch (m->type) {
-	case MEMIF_MSG_HELLO:
-		putstr(b, P, m->hello.name, MEMIF_NAME_LEN);
-		put16(b, P + 32, m->hello.min_version);
-		put16(b, P + 34, m->hello.max_version);
-		put16(b, P + 36, m->hello.max_region);
-		put16(b, P + 38, m->hello.max_m2s_ring);
-		put16(b, P + 40, m->hello.max_s2m_ring);
-		b[P + 42] = m->hello.max_log2_ring_size;
-		break;
-	case MEMIF_MSG_INIT:
-		put16(b, P, m->init.version);
-		put32(b, P + 2, m->init.id);
-		b[P + 6] = m->init.mode;
-		putstr(b, P + 7, m->init.secret, MEMIF_SECRET_LEN);
-		putstr(b, P + 31, m->init.name, MEMIF_NAME_LEN);
-		break;
-	case MEMIF_MSG_ADD_REGION:
-		put16(b, P, m->add_region.index);
-		put64(b, P + 2, m->add_region.size);
-		break;
-	case MEMIF_MSG_ADD_RING:
-		put16(b, P, m->add_ring.flags);
-		put16(b, P + 2, m->add_ring.index);
-		put16(b, P + 4, m->add_ring.region);
-		put32(b, P + 6, m->add_ring.offset);
-		b[P + 10] = m->add_ring.log2_ring_size;
-		put16(b, P + 11, m->add_ring.private_hdr_size);
-		break;
-	case MEMIF_MSG_CONNECT:
-	case MEMIF_MSG_CONNECTED:
-		putstr(b, P, m->connect.name, MEMIF_NAME_LEN);
-		break;
-	case MEMIF_MSG_DISCONNECT:
-		put32(b, P, m->disconnect.code);
-		putstr(b, P + 4, m->disconnect.reason, MEMIF_REASON_LEN);
-		break;
-	}
+	memcpy(b, &m->type, 2);
+	walk((struct memif_msg *)m, b, 1);	/* enc: m is only read */
 }
 
 void
@@ -405,22 +348,16 @@ int
 memif_slave_hello(const struct memif_msg *m, uint8_t want_log2, uint8_t *log2,
     char *why, size_t whylen)
 {
-	if (m->type != MEMIF_MSG_HELLO) {
-		snprintf(why, whylen, "expected HELLO, got type %u", m->type);
-		return -1;
-	}
+	if (m->type != MEMIF_MSG_HELLO)
+		return WHY("expected HELLO, got type %u", m->type);
 	if (m->hello.min_version > MEMIF_VERSION ||
-	    m->hello.max_version < MEMIF_VERSION) {
-		snprintf(why, whylen, "Incompatible memif version (peer "
-		    "%#x..%#x, ours %#x)", m->hello.min_version,
-		    m->hello.max_version, MEMIF_VERSION);
-		return -1;
-	}
-	if (m->hello.max_log2_ring_size < 1) {
-		snprintf(why, whylen, "HELLO: ring size limit %u",
+	    m->hello.max_version < MEMIF_VERSION)
+		return WHY("Incompatible memif version (peer %#x..%#x, ours "
+		    "%#x)", m->hello.min_version, m->hello.max_version,
+		    MEMIF_VERSION);
+	if (m->hello.max_log2_ring_size < 1)
+		return WHY("HELLO: ring size limit %u",
 		    m->hello.max_log2_ring_size);
-		return -1;
-	}
 	*log2 = want_log2 < m->hello.max_log2_ring_size ? want_log2 :
 	    m->hello.max_log2_ring_size;
 	return 0;

@@ -122,6 +122,9 @@ int	memif_msg_decode(const void *buf, size_t len, struct memif_msg *m,
 /* Encode m into exactly MEMIF_MSG_SIZE bytes (unused bytes zero). */
 void	memif_msg_encode(const struct memif_msg *m,
 	    unsigned char buf[MEMIF_MSG_SIZE]);
+/* Format a reason into why (whylen bytes); returns -1. */
+int	memif_why(char *why, size_t whylen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 /* Convenience: a DISCONNECT with code 0 and reason (cut to fit). */
 void	memif_msg_disconnect(struct memif_msg *m, const char *reason);
 

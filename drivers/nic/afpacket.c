@@ -21,7 +21,6 @@
 #include <linux/if_packet.h>
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -54,11 +53,9 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 	struct tpacket_req3 req;
 	struct sockaddr_ll sll;
 	const char *what = "AF_PACKET socket";
-	struct afp *a;
+	struct afp *a = nic->priv;
 	int v3 = TPACKET_V3, one = 1, fanout, e;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		return nic_fail(errbuf, len, errno, "calloc");
 	memset(&req, 0, sizeof(req));
 	req.tp_block_size = BLOCK_SIZE;
 	req.tp_block_nr = BLOCK_NR;
@@ -107,16 +104,11 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 		a->msgs[e].msg_hdr.msg_iovlen = 1;
 	}
 	nic->fd = a->fd;
-	nic->priv = a;
 	return 0;
 fail:
-	e = nic_fail(errbuf, len, errno, "%s", what);
-	if (a->map != NULL && a->map != MAP_FAILED)
-		munmap(a->map, (size_t)BLOCK_SIZE * BLOCK_NR);
-	if (a->fd != -1)
-		close(a->fd);
-	free(a);
-	return e;
+	if (a->map == MAP_FAILED)
+		a->map = NULL;
+	return nic_fail(errbuf, len, errno, "%s", what);
 }
 
 static struct tpacket_block_desc *
@@ -228,9 +220,7 @@ afp_tx(struct nic *nic, struct ring *in, uint32_t n)
 		if (errno == EAGAIN || errno == ENOBUFS)
 			break;
 		if (errno == ENETDOWN || errno == ENXIO) {
-			nic_link_lost(nic);
-			*nic->c.drop_link_down += n - done;
-			return n;
+			return nic_tx_lost(nic, done, n);
 		}
 		/* This frame is refused (EMSGSIZE above the MTU, ...). */
 		(*nic->c.drop_tx_error)++;
@@ -272,25 +262,25 @@ afp_stats(struct nic *nic)
 		*nic->c.drop_kernel += st.tp_drops;
 }
 
+/* The socket is open: afp_open made it first. */
 static void
-afp_close(struct nic *nic)
+afp_release(struct nic *nic)
 {
 	struct afp *a = nic->priv;
 
 	if (a->map)
 		munmap(a->map, (size_t)BLOCK_SIZE * BLOCK_NR);
 	close(a->fd);
-	free(a);
-	nic->priv = NULL;
 }
 
 const struct nic_ops afpacket_ops = {
 	.name = "afpacket",
 	.caps = "CAP_NET_RAW",
+	.size = sizeof(struct afp),
 	.open = afp_open,
 	.rx = afp_rx,
 	.tx = afp_tx,
 	.check = afp_check,
 	.stats = afp_stats,
-	.close = afp_close,
+	.release = afp_release,
 };

@@ -18,10 +18,8 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "nic.h"
@@ -162,14 +160,6 @@ struct e1000 {
 	uint64_t	*rx_desc_errors;
 };
 
-static void
-pause_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 static int
 e1000_match(uint16_t vendor, uint16_t device)
 {
@@ -250,9 +240,9 @@ reset(struct e1000 *e)
 	wr(e, RCTL, 0);
 	wr(e, TCTL, 0);
 	wr(e, CTRL, rd(e, CTRL) | CTRL_RST);
-	pause_ms(1);	/* no register access for 1 us after RST */
+	pci_pause_ms(1);	/* no register access for 1 us after RST */
 	for (i = 0; i < 1000 && (rd(e, CTRL) & CTRL_RST); i++)
-		pause_ms(1);
+		pci_pause_ms(1);
 	if (rd(e, CTRL) & CTRL_RST)
 		return -1;
 	wr(e, IMC, ~0u);	/* the reset unmasked nothing, but be sure */
@@ -317,63 +307,51 @@ tx_init(struct e1000 *e)
 	e->tx_tail = e->tx_clean = 0;
 }
 
+/* Also after a failed open: each part is let go if it was taken. */
 static void
-e1000_free(struct e1000 *e)
+e1000_release(struct nic *nic)
 {
+	struct e1000 *e = nic->priv;
+
 	if (e->bar != NULL)
 		munmap((void *)e->bar, e->barlen);
 	pci_close(&e->pci);
 	dma_free(&e->rxm);
 	dma_free(&e->txm);
-	free(e);
 }
 
 static int
 e1000_open(struct nic *nic, char *errbuf, size_t len)
 {
-	struct e1000 *e;
+	struct e1000 *e = nic->priv;
 	const struct model *m;
 	size_t i;
 	int err, k;
 
-	if ((e = calloc(1, sizeof(*e))) == NULL)
-		return nic_fail(errbuf, len, errno, "calloc");
-	if ((err = pci_open(&e->pci, nic->ifname, errbuf, len)) != 0) {
-		free(e);
+	if ((err = pci_open(&e->pci, nic->ifname, errbuf, len)) != 0)
 		return err;
-	}
 	for (m = models; m->name != NULL; m++)
 		if (m->vendor == e->pci.vendor && m->device == e->pci.device)
 			e->model = m;
-	if (e->model == NULL) {	/* nic.c matched: it changed under us */
-		err = nic_fail(errbuf, len, ENODEV, "PCI %s: %04x:%04x",
+	if (e->model == NULL)	/* nic.c matched: it changed under us */
+		return nic_fail(errbuf, len, ENODEV, "PCI %s: %04x:%04x",
 		    e->pci.addr, e->pci.vendor, e->pci.device);
-		goto fail;
-	}
-	if ((e->bar = pci_map_bar(&e->pci, 0, &e->barlen)) == NULL) {
-		err = nic_fail(errbuf, len, errno, "PCI %s: mapping BAR 0",
+	if ((e->bar = pci_map_bar(&e->pci, 0, &e->barlen)) == NULL)
+		return nic_fail(errbuf, len, errno, "PCI %s: mapping BAR 0",
 		    e->pci.addr);
-		goto fail;
-	}
-	if (e->barlen < 0x10000) {
-		err = nic_fail(errbuf, len, ENXIO, "PCI %s: BAR 0 is %zu "
+	if (e->barlen < 0x10000)
+		return nic_fail(errbuf, len, ENXIO, "PCI %s: BAR 0 is %zu "
 		    "bytes", e->pci.addr, e->barlen);
-		goto fail;
-	}
 	if ((err = dma_alloc(RING_BYTES + NDESC * BUF, &e->rxm, errbuf,
 	    len)) != 0 || (err = dma_alloc(RING_BYTES + NDESC * BUF, &e->txm,
 	    errbuf, len)) != 0)
-		goto fail;
-	if (reset(e) == -1) {
-		err = nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: reset",
+		return err;
+	if (reset(e) == -1)
+		return nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: reset",
 		    e->pci.addr);
-		goto fail;
-	}
-	if (read_mac(e) == -1) {
-		err = nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: EEPROM",
+	if (read_mac(e) == -1)
+		return nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: EEPROM",
 		    e->pci.addr);
-		goto fail;
-	}
 	link_up(e);
 	rx_init(e, nic->rx, nic->promisc);
 	tx_init(e);
@@ -385,17 +363,13 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	/* Auto-negotiation takes a moment; a link that stays down is
 	 * reported by the link hook and pauses transmission. */
 	for (k = 0; k < 300 && !(rd(e, STATUS) & STATUS_LU); k++)
-		pause_ms(10);
+		pci_pause_ms(10);
 	fprintf(stderr, "snb-nic: %s: %s (%04x:%04x) "
 	    "%02x:%02x:%02x:%02x:%02x:%02x, link %s\n", e->pci.addr,
 	    e->model->name, e->pci.vendor, e->pci.device, e->mac[0],
 	    e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5],
 	    rd(e, STATUS) & STATUS_LU ? "up" : "down");
-	nic->priv = e;
 	return 0;
-fail:
-	e1000_free(e);
-	return err;
 }
 
 /*
@@ -484,8 +458,7 @@ e1000_tx(struct nic *nic, struct ring *in, uint32_t n)
 		d->status = 0;
 		d->cmd = TXD_EOP | TXD_IFCS | TXD_RS;
 		t = (t + 1) % NDESC;
-		(*nic->c.tx_packets)++;
-		*nic->c.tx_bytes += len;
+		nic_tx_sent(nic, len);
 	}
 	if (t != e->tx_tail) {
 		__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -520,32 +493,33 @@ e1000_link(struct nic *nic)
 	return (rd(e, STATUS) & STATUS_LU) != 0;
 }
 
-/* Let the device send what it holds (up to 100 ms), then reset it and
- * let go: bus mastering off (pci_close), memory freed after that. */
+/* Let the device send what it holds (up to 100 ms), then reset it;
+ * e1000_release then lets go: bus mastering off (pci_close), memory freed
+ * after that. */
 static void
-e1000_close(struct nic *nic)
+e1000_drain(struct nic *nic)
 {
 	struct e1000 *e = nic->priv;
 	int i;
 
 	for (i = 0; i < 100 && rd(e, TDH) != e->tx_tail; i++)
-		pause_ms(1);
+		pci_pause_ms(1);
 	e1000_stats(nic);
 	wr(e, RCTL, 0);
 	wr(e, TCTL, 0);
 	reset(e);
-	e1000_free(e);
-	nic->priv = NULL;
 }
 
 const struct nic_ops e1000_ops = {
 	.name = "e1000",
 	.caps = "root: sysfs PCI access, /proc/self/pagemap, hugepages",
+	.size = sizeof(struct e1000),
 	.match = e1000_match,
 	.open = e1000_open,
 	.rx = e1000_rx,
 	.tx = e1000_tx,
 	.stats = e1000_stats,
 	.link = e1000_link,
-	.close = e1000_close,
+	.drain = e1000_drain,
+	.release = e1000_release,
 };

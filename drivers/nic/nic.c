@@ -26,6 +26,7 @@
 
 #include <bsd/string.h>
 
+#include "forward.h"
 #include "nic.h"
 #include "pci.h"
 
@@ -50,9 +51,9 @@ static int auto_mode;			/* no prefix: try XDP, fall back */
 static int opened;			/* the device is open */
 static int pci;				/* a PCI back-end: no kernel interface */
 static int promisc, mtu;
-static struct port *in, *out;
+static struct port *out;
+static struct fwd txf;			/* the "in" rings, taken in turn */
 static uint64_t last_check, full_since;
-static int first_ring;
 
 #define USAGE	"[afpacket:|xdp:|tap:]IFNAME | pci:ADDR [--promisc] " \
 		"[--queue N] [--mtu N] [--fanout GROUP]"
@@ -132,19 +133,6 @@ set_promisc(void)
 		    " (needs CAP_NET_RAW)" : "");
 }
 
-static long
-parse_num(const char *opt, const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
-		errx(2, "bad %s '%s' (%ld..%ld)", opt, s, min, max);
-	return v;
-}
-
 /*
  * pci:ADDR: look at the device (read-only) and pick the driver that
  * supports its vendor:device.  Nothing is claimed here: an unsupported
@@ -202,13 +190,14 @@ nic_init(int argc, char **argv)
 			promisc = 1;
 			break;
 		case 'q':
-			nic.queue = (int)parse_num("--queue", optarg, 0, 65535);
+			nic.queue = (int)app_parse_num("--queue", optarg, 0,
+			    65535);
 			break;
 		case 'm':
-			mtu = (int)parse_num("--mtu", optarg, 68, 65535);
+			mtu = (int)app_parse_num("--mtu", optarg, 68, 65535);
 			break;
 		case 'f':
-			nic.fanout = (int)parse_num("--fanout", optarg, 0,
+			nic.fanout = (int)app_parse_num("--fanout", optarg, 0,
 			    65535);
 			break;
 		case 'h':
@@ -274,21 +263,43 @@ make_counters(void)
 	nic.c.link_down = app_counter("link-down");
 }
 
+/* Let go of the back-end's state, after a failed open or at the end. */
+static void
+release(void)
+{
+	ops->release(&nic);
+	free(nic.priv);
+	nic.priv = NULL;
+	nic.fd = -1;
+}
+
+static int
+try_open(char *errbuf, size_t len)
+{
+	int e;
+
+	if ((nic.priv = calloc(1, ops->size)) == NULL)
+		err(1, NULL);
+	if ((e = ops->open(&nic, errbuf, len)) != 0)
+		release();
+	return e;
+}
+
 static void
 open_device(void)
 {
 	char errbuf[256];
 	int e, existed = nic.ifindex != 0;
 
-	in = app_port("in");
 	out = app_port("out");
+	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
 	nic.rx = out != NULL && out->nrings > 0;
-	nic.tx = in != NULL && in->nrings > 0;
+	nic.tx = txf.nin > 0;
 	nic.promisc = promisc;
 	if (pci) {
 		/* The driver's own dev-* counters come first; ours, as for
 		 * the other back-ends, once the device is open. */
-		if ((e = ops->open(&nic, errbuf, sizeof(errbuf))) != 0)
+		if ((e = try_open(errbuf, sizeof(errbuf))) != 0)
 			errx(1, "%s: %s%s", nic.spec, errbuf, e == EPERM ||
 			    e == EACCES ? " (needs root)" : "");
 		make_counters();
@@ -300,12 +311,12 @@ open_device(void)
 	/* Before open: native XDP refuses an MTU too big for its buffers. */
 	if (mtu && existed)
 		set_mtu();
-	if ((e = ops->open(&nic, errbuf, sizeof(errbuf))) != 0 && auto_mode &&
+	if ((e = try_open(errbuf, sizeof(errbuf))) != 0 && auto_mode &&
 	    ops == &xdp_ops) {
 		fprintf(stderr, "snb-nic: %s: %s; using AF_PACKET\n",
 		    nic.ifname, errbuf);
 		ops = &afpacket_ops;
-		e = ops->open(&nic, errbuf, sizeof(errbuf));
+		e = try_open(errbuf, sizeof(errbuf));
 	}
 	if (e == EPERM || e == EACCES)
 		errx(1, "%s: %s (needs %s)", nic.spec, errbuf, ops->caps);
@@ -338,6 +349,14 @@ nic_link_lost(struct nic *n)
 	fprintf(stderr, "snb-nic: %s: link down; pausing\n", n->ifname);
 }
 
+uint32_t
+nic_tx_lost(struct nic *n, uint32_t sent, uint32_t want)
+{
+	nic_link_lost(n);
+	*n->c.drop_link_down += want - sent;
+	return want;
+}
+
 /*
  * Link state and the device's own counters.  Runs every CHECK_BUSY_NS
  * while packets move and on the first idle breath after CHECK_IDLE_NS: an
@@ -349,36 +368,35 @@ static void
 check(void)
 {
 	struct ifreq ifr;
-	int e;
+	int e, up;
 
 	if (ops->check)
 		ops->check(&nic);
 	if (ops->stats)
 		ops->stats(&nic);
-	if (pci) {
-		/* The device's own link state: carrier, as nothing else
-		 * would stop us sending into a cable that is not there. */
-		if (!ops->link(&nic))
-			nic_link_lost(&nic);
-		else if (nic.down) {
-			nic.down = 0;
-			fprintf(stderr, "snb-nic: %s: link up\n", nic.spec);
-		}
-		return;
+	/* A PCI device's own link state: carrier, as nothing else would
+	 * stop us sending into a cable that is not there. */
+	if (pci)
+		up = ops->link(&nic);
+	else {
+		memset(&ifr, 0, sizeof(ifr));
+		if ((e = if_ioctl(nic.ifname, SIOCGIFFLAGS, &ifr)) == ENODEV)
+			errx(1, "%s: interface removed", nic.ifname);
+		else if (e)
+			errx(1, "%s: SIOCGIFFLAGS: %s", nic.ifname,
+			    strerror(e));
+		/* Only an interface set down pauses us.  Carrier
+		 * (IFF_RUNNING) is the kernel's to handle, and it is
+		 * reported late after a change (linkwatch), which would
+		 * drop the first frames of a fresh link. */
+		up = ifr.ifr_flags & IFF_UP;
 	}
-	memset(&ifr, 0, sizeof(ifr));
-	if ((e = if_ioctl(nic.ifname, SIOCGIFFLAGS, &ifr)) == ENODEV)
-		errx(1, "%s: interface removed", nic.ifname);
-	else if (e)
-		errx(1, "%s: SIOCGIFFLAGS: %s", nic.ifname, strerror(e));
-	/* Only an interface set down pauses us.  Carrier (IFF_RUNNING) is
-	 * the kernel's to handle, and it is reported late after a change
-	 * (linkwatch), which would drop the first frames of a fresh link. */
-	if (!(ifr.ifr_flags & IFF_UP))
+	if (!up)
 		nic_link_lost(&nic);
 	else if (nic.down) {
 		nic.down = 0;
-		fprintf(stderr, "snb-nic: %s: link up\n", nic.ifname);
+		fprintf(stderr, "snb-nic: %s: link up\n", pci ? nic.spec :
+		    nic.ifname);
 	}
 }
 
@@ -431,30 +449,20 @@ rx_step(int may_wait)
 	return b.seen;
 }
 
+/* Hand a burst of "in" to the device (fwd_take releases what it took). */
 static uint32_t
-tx_step(void)
+tx_take(void *ctx, int from, struct ring *r, uint32_t n)
 {
-	uint32_t n, k, total = 0;
-	int j;
+	uint32_t k;
 
-	for (j = 0; j < in->nrings; j++) {
-		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
-
-		if ((n = ring_avail(r, APP_BURST)) == 0)
-			continue;
-		if (n > APP_BURST)
-			n = APP_BURST;
-		if (nic.down) {
-			/* A down link is the world not waiting: drop. */
-			*nic.c.drop_link_down += n;
-			k = n;
-		} else if ((k = ops->tx(&nic, r, n)) < n)
-			app_wake_at(app_now_ns() + TX_RETRY_NS);
-		ring_release(r, k);
-		total += k;
+	if (nic.down) {
+		/* A down link is the world not waiting: drop. */
+		*nic.c.drop_link_down += n;
+		return n;
 	}
-	first_ring = (first_ring + 1) % in->nrings;
-	return total;
+	if ((k = ops->tx(&nic, r, n)) < n)
+		app_wake_at(app_now_ns() + TX_RETRY_NS);
+	return k;
 }
 
 static int
@@ -468,7 +476,7 @@ nic_breathe(void)
 	/* A retry deadline from the last breath is moot: we look now. */
 	app_wake_at(0);
 	if (nic.tx)
-		n += tx_step();
+		n += (uint32_t)fwd_take(&txf, tx_take, NULL);
 	if (nic.rx)
 		n += rx_step(n == 0);
 	now = app_now_ns();
@@ -488,16 +496,11 @@ nic_stop(int eof)
 		return;
 	if (ops->stats)
 		ops->stats(&nic);
-	ops->close(&nic);
+	if (ops->drain)
+		ops->drain(&nic);
+	release();
 	opened = 0;
-	nic.fd = -1;
 }
-
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN },
-	{ "out", PORT_OUT },
-	{ NULL, 0 }
-};
 
 static const struct app_desc desc = {
 	.name = "nic",
@@ -505,14 +508,10 @@ static const struct app_desc desc = {
 	.summary = "Receive frames from a network interface to 'out'; send "
 	    "the packets of 'in'.",
 	.device = 1,
-	.ports = ports,
+	.ports = app_device_ports,
 	.init = nic_init,
 	.breathe = nic_breathe,
 	.stop = nic_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

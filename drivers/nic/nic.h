@@ -7,14 +7,17 @@
  * device and moves bursts of frames between the kernel's (or the
  * hardware's) queues and ring slots:
  *
- *	open	bind the device for the directions the graph wired
+ *	open	bind the device for the directions the graph wired, in
+ *		nic->priv: size zeroed bytes nic.c allocated
  *	rx	take up to a budget of frames, each into the next output slot
  *		or, when there is no room, into a counted drop (nic_rx_slot)
  *	tx	hand up to n packets of an input ring to the device and say
  *		how many it took; the caller releases that many slots
  *	check	clear a pending socket error (optional)
  *	stats	fold the device's own drop counts into ours
- *	close	flush what is queued for transmit, release everything
+ *	drain	let what is queued for transmit leave (optional)
+ *	release	undo open, however far it got: after a failed open too, so
+ *		that open itself can just return at the first error
  *
  * PCI back-ends ("pci:ADDR") also have
  *	match	1 if the driver supports this vendor:device; nic.c asks
@@ -74,13 +77,15 @@ struct rx_burst {
 struct nic_ops {
 	const char	*name;		/* "afpacket": also the prefix */
 	const char	*caps;		/* capabilities open() needs, for EPERM */
+	size_t		 size;		/* of the state at nic->priv */
 	/* 0, or an errno value with a message in errbuf (nic_fail()). */
 	int		(*open)(struct nic *, char *errbuf, size_t len);
 	void		(*rx)(struct nic *, struct rx_burst *);
 	uint32_t	(*tx)(struct nic *, struct ring *in, uint32_t n);
 	void		(*check)(struct nic *);
 	void		(*stats)(struct nic *);
-	void		(*close)(struct nic *);
+	void		(*drain)(struct nic *);
+	void		(*release)(struct nic *);
 	/* PCI back-ends only (see above). */
 	int		(*match)(uint16_t vendor, uint16_t device);
 	int		(*link)(struct nic *);
@@ -94,6 +99,8 @@ int	nic_fail(char *errbuf, size_t len, int e, const char *fmt, ...)
 	    __attribute__((format(printf, 4, 5)));
 /* A send said ENETDOWN or ENXIO: pause until the link is up again. */
 void	nic_link_lost(struct nic *);
+/* The same in tx, sent of n taken: the rest is dropped; returns n. */
+uint32_t nic_tx_lost(struct nic *, uint32_t sent, uint32_t n);
 /* Set IFF_UP on ifname; 0 or an errno value. */
 int	nic_set_up(const char *ifname);
 
@@ -125,6 +132,14 @@ nic_rx_slot(struct nic *nic, struct rx_burst *b, uint32_t len, uint64_t ts)
 	(*nic->c.rx_packets)++;
 	*nic->c.rx_bytes += len;
 	return p;
+}
+
+/* A frame of len bytes went to the device. */
+static inline void
+nic_tx_sent(struct nic *nic, uint32_t len)
+{
+	(*nic->c.tx_packets)++;
+	*nic->c.tx_bytes += len;
 }
 
 /*

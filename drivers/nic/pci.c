@@ -32,9 +32,11 @@
 #include <glob.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nic.h"
@@ -82,15 +84,18 @@ parse_addr(const char *s, char out[16])
 	return 0;
 }
 
-/* A sysfs file of the device holding one hex number; 0 or an errno. */
+/* A sysfs file (path from fmt) holding one hex number; 0 or an errno. */
 static int
-read_hex(const char *addr, const char *file, unsigned long *v)
+read_hex(unsigned long *v, const char *fmt, ...)
 {
 	char path[PATH_MAX], buf[32];
+	va_list ap;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), SYSFS "/%s/%s", addr, file);
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return errno;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -124,8 +129,8 @@ pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 		    path, strerror(errno));
 		return ENODEV;
 	}
-	if ((e = read_hex(d->addr, "vendor", &v)) != 0 ||
-	    (e = read_hex(d->addr, "device", &dv)) != 0)
+	if ((e = read_hex(&v, SYSFS "/%s/vendor", d->addr)) != 0 ||
+	    (e = read_hex(&dv, SYSFS "/%s/device", d->addr)) != 0)
 		return nic_fail(errbuf, len, e, "PCI %s: vendor/device",
 		    d->addr);
 	d->vendor = (uint16_t)v;
@@ -144,26 +149,19 @@ in_use(struct pci_dev *d, char *errbuf, size_t len)
 {
 	static const char *pats[] = { "%s/%s/net/*/flags",
 	    "%s/%s/virtio*/net/*/flags" };
-	char pat[PATH_MAX], buf[32], *ifname, *slash;
+	char pat[PATH_MAX], *ifname, *slash;
+	unsigned long flags;
 	glob_t g;
 	size_t i, k;
-	ssize_t n;
-	int fd, busy = 0;
+	int busy = 0;
 
 	for (k = 0; k < 2 && !busy; k++) {
 		snprintf(pat, sizeof(pat), pats[k], SYSFS, d->addr);
 		if (glob(pat, 0, NULL, &g) != 0)
 			continue;
 		for (i = 0; i < g.gl_pathc && !busy; i++) {
-			if ((fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC))
-			    == -1)
-				continue;
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			if (n <= 0)
-				continue;
-			buf[n] = '\0';
-			if (!(strtoul(buf, NULL, 16) & 1))
+			if (read_hex(&flags, "%s", g.gl_pathv[i]) != 0 ||
+			    !(flags & 1))
 				continue;
 			busy = 1;
 			*strrchr(g.gl_pathv[i], '/') = '\0';
@@ -196,11 +194,10 @@ unbind(struct pci_dev *d, char *errbuf, size_t len)
 	return e;
 }
 
-int
-pci_config_read(struct pci_dev *d, uint32_t off, void *buf, size_t len)
+/* A short transfer is an error too (EIO): a field was not all read. */
+static int
+config_io(ssize_t n, size_t len)
 {
-	ssize_t n = pread(d->config_fd, buf, len, off);
-
 	if (n == (ssize_t)len)
 		return 0;
 	if (n >= 0)
@@ -209,16 +206,24 @@ pci_config_read(struct pci_dev *d, uint32_t off, void *buf, size_t len)
 }
 
 int
+pci_config_read(struct pci_dev *d, uint32_t off, void *buf, size_t len)
+{
+	return config_io(pread(d->config_fd, buf, len, off), len);
+}
+
+int
 pci_config_write(struct pci_dev *d, uint32_t off, const void *buf,
     size_t len)
 {
-	ssize_t n = pwrite(d->config_fd, buf, len, off);
+	return config_io(pwrite(d->config_fd, buf, len, off), len);
+}
 
-	if (n == (ssize_t)len)
-		return 0;
-	if (n >= 0)
-		errno = EIO;
-	return -1;
+void
+pci_pause_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
 }
 
 static int

@@ -65,6 +65,8 @@ int	pci_config_write(struct pci_dev *, uint32_t off, const void *buf,
 	    size_t len);
 /* Set or clear bus mastering (command register bit 2). */
 int	pci_bus_master(struct pci_dev *, int on);
+/* Wait ms milliseconds for the device (a reset, auto-negotiation). */
+void	pci_pause_ms(int ms);
 
 /*
  * len bytes (at most one hugepage) of zeroed, locked, physically

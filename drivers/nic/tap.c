@@ -16,7 +16,6 @@
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,17 +34,12 @@ static int
 tap_open(struct nic *nic, char *errbuf, size_t len)
 {
 	struct ifreq ifr;
-	struct tap *t;
+	struct tap *t = nic->priv;
 	int e;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return nic_fail(errbuf, len, errno, "calloc");
 	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (t->fd == -1) {
-		e = nic_fail(errbuf, len, errno, "/dev/net/tun");
-		free(t);
-		return e;
-	}
+	if (t->fd == -1)
+		return nic_fail(errbuf, len, errno, "/dev/net/tun");
 	memset(&ifr, 0, sizeof(ifr));
 	strlcpy(ifr.ifr_name, nic->ifname, sizeof(ifr.ifr_name));
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
@@ -53,22 +47,14 @@ tap_open(struct nic *nic, char *errbuf, size_t len)
 		e = errno;
 		/* EINVAL: the name is taken by a device that is no tap (or
 		 * a tun); EBUSY: another process has the tap open. */
-		e = nic_fail(errbuf, len, e, "TUNSETIFF%s", e == EINVAL ?
+		return nic_fail(errbuf, len, e, "TUNSETIFF%s", e == EINVAL ?
 		    " (not a tap device?)" : e == EBUSY ? " (in use?)" : "");
-		goto fail;
 	}
-	if ((e = nic_set_up(nic->ifname)) != 0) {
-		nic_fail(errbuf, len, e, "bringing %s up", nic->ifname);
-		goto fail;
-	}
+	if ((e = nic_set_up(nic->ifname)) != 0)
+		return nic_fail(errbuf, len, e, "bringing %s up", nic->ifname);
 	nic->ifindex = (int)if_nametoindex(nic->ifname);
 	nic->fd = t->fd;
-	nic->priv = t;
 	return 0;
-fail:
-	close(t->fd);
-	free(t);
-	return e;
 }
 
 static void
@@ -119,37 +105,31 @@ tap_tx(struct nic *nic, struct ring *in, uint32_t n)
 		p = ring_peek(in, i);
 		len = nic_tx_len(in, p);
 		if (write(t->fd, p->data, len) == (ssize_t)len) {
-			(*nic->c.tx_packets)++;
-			*nic->c.tx_bytes += len;
+			nic_tx_sent(nic, len);
 			continue;
 		}
 		if (errno == EINTR || errno == EAGAIN)
 			break;
-		if (errno == EIO || errno == ENETDOWN || errno == ENXIO) {
-			nic_link_lost(nic);
-			*nic->c.drop_link_down += n - i;
-			return n;
-		}
+		if (errno == EIO || errno == ENETDOWN || errno == ENXIO)
+			return nic_tx_lost(nic, i, n);
 		(*nic->c.drop_tx_error)++;
 	}
 	return i;
 }
 
+/* The descriptor is open (or -1): tap_open made it first. */
 static void
-tap_close(struct nic *nic)
+tap_release(struct nic *nic)
 {
-	struct tap *t = nic->priv;
-
-	close(t->fd);
-	free(t);
-	nic->priv = NULL;
+	close(((struct tap *)nic->priv)->fd);
 }
 
 const struct nic_ops tap_ops = {
 	.name = "tap",
 	.caps = "CAP_NET_ADMIN",
+	.size = sizeof(struct tap),
 	.open = tap_open,
 	.rx = tap_rx,
 	.tx = tap_tx,
-	.close = tap_close,
+	.release = tap_release,
 };

@@ -33,9 +33,7 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <err.h>
 
@@ -169,7 +167,6 @@ struct vq {
 
 struct virtio {
 	struct pci_dev		 pci;
-	int			 pci_open;
 	struct dma_mem		 mem;
 	void			*bar[6];	/* mapped BARs, NULL if not */
 	size_t			 barlen[6];
@@ -182,29 +179,8 @@ struct virtio {
 };
 
 /* Device registers: volatile, each field with an access of its width. */
-static inline uint8_t
-rd8(volatile unsigned char *b, uint32_t off)
-{
-	return *(volatile uint8_t *)(b + off);
-}
-
-static inline uint16_t
-rd16(volatile unsigned char *b, uint32_t off)
-{
-	return *(volatile uint16_t *)(b + off);
-}
-
-static inline void
-wr8(volatile unsigned char *b, uint32_t off, uint8_t v)
-{
-	*(volatile uint8_t *)(b + off) = v;
-}
-
-static inline void
-wr16(volatile unsigned char *b, uint32_t off, uint16_t v)
-{
-	*(volatile uint16_t *)(b + off) = v;
-}
+#define R8(b, off)	(*(volatile uint8_t *)((b) + (off)))
+#define R16(b, off)	(*(volatile uint16_t *)((b) + (off)))
 
 /* 64-bit fields are written as two 32-bit halves, low first (4.1.3.1). */
 static void
@@ -214,25 +190,17 @@ wr64(volatile unsigned char *b, uint32_t off, uint64_t v)
 	reg_write(b, off + 4, (uint32_t)(v >> 32));
 }
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { 0, ms * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Write 0 to the status and wait (up to a second) for it to read 0. */
 static int
 dev_reset(struct virtio *v)
 {
 	int i;
 
-	wr8(v->common, CC_STATUS, 0);
+	R8(v->common, CC_STATUS) = 0;
 	for (i = 0; i < 1000; i++) {
-		if (rd8(v->common, CC_STATUS) == 0)
+		if (R8(v->common, CC_STATUS) == 0)
 			return 0;
-		sleep_ms(1);
+		pci_pause_ms(1);
 	}
 	return -1;
 }
@@ -332,8 +300,8 @@ negotiate(struct virtio *v, char *errbuf, size_t len)
 	if (dev_reset(v) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "%s: device reset",
 		    v->pci.addr);
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE);
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER);
+	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE;
+	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER;
 	reg_write(cc, CC_DFSELECT, 0);
 	have = reg_read(cc, CC_DF);
 	reg_write(cc, CC_DFSELECT, 1);
@@ -346,8 +314,8 @@ negotiate(struct virtio *v, char *errbuf, size_t len)
 	reg_write(cc, CC_GF, (uint32_t)want);
 	reg_write(cc, CC_GFSELECT, 1);
 	reg_write(cc, CC_GF, (uint32_t)(want >> 32));
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK);
-	if (!(rd8(cc, CC_STATUS) & ST_FEATURES_OK))
+	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK;
+	if (!(R8(cc, CC_STATUS) & ST_FEATURES_OK))
 		return nic_fail(errbuf, len, ENOTSUP, "%s: the device refused "
 		    "features 0x%llx (offered 0x%llx)", v->pci.addr,
 		    (unsigned long long)want, (unsigned long long)have);
@@ -357,10 +325,10 @@ negotiate(struct virtio *v, char *errbuf, size_t len)
 	 * meanwhile (config_generation, 4.1.4.3.1). */
 	if ((want & F_NET_MAC) && v->device != NULL && v->device_len >= 6)
 		do {
-			gen = rd8(cc, CC_GEN);
+			gen = R8(cc, CC_GEN);
 			for (i = 0; i < 6; i++)
-				v->mac[i] = rd8(v->device, (uint32_t)i);
-		} while (gen != rd8(cc, CC_GEN));
+				v->mac[i] = R8(v->device, (uint32_t)i);
+		} while (gen != R8(cc, CC_GEN));
 	return 0;
 }
 
@@ -372,8 +340,8 @@ vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
 	volatile unsigned char *cc = v->common;
 	uint32_t noff, i, max;
 
-	wr16(cc, CC_QSELECT, index);
-	if ((max = rd16(cc, CC_QSIZE)) == 0)
+	R16(cc, CC_QSELECT) = index;
+	if ((max = R16(cc, CC_QSIZE)) == 0)
 		return nic_fail(errbuf, len, ENODEV, "%s: no queue %u",
 		    v->pci.addr, index);
 	/* Split rings index with a mask: a power of two, at most ours. */
@@ -385,7 +353,7 @@ vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
 	q->avail = (struct vq_avail *)(mem + AVAIL_OFF);
 	q->used = (struct vq_used *)(mem + USED_OFF);
 	q->buf = mem + BUFS_OFF;
-	noff = (uint32_t)rd16(cc, CC_QNOTIFYOFF) * v->notify_mult;
+	noff = (uint32_t)R16(cc, CC_QNOTIFYOFF) * v->notify_mult;
 	if (noff > v->notify_len || v->notify_len - noff < 2)
 		return nic_fail(errbuf, len, EINVAL, "%s: queue %u notifies "
 		    "outside its capability", v->pci.addr, index);
@@ -393,11 +361,11 @@ vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
 	for (i = 0; i < q->size; i++)
 		q->desc[i].addr = phys + BUFS_OFF + (uint64_t)i * BUF_SIZE;
 	q->avail->flags = AVAIL_F_NO_INTERRUPT;
-	wr16(cc, CC_QSIZE, q->size);
+	R16(cc, CC_QSIZE) = q->size;
 	wr64(cc, CC_QDESC, phys);
 	wr64(cc, CC_QDRIVER, phys + AVAIL_OFF);
 	wr64(cc, CC_QDEVICE, phys + USED_OFF);
-	wr16(cc, CC_QENABLE, 1);
+	R16(cc, CC_QENABLE) = 1;
 	return 0;
 }
 
@@ -418,63 +386,66 @@ vq_publish(struct vq *q)
 		*q->notify = q->index;
 }
 
-static void	release(struct virtio *);
-
 /* Without VIRTIO_NET_F_STATUS the link is always up (5.1.4). */
 static int
 virtio_link(struct nic *nic)
 {
 	struct virtio *v = nic->priv;
 
-	return !v->has_status || (rd16(v->device, 6) & NET_S_LINK_UP);
+	return !v->has_status || (R16(v->device, 6) & NET_S_LINK_UP);
+}
+
+/* Stop the device before the memory it writes into goes away. */
+static void
+virtio_release(struct nic *nic)
+{
+	struct virtio *v = nic->priv;
+	int i;
+
+	if (v->common != NULL && dev_reset(v) == -1)
+		warnx("%s: device reset timed out", v->pci.addr);
+	pci_close(&v->pci);	/* bus mastering off */
+	dma_free(&v->mem);
+	for (i = 0; i < 6; i++)
+		if (v->bar[i] != NULL)
+			munmap(v->bar[i], v->barlen[i]);
 }
 
 static int
 virtio_open(struct nic *nic, char *errbuf, size_t len)
 {
-	struct virtio *v;
+	struct virtio *v = nic->priv;
 	unsigned char *mem;
 	uint16_t cmd, i;
 	int e;
 
-	if ((v = calloc(1, sizeof(*v))) == NULL)
-		return nic_fail(errbuf, len, errno, "calloc");
-	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0) {
-		free(v);
+	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0)
 		return e;
-	}
-	v->pci_open = 1;
 	/* We poll; an interrupt nobody handles would only bother the
 	 * kernel, which may then turn the shared line off.  No DMA until
 	 * the device is reset: one left running by a killed process
 	 * still holds that process's buffers, freed since. */
 	if (pci_config_read(&v->pci, PCI_COMMAND, &cmd, 2) == -1 ||
 	    (cmd = (cmd | PCI_CMD_INTX_OFF) & ~PCI_CMD_MASTER,
-	    pci_config_write(&v->pci, PCI_COMMAND, &cmd, 2)) == -1) {
-		e = nic_fail(errbuf, len, errno, "%s: command register",
+	    pci_config_write(&v->pci, PCI_COMMAND, &cmd, 2)) == -1)
+		return nic_fail(errbuf, len, errno, "%s: command register",
 		    v->pci.addr);
-		goto fail;
-	}
 	if ((e = find_caps(v, errbuf, len)) != 0 ||
 	    (e = negotiate(v, errbuf, len)) != 0)
-		goto fail;
-	if (pci_bus_master(&v->pci, 1) == -1) {
-		e = nic_fail(errbuf, len, errno, "%s: bus mastering",
+		return e;
+	if (pci_bus_master(&v->pci, 1) == -1)
+		return nic_fail(errbuf, len, errno, "%s: bus mastering",
 		    v->pci.addr);
-		goto fail;
-	}
-	if (rd16(v->common, CC_NUMQ) < 2) {
-		e = nic_fail(errbuf, len, ENODEV, "%s: fewer than 2 queues",
-		    v->pci.addr);
-		goto fail;
-	}
+	if (R16(v->common, CC_NUMQ) < 2)
+		return nic_fail(errbuf, len, ENODEV, "%s: fewer than 2 "
+		    "queues", v->pci.addr);
 	if ((e = dma_alloc(2 * QREGION, &v->mem, errbuf, len)) != 0)
-		goto fail;
+		return e;
 	mem = v->mem.virt;
 	if ((e = vq_setup(v, &v->rx, RXQ, mem, v->mem.phys, errbuf,
 	    len)) != 0 || (e = vq_setup(v, &v->tx, TXQ, mem + QREGION,
 	    v->mem.phys + QREGION, errbuf, len)) != 0)
-		goto fail;
+		return e;
 	/* Every receive buffer posted, if the graph takes what arrives
 	 * (else the device keeps frames to itself: QEMU leaves them on
 	 * the tap); every transmit buffer idle.  The transmit headers
@@ -488,39 +459,17 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	for (i = 0; i < v->tx.size; i++)
 		v->tx.free[i] = (uint16_t)(v->tx.size - 1 - i);
 	v->tx.nfree = v->tx.size;
-	wr8(v->common, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER |
-	    ST_FEATURES_OK | ST_DRIVER_OK);
+	R8(v->common, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER |
+	    ST_FEATURES_OK | ST_DRIVER_OK;
 	/* The device may not look at a queue before DRIVER_OK. */
 	vq_publish(&v->rx);
 	v->used_errors = app_counter("dev-used-errors");
-	nic->priv = v;
 	fprintf(stderr, "snb-nic: %s: virtio-net (%04x:%04x) "
 	    "%02x:%02x:%02x:%02x:%02x:%02x, queues %u/%u, link %s\n",
 	    v->pci.addr, v->pci.vendor, v->pci.device, v->mac[0], v->mac[1],
 	    v->mac[2], v->mac[3], v->mac[4], v->mac[5], v->rx.size,
 	    v->tx.size, virtio_link(nic) ? "up" : "down");
 	return 0;
-fail:
-	release(v);
-	return e;
-}
-
-/* Stop the device before the memory it writes into goes away. */
-static void
-release(struct virtio *v)
-{
-	int i;
-
-	if (v->common != NULL && dev_reset(v) == -1)
-		warnx("%s: device reset timed out", v->pci.addr);
-	if (v->pci_open)
-		pci_close(&v->pci);	/* bus mastering off */
-	if (v->mem.virt != NULL)
-		dma_free(&v->mem);
-	for (i = 0; i < 6; i++)
-		if (v->bar[i] != NULL)
-			munmap(v->bar[i], v->barlen[i]);
-	free(v);
 }
 
 static void
@@ -598,8 +547,7 @@ virtio_tx(struct nic *nic, struct ring *in, uint32_t n)
 		memcpy(q->buf + id * BUF_SIZE + NET_HDR, p->data, len);
 		q->desc[id].len = NET_HDR + len;
 		q->avail->ring[q->avail_idx++ & q->mask] = id;
-		(*nic->c.tx_packets)++;
-		*nic->c.tx_bytes += len;
+		nic_tx_sent(nic, len);
 		queued++;
 	}
 	if (queued)
@@ -613,17 +561,16 @@ virtio_check(struct nic *nic)
 {
 	struct virtio *v = nic->priv;
 
-	if (rd8(v->common, CC_STATUS) & ST_NEEDS_RESET) {
-		release(v);
-		nic->priv = NULL;
+	if (R8(v->common, CC_STATUS) & ST_NEEDS_RESET) {
+		virtio_release(nic);
 		errx(1, "%s: the device needs a reset (DEVICE_NEEDS_RESET)",
 		    nic->spec);
 	}
 }
 
-/* Give the device up to 100 ms to send what it holds, then reset it. */
+/* Give the device up to 100 ms to send what it holds. */
 static void
-virtio_close(struct nic *nic)
+virtio_drain(struct nic *nic)
 {
 	struct virtio *v = nic->priv;
 	int i;
@@ -632,20 +579,20 @@ virtio_close(struct nic *nic)
 		tx_reclaim(v, &v->tx);
 		if (v->tx.nfree == v->tx.size)
 			break;
-		sleep_ms(1);
+		pci_pause_ms(1);
 	}
-	release(v);
-	nic->priv = NULL;
 }
 
 const struct nic_ops virtio_ops = {
 	.name = "virtio",
 	.caps = "root (sysfs PCI access, hugepages)",
+	.size = sizeof(struct virtio),
 	.match = virtio_match,
 	.open = virtio_open,
 	.rx = virtio_rx,
 	.tx = virtio_tx,
 	.check = virtio_check,
-	.close = virtio_close,
+	.drain = virtio_drain,
+	.release = virtio_release,
 	.link = virtio_link,
 };

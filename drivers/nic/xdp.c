@@ -93,15 +93,16 @@ xdp_log(enum libxdp_print_level level, const char *fmt, va_list ap)
 }
 
 static void
-xdp_free(struct xdp *x)
+xdp_release(struct nic *nic)
 {
+	struct xdp *x = nic->priv;
+
 	if (x->xsk)
 		xsk_socket__delete(x->xsk);
 	if (x->umem)
 		xsk_umem__delete(x->umem);
 	if (x->area)
 		munmap(x->area, (size_t)NUM_FRAMES * FRAME_SIZE);
-	free(x);
 }
 
 static int
@@ -109,22 +110,19 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 {
 	struct xsk_umem_config ucfg;
 	struct xsk_socket_config scfg;
-	struct xdp *x;
+	struct xdp *x = nic->priv;
 	uint32_t i, idx, queue = nic->queue < 0 ? 0 : (uint32_t)nic->queue;
 	int r, e, tries, want_tx = nic->tx || !nic->rx;
 
 	libbpf_set_print(lib_print);
 	libxdp_set_print(xdp_log);
 	lib_msg[0] = '\0';
-	if ((x = calloc(1, sizeof(*x))) == NULL)
-		return nic_fail(errbuf, len, errno, "calloc");
 	x->area = mmap(NULL, (size_t)NUM_FRAMES * FRAME_SIZE,
 	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
 	    -1, 0);
 	if (x->area == MAP_FAILED) {
 		x->area = NULL;
-		e = nic_fail(errbuf, len, errno, "mmap of the UMEM");
-		goto fail;
+		return nic_fail(errbuf, len, errno, "mmap of the UMEM");
 	}
 	memset(&ucfg, 0, sizeof(ucfg));
 	ucfg.fill_size = FILLQ;
@@ -143,8 +141,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 		    (uint64_t)NUM_FRAMES * FRAME_SIZE, &x->fill, &x->comp,
 		    &ucfg)) != 0) {
 			x->umem = NULL;
-			e = nic_fail(errbuf, len, -r, "AF_XDP UMEM");
-			goto fail;
+			return nic_fail(errbuf, len, -r, "AF_XDP UMEM");
 		}
 		/* Buffers first: the program redirects frames to us as soon
 		 * as the socket exists, and without buffers they are lost. */
@@ -176,7 +173,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 		else if (lib_msg[0])
 			snprintf(errbuf + strlen(errbuf), len - strlen(errbuf),
 			    " (%s)", lib_msg);
-		goto fail;
+		return e;
 	}
 	x->fd = xsk_socket__fd(x->xsk);
 	for (i = 0; i < TX_FRAMES; i++)
@@ -186,11 +183,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 	x->fill_empty = app_counter("xdp-fill-empty");
 	x->fill_short = app_counter("xdp-fill-short");
 	nic->fd = x->fd;
-	nic->priv = x;
 	return 0;
-fail:
-	xdp_free(x);
-	return e;
 }
 
 static void
@@ -326,7 +319,7 @@ xdp_stats(struct nic *nic)
 }
 
 static void
-xdp_close(struct nic *nic)
+xdp_drain(struct nic *nic)
 {
 	struct xdp *x = nic->priv;
 	int i;
@@ -339,16 +332,16 @@ xdp_close(struct nic *nic)
 		if (x->nfree < TX_FRAMES)
 			usleep(1000);
 	}
-	xdp_free(x);
-	nic->priv = NULL;
 }
 
 const struct nic_ops xdp_ops = {
 	.name = "xdp",
 	.caps = "CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF",
+	.size = sizeof(struct xdp),
 	.open = xdp_open,
 	.rx = xdp_rx,
 	.tx = xdp_tx,
 	.stats = xdp_stats,
-	.close = xdp_close,
+	.drain = xdp_drain,
+	.release = xdp_release,
 };

@@ -47,36 +47,55 @@ struct vu_mem {
 	struct vu_mem_region regions[];
 };
 
-static const char *names[] = {
-	[VU_GET_FEATURES] = "GET_FEATURES",
-	[VU_SET_FEATURES] = "SET_FEATURES",
-	[VU_SET_OWNER] = "SET_OWNER",
-	[VU_RESET_OWNER] = "RESET_OWNER",
-	[VU_SET_MEM_TABLE] = "SET_MEM_TABLE",
-	[VU_SET_LOG_BASE] = "SET_LOG_BASE",
-	[VU_SET_LOG_FD] = "SET_LOG_FD",
-	[VU_SET_VRING_NUM] = "SET_VRING_NUM",
-	[VU_SET_VRING_ADDR] = "SET_VRING_ADDR",
-	[VU_SET_VRING_BASE] = "SET_VRING_BASE",
-	[VU_GET_VRING_BASE] = "GET_VRING_BASE",
-	[VU_SET_VRING_KICK] = "SET_VRING_KICK",
-	[VU_SET_VRING_CALL] = "SET_VRING_CALL",
-	[VU_SET_VRING_ERR] = "SET_VRING_ERR",
-	[VU_GET_PROTOCOL_FEATURES] = "GET_PROTOCOL_FEATURES",
-	[VU_SET_PROTOCOL_FEATURES] = "SET_PROTOCOL_FEATURES",
-	[VU_GET_QUEUE_NUM] = "GET_QUEUE_NUM",
-	[VU_SET_VRING_ENABLE] = "SET_VRING_ENABLE",
-	[VU_SEND_RARP] = "SEND_RARP",
-	[VU_SET_STATUS] = "SET_STATUS",
-	[VU_GET_STATUS] = "GET_STATUS",
+/*
+ * Each request: its name, the payload it needs (more is accepted and
+ * ignored), and whether it takes descriptors (1) and keeps them (2: a
+ * queue's eventfd; a mapping holds its own reference to the file).
+ */
+static const struct req {
+	const char	*name;
+	uint32_t	 need;
+	int		 fds;
+} reqs[VU_MAX_REQUEST + 1] = {
+#define Q(r, need, fds)	[VU_##r] = { #r, need, fds }
+	Q(GET_FEATURES, 0, 0),
+	Q(SET_FEATURES, 8, 0),
+	Q(SET_OWNER, 0, 0),
+	Q(RESET_OWNER, 0, 0),
+	Q(SET_MEM_TABLE, sizeof(struct vu_mem), 1),
+	Q(SET_LOG_BASE, 0, 0),
+	Q(SET_LOG_FD, 0, 0),
+	Q(SET_VRING_NUM, sizeof(struct vu_state), 0),
+	Q(SET_VRING_ADDR, sizeof(struct vu_addr), 0),
+	Q(SET_VRING_BASE, sizeof(struct vu_state), 0),
+	Q(GET_VRING_BASE, sizeof(struct vu_state), 0),
+	Q(SET_VRING_KICK, 8, 2),
+	Q(SET_VRING_CALL, 8, 2),
+	Q(SET_VRING_ERR, 8, 2),
+	Q(GET_PROTOCOL_FEATURES, 0, 0),
+	Q(SET_PROTOCOL_FEATURES, 8, 0),
+	Q(GET_QUEUE_NUM, 0, 0),
+	Q(SET_VRING_ENABLE, sizeof(struct vu_state), 0),
+	Q(SEND_RARP, 8, 0),
+	Q(SET_STATUS, 8, 0),
+	Q(GET_STATUS, 0, 0),
+#undef Q
 };
+
+static const struct req *
+req(uint32_t request)
+{
+	static const struct req unknown = { "unknown request", 0, 0 };
+
+	if (request <= VU_MAX_REQUEST && reqs[request].name != NULL)
+		return &reqs[request];
+	return &unknown;
+}
 
 const char *
 vu_request_name(uint32_t request)
 {
-	if (request <= VU_MAX_REQUEST && names[request] != NULL)
-		return names[request];
-	return "unknown request";
+	return req(request)->name;
 }
 
 static int
@@ -140,21 +159,6 @@ vu_reset(struct vu_dev *d)
 	vu_init(d);
 }
 
-/* Our address for len bytes at the frontend's virtual address uva. */
-static void *
-vu_uva(const struct vu_dev *d, uint64_t uva, uint64_t len)
-{
-	int i;
-
-	for (i = 0; i < d->nregions; i++) {
-		const struct vu_region *r = &d->regions[i];
-		if (uva >= r->uva && uva - r->uva <= r->size &&
-		    len <= r->size - (uva - r->uva))
-			return r->host + (uva - r->uva);
-	}
-	return NULL;
-}
-
 /*
  * Find the rings' host addresses when everything they need is known.  Runs
  * again after every SET_MEM_TABLE (QEMU sends a new table when guest memory
@@ -175,9 +179,9 @@ map_vring(struct vu_dev *d, int i)
 	/* Alignment from virtio 1.x 2.7: descriptors 16, avail 2, used 4. */
 	if ((vq->desc_uva & 15) || (vq->avail_uva & 1) || (vq->used_uva & 3))
 		return fail(d, "queue %d: misaligned ring address", i);
-	vq->desc = vu_uva(d, vq->desc_uva, 16 * n);
-	vq->avail = vu_uva(d, vq->avail_uva, 6 + 2 * n);
-	vq->used = vu_uva(d, vq->used_uva, 6 + 8 * n);
+	vq->desc = vu_addr(d, vq->desc_uva, 16 * n, 1);
+	vq->avail = vu_addr(d, vq->avail_uva, 6 + 2 * n, 1);
+	vq->used = vu_addr(d, vq->used_uva, 6 + 8 * n, 1);
 	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL ||
 	    ((uintptr_t)vq->desc & 15) || ((uintptr_t)vq->avail & 1) ||
 	    ((uintptr_t)vq->used & 3)) {
@@ -300,34 +304,6 @@ set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	return 0;
 }
 
-/* Bytes of payload each request needs (more is accepted and ignored). */
-static uint32_t
-payload_need(uint32_t request)
-{
-	switch (request) {
-	case VU_SET_FEATURES:
-	case VU_SET_PROTOCOL_FEATURES:
-	case VU_SET_VRING_KICK:
-	case VU_SET_VRING_CALL:
-	case VU_SET_VRING_ERR:
-		return 8;
-	case VU_SET_VRING_NUM:
-	case VU_SET_VRING_BASE:
-	case VU_GET_VRING_BASE:
-	case VU_SET_VRING_ENABLE:
-		return sizeof(struct vu_state);
-	case VU_SET_VRING_ADDR:
-		return sizeof(struct vu_addr);
-	case VU_SET_MEM_TABLE:
-		return sizeof(struct vu_mem);
-	case VU_SEND_RARP:
-	case VU_SET_STATUS:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
 int
 vu_check_header(struct vu_dev *d, const struct vu_msg *m)
 {
@@ -361,18 +337,9 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 	uint64_t v = m->p.u64;
 	int i;
 
-	/* Only these take descriptors. */
-	switch (m->request) {
-	case VU_SET_MEM_TABLE:
-	case VU_SET_VRING_KICK:
-	case VU_SET_VRING_CALL:
-	case VU_SET_VRING_ERR:
-		break;
-	default:
-		if (nfds)
-			return fail(d, "%s: %d unexpected descriptors",
-			    vu_request_name(m->request), nfds);
-	}
+	if (nfds && !req(m->request)->fds)
+		return fail(d, "%s: %d unexpected descriptors",
+		    vu_request_name(m->request), nfds);
 	memcpy(&st, m->p.bytes, sizeof(st));
 	switch (m->request) {
 	case VU_GET_FEATURES:
@@ -478,29 +445,25 @@ int
 vu_handle(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
     struct vu_msg *reply, size_t *reply_len)
 {
-	int j, r, has_reply;
+	int j, r;
 
 	memset(reply, 0, VU_HDR_SIZE + 8);
 	reply->request = m->request;
 	reply->flags = VU_VERSION | VU_FLAG_REPLY;
 	*reply_len = 0;
-	if (m->size < payload_need(m->request)) {
+	if (m->size < req(m->request)->need)
 		r = fail(d, "%s: payload of %u bytes, needs %u",
 		    vu_request_name(m->request), m->size,
-		    payload_need(m->request));
-	} else
+		    req(m->request)->need);
+	else
 		r = apply(d, m, fds, nfds, reply, reply_len);
-	/* Only a queue's eventfd is kept (a mapping holds its own
-	 * reference to the file): close the rest. */
+	/* Only a queue's eventfd is kept: close the rest. */
 	for (j = 0; j < nfds; j++)
-		if (r == -1 || (m->request != VU_SET_VRING_KICK &&
-		    m->request != VU_SET_VRING_CALL &&
-		    m->request != VU_SET_VRING_ERR))
+		if (r == -1 || req(m->request)->fds != 2)
 			close(fds[j]);
 	if (r == -1)
 		return -1;
-	has_reply = *reply_len != 0;
-	if (!has_reply && (d->proto & (1ULL << VU_PROTO_F_REPLY_ACK)) &&
+	if (*reply_len == 0 && (d->proto & (1ULL << VU_PROTO_F_REPLY_ACK)) &&
 	    (m->flags & VU_FLAG_NEED_REPLY))
 		reply_u64(m, reply, reply_len, 0);
 	return 0;

@@ -220,22 +220,26 @@ vu_queue_ready(const struct vu_dev *d, int i)
 }
 
 /*
- * Our address for len bytes at guest-physical gpa, or NULL when they do
- * not lie inside one region.  The data path's only way into guest memory.
+ * Our address for len bytes at a in one region, or NULL when they do not
+ * lie inside one: a is guest-physical (uva 0, the data path's only way
+ * into guest memory) or the frontend's virtual address (uva 1, rings).
  */
-static inline uint8_t *
-vu_gpa(const struct vu_dev *d, uint64_t gpa, uint64_t len)
+static inline void *
+vu_addr(const struct vu_dev *d, uint64_t a, uint64_t len, int uva)
 {
 	int i;
 
 	for (i = 0; i < d->nregions; i++) {
 		const struct vu_region *r = &d->regions[i];
-		if (gpa >= r->gpa && gpa - r->gpa <= r->size &&
-		    len <= r->size - (gpa - r->gpa))
-			return r->host + (gpa - r->gpa);
+		uint64_t start = uva ? r->uva : r->gpa;
+
+		if (a >= start && a - start <= r->size &&
+		    len <= r->size - (a - start))
+			return r->host + (a - start);
 	}
 	return NULL;
 }
+#define vu_gpa(d, gpa, len)	vu_addr(d, gpa, len, 0)
 
 const char *vu_request_name(uint32_t request);
 

@@ -38,6 +38,7 @@
 
 #include <bsd/string.h>
 
+#include "forward.h"
 #include "vhost.h"
 
 #define USAGE		"SOCKET [--hold] [--linger MS]"
@@ -56,8 +57,9 @@ static int started, created;
 static ino_t sock_ino;
 static struct vu_dev dev;
 static struct vh_counters c;
-static struct port *in, *out;
-static unsigned tick, first_ring;
+static struct port *out;
+static struct fwd txf;			/* the "in" rings, taken in turn */
+static unsigned tick;
 static int last_idle;
 static uint64_t last_busy_ns;
 
@@ -78,9 +80,8 @@ vhost_init(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char dir[sizeof(sock_path)], *end;
+	char dir[sizeof(sock_path)];
 	struct stat st;
-	long v;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -89,13 +90,8 @@ vhost_init(int argc, char **argv)
 			hold = 1;
 			break;
 		case 'l':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || errno || v < 0 ||
-			    v > 3600000)
-				errx(2, "bad --linger '%s' (0..3600000 ms)",
-				    optarg);
-			linger_ns = (uint64_t)v * MS;
+			linger_ns = (uint64_t)app_parse_num("--linger", optarg,
+			    0, 3600000) * MS;
 			break;
 		case 'h':
 			printf("usage: snb-vhost " USAGE "\n");
@@ -412,39 +408,31 @@ ring_error(void)
 	drop_frontend("%s; disconnecting", dev.err);
 }
 
-/* Packets of 'in' to the frontend's receive queue. */
+/*
+ * A burst of 'in' to the frontend's receive queue (fwd_take releases what
+ * it took); *ready: the frontend can take it.
+ */
 static uint32_t
-to_frontend(void)
+to_frontend(void *ready, int from, struct ring *r, uint32_t n)
 {
-	uint32_t n, total = 0;
-	unsigned j;
-	int k, ready = conn_fd >= 0 && vu_queue_ready(&dev, 0);
+	int k;
 
-	for (j = 0; j < (unsigned)in->nrings; j++) {
-		struct ring *r = &in->rings[(first_ring + j) % in->nrings];
-
-		if ((n = ring_avail(r, APP_BURST)) == 0)
-			continue;
-		if (n > APP_BURST)
-			n = APP_BURST;
-		if (!ready) {
-			if (hold) {
-				app_wake_at(app_now_ns() + POLL_HOLD_NS);
-				continue;
-			}
-			*c.drop_no_frontend += n;
-			k = (int)n;
-		} else if ((k = vq_to_frontend(&dev, r, n, &c)) == -1) {
-			ring_error();
-			ready = 0;
-			continue;
-		} else if ((uint32_t)k < n)
-			app_wake_at(app_now_ns() + POLL_BUF_NS);
-		ring_release(r, (uint32_t)k);
-		total += (uint32_t)k;
+	if (!*(int *)ready) {
+		if (hold) {
+			app_wake_at(app_now_ns() + POLL_HOLD_NS);
+			return 0;
+		}
+		*c.drop_no_frontend += n;
+		return n;
 	}
-	first_ring++;
-	return total;
+	if ((k = vq_to_frontend(&dev, r, n, &c)) == -1) {
+		ring_error();
+		*(int *)ready = 0;
+		return 0;
+	}
+	if ((uint32_t)k < n)
+		app_wake_at(app_now_ns() + POLL_BUF_NS);
+	return (uint32_t)k;
 }
 
 /* Frames from the frontend's transmit queue to 'out'. */
@@ -481,12 +469,10 @@ inputs_done(void)
 {
 	int j;
 
-	if (in == NULL || in->nrings == 0)
-		return 0;
-	for (j = 0; j < in->nrings; j++)
-		if (!ring_eof(&in->rings[j]))
+	for (j = 0; j < txf.nin; j++)
+		if (!ring_eof(txf.in[j]))
 			return 0;
-	return 1;
+	return txf.nin > 0;
 }
 
 static int
@@ -494,10 +480,11 @@ vhost_breathe(void)
 {
 	struct vu_vring *txq = &dev.vq[1];
 	uint32_t n = 0;
+	int ready;
 
 	if (!started) {
 		started = 1;
-		in = app_port("in");
+		fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
 		out = app_port("out");
 		if (out && out->nrings == 0)
 			out = NULL;
@@ -507,8 +494,8 @@ vhost_breathe(void)
 	app_wake_at(0);
 	if (last_idle || ++tick % CONTROL_EVERY == 0)
 		control(0);
-	if (in && in->nrings)
-		n += to_frontend();
+	ready = conn_fd >= 0 && vu_queue_ready(&dev, 0);
+	n += (uint32_t)fwd_take(&txf, to_frontend, &ready);
 	n += from_frontend(n == 0);
 	last_idle = n == 0;
 	if (n)
@@ -553,26 +540,16 @@ vhost_stop(int eof)
 		unlink(sock_path);
 }
 
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN },
-	{ "out", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "vhost",
 	.usage = USAGE,
 	.summary = "A vhost-user backend on SOCKET: frames the frontend sends "
 	    "go to 'out'; the packets of 'in' are delivered to it.",
 	.device = 1,
-	.ports = ports,
+	.ports = app_device_ports,
 	.init = vhost_init,
 	.breathe = vhost_breathe,
 	.stop = vhost_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)
