@@ -17,19 +17,22 @@
  * port it is going to has room for it, so nothing is lost for lack of
  * room.  The frame that does not fit stays in its ring, and so do the
  * frames behind it (order on a link is kept); other inputs go on.
+ *
+ * A port is one index in forward.h's struct fwd for both directions (the
+ * same names bound as inputs and as outputs), so "from" and an output k
+ * are bridge ports.  Bridging is not fwd_breathe()'s one route per frame
+ * (a flood goes to a set, learning follows the taking), so each ring's
+ * burst is ours (fwd_take); the outputs are committed after every input
+ * was released, as fwd_breathe() does.
  */
 #include <err.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include <bsd/string.h>
-
-#include "app.h"
+#include "forward.h"
 #include "proto.h"
 
 #define MAX_PORTS	32	/* a port set is a uint32_t bit mask */
@@ -66,21 +69,19 @@ static uint32_t fdb_count, max_macs = DEFAULT_MACS;
 
 /*
  * A bridge port: the graph's input and output of one name.  Either may be
- * missing (a port that only listens, or only receives floods).
+ * missing (a port that only listens, or only receives floods): fwd.out[i]
+ * is NULL when nothing is sent there.
  */
 struct bport {
-	char		 name[32];
-	struct port	*in;
-	struct ring	*out;		/* NULL: nothing is sent there */
 	uint32_t	 groups;	/* split-horizon groups it belongs to */
 	uint32_t	 flood;		/* ports a flood from here goes to */
-	uint32_t	 room;		/* free slots in out, this breath */
-	uint32_t	 used;		/* ... of which filled */
-	uint64_t	*rx, *tx, *drop;
+	uint64_t	*rx, *drop;	/* tx: fwd.sent[i] */
 };
 
 static struct bport bports[MAX_PORTS];
-static int nbports, bound, first_port;
+static const char *names[MAX_PORTS + 1];	/* NULL-ended, for fwd_init */
+static struct fwd fwd;
+static int nbports;
 static uint32_t age_ms = DEFAULT_AGE * 1000;
 static char *group_arg[MAX_GROUPS];
 static int ngroups;
@@ -95,34 +96,12 @@ static int sweeping;
 static uint64_t *c_forwarded, *c_flooded, *c_flood_unknown, *c_flood_multi,
     *c_flood_copies, *c_learned, *c_moved, *c_aged, *c_learn_full,
     *c_entries, *c_drop_runt, *c_drop_bad_src, *c_drop_link_local,
-    *c_drop_same, *c_drop_split, *c_drop_no_out, *c_drop_oversize;
+    *c_drop_same, *c_drop_split, *c_drop_no_out;
 
-static char ctr_names[MAX_PORTS * 3][48];
+#define USAGE	"[--age SECONDS] [--max-macs N] [--group PORT,PORT...]... " \
+		"[--counters-out FILE]"
 
-static void __attribute__((noreturn))
-usage(void)
-{
-	fprintf(stderr, "usage: snb-bridge [--age SECONDS] [--max-macs N] "
-	    "[--group PORT,PORT...]... [--counters-out FILE]\n");
-	exit(2);
-}
-
-static uint32_t
-parse_num(const char *opt, const char *s, uint32_t min, uint32_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		errx(2, "bad %s '%s': not a number", opt, s);
-	v = strtoull(s, &end, 10);
-	if (*end != '\0')
-		errx(2, "bad %s '%s': not a number", opt, s);
-	if (v < min || v > max)
-		errx(2, "bad %s '%s': must be %" PRIu32 "..%" PRIu32, opt, s,
-		    min, max);
-	return (uint32_t)v;
-}
+static void	bind_ports(void);
 
 static void
 bridge_init(int argc, char **argv)
@@ -142,10 +121,12 @@ bridge_init(int argc, char **argv)
 		case 'a':
 			/* 0 = never forget; the cap keeps ms differences
 			 * far from 2^32. */
-			age_ms = parse_num("--age", optarg, 0, 1000000) * 1000;
+			age_ms = (uint32_t)app_parse_num("--age", optarg, 0,
+			    1000000) * 1000;
 			break;
 		case 'm':
-			max_macs = parse_num("--max-macs", optarg, 1, MAX_MACS);
+			max_macs = (uint32_t)app_parse_num("--max-macs", optarg,
+			    1, MAX_MACS);
 			break;
 		case 'g':
 			if (ngroups == MAX_GROUPS)
@@ -157,7 +138,8 @@ bridge_init(int argc, char **argv)
 			counters_out = optarg;
 			break;
 		default:
-			usage();
+			fprintf(stderr, "usage: snb-bridge " USAGE "\n");
+			exit(2);
 		}
 	}
 	if (optind != argc)
@@ -186,63 +168,37 @@ bridge_init(int argc, char **argv)
 	c_drop_same = app_counter("drop-same-port");
 	c_drop_split = app_counter("drop-split-horizon");
 	c_drop_no_out = app_counter("drop-no-output");
-	c_drop_oversize = app_counter("drop-oversize");
-}
-
-static struct bport *
-bport_get(const char *name)
-{
-	struct bport *b;
-	int i;
-
-	for (i = 0; i < nbports; i++)
-		if (strcmp(bports[i].name, name) == 0)
-			return &bports[i];
-	if (nbports == MAX_PORTS)
-		errx(1, "too many ports (at most %d)", MAX_PORTS);
-	b = &bports[nbports++];
-	strlcpy(b->name, name, sizeof(b->name));
-	return b;
-}
-
-/* Give a port its rx/tx/drop counters: "rx[NAME]" and so on. */
-static void
-port_counters(int i)
-{
-	struct bport *b = &bports[i];
-
-	snprintf(ctr_names[3 * i], 48, "rx[%s]", b->name);
-	snprintf(ctr_names[3 * i + 1], 48, "tx[%s]", b->name);
-	snprintf(ctr_names[3 * i + 2], 48, "drop[%s]", b->name);
-	b->rx = app_counter(ctr_names[3 * i]);
-	b->tx = app_counter(ctr_names[3 * i + 1]);
-	b->drop = app_counter(ctr_names[3 * i + 2]);
+	app_counter("drop-oversize");	/* fwd_init's, in this place */
+	/* Ports are bound already: a replacement refuses in standby. */
+	bind_ports();
 }
 
 /* The ports the graph bound, the groups, and each port's flood set. */
 static void
 bind_ports(void)
 {
-	char *s, *w, *copy;
+	char *s, *w, *copy, c[48];
 	int i, j, g, n;
 
+	/* Each name once: by its input, or by its output alone. */
 	for (i = 0; i < app_nports; i++) {
 		struct port *p = &app_ports[i];
-		struct bport *b = bport_get(p->name);
-		if (p->flags & PORT_IN)
-			b->in = p;
-		else if (p->nrings > 0)
-			b->out = &p->rings[0];
+		if (!(p->flags & PORT_IN) && app_port_dir(p->name, PORT_IN))
+			continue;
+		if (nbports == MAX_PORTS)
+			errx(1, "too many ports (at most %d)", MAX_PORTS);
+		names[nbports++] = p->name;
 	}
 	if (nbports == 0)
 		errx(1, "no port is connected");
+	fwd_init(&fwd, names, names);
 	for (g = 0; g < ngroups; g++) {
 		if ((copy = strdup(group_arg[g])) == NULL)
 			err(1, NULL);
 		n = 0;
 		for (s = copy; (w = strsep(&s, ",")) != NULL; n++) {
 			for (i = 0; i < nbports; i++)
-				if (strcmp(bports[i].name, w) == 0)
+				if (strcmp(names[i], w) == 0)
 					break;
 			if (i == nbports)
 				errx(1, "--group %s: port '%s' is not "
@@ -256,12 +212,17 @@ bind_ports(void)
 	}
 	for (i = 0; i < nbports; i++) {
 		for (j = 0; j < nbports; j++)
-			if (j != i && bports[j].out != NULL &&
+			if (j != i && fwd.out[j] != NULL &&
 			    (bports[i].groups & bports[j].groups) == 0)
 				bports[i].flood |= 1u << j;
-		port_counters(i);
+		/* "rx[NAME]" and so on (app_counter copies the name). */
+		snprintf(c, sizeof(c), "rx[%s]", names[i]);
+		bports[i].rx = app_counter(c);
+		snprintf(c, sizeof(c), "tx[%s]", names[i]);
+		fwd.sent[i] = app_counter(c);
+		snprintf(c, sizeof(c), "drop[%s]", names[i]);
+		bports[i].drop = app_counter(c);
 	}
-	bound = 1;
 }
 
 /*
@@ -483,7 +444,7 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 		(*c_drop_split)++;
 		return 0;
 	}
-	if (bports[dst].out == NULL) {
+	if (fwd.out[dst] == NULL) {
 		(*c_drop_no_out)++;
 		return 0;
 	}
@@ -491,15 +452,13 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 }
 
 /* Frames from one input ring of port src, as far as room allows. */
-static int
-from_ring(int src, struct ring *r, uint32_t *full)
+static uint32_t
+from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 {
 	struct bport *b = &bports[src];
-	uint32_t n, i, len, set, k;
-	int flood, learn, copies;
+	uint32_t i, len, set, s, used;
+	int flood, learn, k, copies;
 
-	if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
-		n = APP_BURST;
 	if (n > 0)
 		clock_ms();
 	for (i = 0; i < n; i++) {
@@ -509,7 +468,10 @@ from_ring(int src, struct ring *r, uint32_t *full)
 		/* A frame whose ports are not all free stays in the ring and
 		 * ends the burst (drops need no room, so never wait). */
 		set = decide(p->data, len, src, &flood, &learn);
-		if (set & *full)
+		for (s = set; s != 0 && fwd_room(&fwd, __builtin_ctz(s));
+		    s &= s - 1)
+			;
+		if (s != 0)
 			break;
 		(*b->rx)++;
 		if (learn)
@@ -520,20 +482,11 @@ from_ring(int src, struct ring *r, uint32_t *full)
 			(*b->drop)++;
 			continue;
 		}
-		copies = 0;
-		while (set) {
-			struct bport *o;
-			k = (uint32_t)__builtin_ctz(set);
-			set &= set - 1;
-			o = &bports[k];
-			if (!ring_put_packet(o->out, o->used, p, len)) {
-				(*c_drop_oversize)++;
-				continue;
-			}
-			copies++;
-			(*o->tx)++;
-			if (++o->used == o->room)
-				*full |= 1u << k;
+		/* fwd_put counts an oversized copy in drop-oversize. */
+		for (copies = 0; set != 0; set &= set - 1) {
+			used = fwd.used[k = __builtin_ctz(set)];
+			fwd_put(&fwd, k, p, len);
+			copies += (int)(fwd.used[k] - used);
 		}
 		if (flood) {
 			(*c_flooded)++;
@@ -544,43 +497,25 @@ from_ring(int src, struct ring *r, uint32_t *full)
 		if (copies == 0)
 			(*b->drop)++;
 	}
-	ring_release(r, i);
-	return (int)i;
+	return i;
+}
+
+static void
+bridge_start(void)
+{
+	clock_ms();
+	sweep_next = now;
 }
 
 static int
 bridge_breathe(void)
 {
-	uint32_t full = 0;
-	int i, j, k, total = 0;
+	int total;
 
 	now_read = 0;
-	if (!bound) {
-		bind_ports();
-		clock_ms();
-		sweep_next = now;
-	}
-	for (i = 0; i < nbports; i++) {
-		struct bport *b = &bports[i];
-		b->used = 0;
-		b->room = b->out ? ring_room(b->out, (uint32_t)b->out->mask +
-		    1) : 0;
-		if (b->out && b->room == 0)
-			full |= 1u << i;
-	}
-	/* Start with a different port each breath: no input goes first always. */
-	for (j = 0; j < nbports; j++) {
-		i = (first_port + j) % nbports;
-		if (bports[i].in == NULL)
-			continue;
-		for (k = 0; k < bports[i].in->nrings; k++)
-			total += from_ring(i, &bports[i].in->rings[k], &full);
-	}
-	first_port = nbports ? (first_port + 1) % nbports : 0;
-	/* Inputs released above, outputs published now (see tee.c). */
-	for (i = 0; i < nbports; i++)
-		if (bports[i].used)
-			ring_commit(bports[i].out, bports[i].used);
+	total = fwd_take(&fwd, from_ring, NULL);
+	/* Inputs released above, outputs published now (forward.h). */
+	fwd_commit(&fwd);
 	/*
 	 * Idle, the sweep looks at the clock every 16th breath while the
 	 * runtime spins, and every breath once it sleeps (after some 80
@@ -601,26 +536,17 @@ bridge_stop(int eof)
 		(void)app_write_counters(counters_out);
 }
 
-static const struct port_desc ports[] = {
-	{ "*", PORT_IN },
-	{ "*", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "bridge",
-	.usage = "[--age SECONDS] [--max-macs N] [--group PORT,PORT...]... "
-	    "[--counters-out FILE]",
+	.usage = USAGE,
 	.summary = "Learning Ethernet bridge: every port name is an input and "
 	    "an output.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "*", PORT_IN },
+	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = bridge_init,
+	.start = bridge_start,
 	.breathe = bridge_breathe,
 	.stop = bridge_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

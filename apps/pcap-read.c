@@ -18,6 +18,7 @@
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,54 +66,40 @@ struct rec {
  * With --loop, the first pass keeps the records it sends in memory (up to
  * CACHE_MAX bytes) and later passes replay them from there: reopening and
  * parsing a file of one record per pass would cost a syscall per packet.
+ * The cache holds each record as a struct rec (data unused: the cache
+ * moves as it grows) followed by its bytes, padded to the next struct.
  */
 #define CACHE_MAX	(256u << 20)
-struct record {
-	uint32_t	caplen, wirelen;
-	uint64_t	ts_ns;
-	size_t		off;		/* into cache */
-};
-static struct record *recs;
-static size_t nrecs, rec_cap, cache_len, cache_cap, cur;
+#define CACHED_LEN(caplen) \
+	((sizeof(struct rec) + (caplen) + 7) & ~(size_t)7)
+static size_t cache_len, cache_cap, cur;
 static unsigned char *cache;
 static int caching, cached;
 
 static void
 cache_drop(void)
 {
-	free(recs);
 	free(cache);
-	recs = NULL;
 	cache = NULL;
-	nrecs = rec_cap = cache_len = cache_cap = 0;
+	cache_len = cache_cap = 0;
 	caching = cached = 0;
 }
 
 static void
 cache_add(const struct rec *rc)
 {
-	if (cache_len + rc->caplen > CACHE_MAX) {
+	if (cache_len + CACHED_LEN(rc->caplen) > CACHE_MAX) {
 		cache_drop();
 		return;
 	}
-	if (nrecs == rec_cap) {
-		rec_cap = rec_cap ? rec_cap * 2 : 1024;
-		if ((recs = reallocarray(recs, rec_cap, sizeof(*recs))) == NULL)
-			err(1, NULL);
-	}
-	/* Allocated even for empty records: a NULL cache + 0 is undefined. */
-	while (cache == NULL || cache_len + rc->caplen > cache_cap) {
+	while (cache_len + CACHED_LEN(rc->caplen) > cache_cap) {
 		cache_cap = cache_cap ? cache_cap * 2 : 65536;
 		if ((cache = realloc(cache, cache_cap)) == NULL)
 			err(1, NULL);
 	}
-	recs[nrecs].caplen = rc->caplen;
-	recs[nrecs].wirelen = rc->wirelen;
-	recs[nrecs].ts_ns = rc->ts_ns;
-	recs[nrecs].off = cache_len;
-	memcpy(cache + cache_len, rc->data, rc->caplen);
-	cache_len += rc->caplen;
-	nrecs++;
+	memcpy(cache + cache_len, rc, sizeof(*rc));
+	memcpy(cache + cache_len + sizeof(*rc), rc->data, rc->caplen);
+	cache_len += CACHED_LEN(rc->caplen);
 }
 
 /* Open the file for a pass; -1 with the reason in msg. */
@@ -177,17 +164,14 @@ read_record(struct rec *rc)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
-	struct record *c;
 	int rv;
 
 	if (cached) {
-		if (cur == nrecs)
+		if (cur == cache_len)
 			return 0;
-		c = &recs[cur++];
-		rc->data = cache + c->off;
-		rc->caplen = c->caplen;
-		rc->wirelen = c->wirelen;
-		rc->ts_ns = c->ts_ns;
+		memcpy(rc, cache + cur, sizeof(*rc));
+		rc->data = cache + cur + sizeof(*rc);
+		cur += CACHED_LEN(rc->caplen);
 		pass_sent++;
 		return 1;
 	}
@@ -304,17 +288,14 @@ pcap_read_init(int argc, char **argv)
 		{ "loop", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char msg[PCAP_ERRBUF_SIZE + 256], *end;
+	char msg[PCAP_ERRBUF_SIZE + 256];
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
-			errno = 0;
-			loops = strtoull(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
-			    errno == ERANGE)
-				errx(2, "bad --loop '%s'", optarg);
+			loops = (uint64_t)app_parse_num("--loop", optarg, 0,
+			    LLONG_MAX);
 			break;
 		default:
 			errx(2, "usage: snb-pcap-read [--loop N] FILE");
@@ -326,8 +307,9 @@ pcap_read_init(int argc, char **argv)
 	from_stdin = strcmp(file, "-") == 0;
 	if (from_stdin && loops != 1)
 		errx(2, "--loop needs a file, not standard input");
+	/* Unbound, "out" is refused by the runtime after init(). */
 	if ((out = app_port("out")) == NULL)
-		errx(1, "output port 'out' is not connected");
+		return;
 	cap = out->rings[0].capacity;
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
@@ -473,24 +455,16 @@ pcap_read_stop(int eof)
 	}
 }
 
-static const struct port_desc ports[] = {
-	{ "out", PORT_OUT | PORT_REQUIRED },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "pcap-read",
 	.usage = "[--loop N] FILE",
 	.summary = "Replay an Ethernet pcap/pcapng file (--loop 0: forever).",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "out", PORT_OUT | PORT_REQUIRED },
+	    { NULL, 0 } },
 	.init = pcap_read_init,
 	.start = pcap_read_start,
 	.breathe = pcap_read_breathe,
 	.stop = pcap_read_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

@@ -17,6 +17,7 @@
 #include <err.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,18 +52,6 @@ static struct port *in;
 static struct sink_state *st;
 static struct lat_hist hist;		/* --latency: this process's samples */
 
-static uint64_t
-parse_count(const char *opt, const char *s)
-{
-	char *end;
-	uint64_t v;
-
-	v = strtoull(s, &end, 10);
-	if (*s == '\0' || *s == '-' || *end != '\0')
-		errx(2, "bad %s '%s'", opt, s);
-	return v;
-}
-
 static void
 sink_init(int argc, char **argv)
 {
@@ -89,13 +78,14 @@ sink_init(int argc, char **argv)
 			allow_loss = 1;
 			break;
 		case 'e':
-			expect = parse_count("--expect", optarg);
+			expect = app_parse_num("--expect", optarg, 0, LLONG_MAX);
 			break;
 		case 'L':
 			latency = 1;
 			break;
 		case 'K':
-			lat_skip = parse_count("--latency-skip", optarg);
+			lat_skip = app_parse_num("--latency-skip", optarg, 0,
+			    LLONG_MAX);
 			break;
 		default:
 			errx(2, "usage: snb-sink [--check-seq [--allow-loss]] "
@@ -105,8 +95,8 @@ sink_init(int argc, char **argv)
 	}
 	if (optind != argc)
 		errx(2, "unexpected argument '%s'", argv[optind]);
-	in = app_port("in");
-	if (in != NULL && in->nrings > SINK_MAX_IN)
+	/* Unbound, "in" is refused by the runtime after init(). */
+	if ((in = app_port("in")) != NULL && in->nrings > SINK_MAX_IN)
 		errx(2, "%d input links: at most %d (the positions a "
 		    "successor needs)", in->nrings, SINK_MAX_IN);
 	packets = app_counter("packets");
@@ -162,7 +152,7 @@ skip_counted(struct ring *r, uint64_t tail)
 static void
 sink_start(void)
 {
-	int resumed, j, nr = in ? in->nrings : 0;
+	int resumed, j;
 
 	st = app_state(sizeof(*st));
 	resumed = app_resumed() && st->magic == SINK_MAGIC;
@@ -179,7 +169,7 @@ sink_start(void)
 	 */
 	if (!check_seq)
 		st->seq_valid = 0;
-	for (j = 0; j < nr; j++) {
+	for (j = 0; j < in->nrings; j++) {
 		struct ring *r = &in->rings[j];
 		uint64_t id = ring_id(r);
 		if (resumed && j < (int)st->nrings && st->in[j].id == id)
@@ -187,7 +177,7 @@ sink_start(void)
 		st->in[j].id = id;
 		st->in[j].tail = r->tail;
 	}
-	st->nrings = (uint32_t)nr;
+	st->nrings = (uint32_t)in->nrings;
 	app_state_commit();
 	show();
 }
@@ -230,8 +220,6 @@ sink_breathe(void)
 	uint64_t now = 0;
 	int j, total = 0;
 
-	if (in == NULL)
-		return 0;
 	for (j = 0; j < in->nrings; j++) {
 		struct ring *r = &in->rings[j];
 		if ((n[j] = ring_avail(r, APP_BURST)) == 0)
@@ -301,25 +289,17 @@ sink_stop(int eof)
 	}
 }
 
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN | PORT_REQUIRED },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "sink",
 	.usage = "[--check-seq [--allow-loss]] [--summary] [--expect N] "
 	    "[--latency [--latency-skip N]]",
 	.summary = "Count packets and discard them.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "in", PORT_IN | PORT_REQUIRED },
+	    { NULL, 0 } },
 	.init = sink_init,
 	.start = sink_start,
 	.breathe = sink_breathe,
 	.stop = sink_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

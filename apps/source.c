@@ -126,11 +126,12 @@ source_init(int argc, char **argv)
 	}
 	if (optind != argc)
 		errx(2, "unexpected argument '%s'", argv[optind]);
-	/* Refuse here, so that a swap to a bad source leaves the old one. */
-	if ((out = app_port("out")) == NULL)
-		errx(1, "output port 'out' is not connected");
-	r = &out->rings[0];
-	if (max_size > r->capacity)
+	/*
+	 * Refuse here, so that a swap to a bad source leaves the old one
+	 * (unbound, "out" is refused by the runtime after init()).
+	 */
+	if ((out = app_port("out")) != NULL &&
+	    max_size > (r = &out->rings[0])->capacity)
 		errx(2, "--size %u does not fit the ring's %u-byte slots",
 		    max_size, r->capacity);
 	if ((tmpl = malloc(max_size)) == NULL)
@@ -267,24 +268,16 @@ source_breathe(void)
 	return (int)n;
 }
 
-static const struct port_desc ports[] = {
-	{ "out", PORT_OUT | PORT_REQUIRED },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "source",
 	.usage = "[--size N|MIN-MAX] [--count N] [--rate PPS] [--seq] "
 	    "[--seed N] [--hold] [--stamp]",
 	.summary = "Generate synthetic Ethernet/IPv4/UDP packets.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "out", PORT_OUT | PORT_REQUIRED },
+	    { NULL, 0 } },
 	.init = source_init,
 	.start = source_start,
 	.breathe = source_breathe,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

@@ -14,16 +14,18 @@
  * trunk to native, and tag pushes an 0x8100 tag in front of it.
  *
  * Flow control is exact, as in the bridge: a frame is taken from its
- * input only when the port it goes to has room.
+ * input only when the port it goes to has room.  As there, a port is one
+ * index of forward.h's struct fwd in both directions; the frames are ours
+ * to copy (a tag is pushed or popped on the way), so each ring's burst is
+ * taken with fwd_take() and the outputs committed after the releases.
  */
 #include <err.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "forward.h"
 #include "proto.h"
 
 #define VID_MIN		1
@@ -31,37 +33,29 @@
 #define MAX_PORTS	60	/* 8 counters + 2 per port fit the stage file's 128 */
 #define NO_PORT		0xffff
 
-enum mode { TAG, UNTAG, MUX };
-
-/*
- * A port of the stage as we use it: an input (possibly fan-in), an
- * output, and for mux the VID it stands for (0 for trunk and native).
- * room/used: free slots in out this breath, and how many we filled.
- */
-struct vport {
-	const char	*name;
-	struct port	*in;
-	struct ring	*out;
-	uint16_t	 vid;
-	uint32_t	 room, used;
-	uint64_t	*rx, *tx;
-};
+enum mode { TAG = 1, UNTAG = 2, MUX = 4 };	/* bits: see vlan_init() */
 
 static enum mode mode;
 static uint16_t vid, tci_pcp;	/* tag/untag VID; PCP bits for pushed tags */
-static int pass_other, bound;
+static int pass_other;
 static const char *counters_out;
-static struct vport vports[MAX_PORTS];
-static int nvports, first_port;
+/*
+ * The stage's ports by name, each an input (possibly fan-in) and an
+ * output of struct fwd; for mux the VID each stands for (0 for trunk and
+ * native).  tx[port] is fwd.sent[port].
+ */
+static const char *names[MAX_PORTS + 1];	/* NULL-ended, for fwd_init */
+static int nports;
+static struct fwd fwd;
+static uint16_t port_vid[MAX_PORTS];
+static uint64_t *rx[MAX_PORTS];
 /* mux: the port of each VID (NO_PORT if none), and of trunk and native. */
 static uint16_t vid_port[4096];
-static int trunk = -1, native = -1;
+static int trunk = -1, native = -1, out = -1;	/* out: tag, untag */
 
 static uint64_t *c_tagged, *c_untagged, *c_passed, *c_drop_runt,
     *c_drop_oversize, *c_drop_untagged, *c_drop_other_vid,
     *c_drop_unknown_vid, *c_drop_no_trunk, *c_to_native;
-
-static char ctr_names[MAX_PORTS * 2][48];
 static uint64_t scratch;	/* per-port counts tag and untag do not keep */
 
 #define USAGE	"tag VID [--pcp N] | untag VID [--pass] | mux [--pcp N]" \
@@ -106,7 +100,24 @@ vlan_init(int argc, char **argv)
 		{ "counters-out", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const struct {
+		const char	*name;
+		uint64_t	**c;
+		int		 modes;
+	} ctrs[] = {
+		{ "drop-runt", &c_drop_runt, TAG | UNTAG | MUX },
+		{ "drop-oversize", &c_drop_oversize, TAG | UNTAG | MUX },
+		{ "tagged", &c_tagged, TAG | MUX },
+		{ "untagged", &c_untagged, UNTAG | MUX },
+		{ "passed", &c_passed, UNTAG },
+		{ "native", &c_to_native, MUX },
+		{ "drop-untagged", &c_drop_untagged, UNTAG | MUX },
+		{ "drop-other-vid", &c_drop_other_vid, UNTAG },
+		{ "drop-unknown-vid", &c_drop_unknown_vid, MUX },
+		{ "drop-no-trunk", &c_drop_no_trunk, MUX },
+	};
 	const char *cmd;
+	size_t i;
 	int ch, pcp = 0;
 
 	if (argc < 2)
@@ -163,49 +174,19 @@ vlan_init(int argc, char **argv)
 			errx(2, "%s: bad VLAN id '%s': must be %d..%d", cmd,
 			    argv[optind], VID_MIN, VID_MAX);
 	}
-	c_drop_runt = app_counter("drop-runt");
-	c_drop_oversize = app_counter("drop-oversize");
-	switch (mode) {
-	case TAG:
-		c_tagged = app_counter("tagged");
-		break;
-	case UNTAG:
-		c_untagged = app_counter("untagged");
-		c_passed = app_counter("passed");
-		c_drop_untagged = app_counter("drop-untagged");
-		c_drop_other_vid = app_counter("drop-other-vid");
-		break;
-	case MUX:
-		c_tagged = app_counter("tagged");
-		c_untagged = app_counter("untagged");
-		c_to_native = app_counter("native");
-		c_drop_untagged = app_counter("drop-untagged");
-		c_drop_unknown_vid = app_counter("drop-unknown-vid");
-		c_drop_no_trunk = app_counter("drop-no-trunk");
-		break;
-	}
+	/* The counters of the modes that keep them, in this order. */
+	for (i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++)
+		if (ctrs[i].modes & mode)
+			*ctrs[i].c = app_counter(ctrs[i].name);
 	/* Ports are bound already: a replacement refuses in standby. */
 	bind_ports();
-}
-
-static int
-vport_get(const char *name)
-{
-	int i;
-
-	for (i = 0; i < nvports; i++)
-		if (strcmp(vports[i].name, name) == 0)
-			return i;
-	if (nvports == MAX_PORTS)
-		errx(1, "mux: too many ports (at most %d)", MAX_PORTS);
-	vports[nvports].name = name;
-	return nvports++;
 }
 
 static void
 bind_ports(void)
 {
-	int i, k;
+	char c[48];
+	int i;
 
 	for (i = 0; i < 4096; i++)
 		vid_port[i] = NO_PORT;
@@ -222,40 +203,42 @@ bind_ports(void)
 		    parse_vid(n) == 0)
 			errx(1, "mux: bad port '%s' (trunk, native, or a VLAN "
 			    "id %d..%d)", n, VID_MIN, VID_MAX);
-		k = vport_get(n);
-		if (p->flags & PORT_IN)
-			vports[k].in = p;
-		else
-			vports[k].out = &p->rings[0];
+		/* Each name once: by its input, or by its output alone. */
+		if (!(p->flags & PORT_IN) && app_port_dir(n, PORT_IN) != NULL)
+			continue;
+		if (nports == MAX_PORTS)
+			errx(1, "mux: too many ports (at most %d)", MAX_PORTS);
+		names[nports++] = n;
 	}
-	for (i = 0; i < nvports; i++) {
-		struct vport *v = &vports[i];
-		if (strcmp(v->name, "trunk") == 0)
+	fwd_init(&fwd, names, names);
+	for (i = 0; i < nports; i++) {
+		if (strcmp(names[i], "out") == 0)
+			out = i;	/* only an output is called so (above) */
+		else if (strcmp(names[i], "trunk") == 0)
 			trunk = i;
-		else if (strcmp(v->name, "native") == 0)
+		else if (strcmp(names[i], "native") == 0)
 			native = i;
 		else if (mode == MUX) {
-			v->vid = parse_vid(v->name);
-			vid_port[v->vid] = (uint16_t)i;
+			port_vid[i] = parse_vid(names[i]);
+			vid_port[port_vid[i]] = (uint16_t)i;
 		}
 		if (mode != MUX) {
 			/* packets in/out of the stage say it already. */
-			v->rx = v->tx = &scratch;
+			rx[i] = &scratch;
 			continue;
 		}
-		snprintf(ctr_names[2 * i], 48, "rx[%s]", v->name);
-		snprintf(ctr_names[2 * i + 1], 48, "tx[%s]", v->name);
-		v->rx = app_counter(ctr_names[2 * i]);
-		v->tx = app_counter(ctr_names[2 * i + 1]);
+		snprintf(c, sizeof(c), "rx[%s]", names[i]);
+		rx[i] = app_counter(c);		/* which copies the name */
+		snprintf(c, sizeof(c), "tx[%s]", names[i]);
+		fwd.sent[i] = app_counter(c);
 	}
 	if (mode != MUX) {
 		if (app_port_dir("in", PORT_IN) == NULL)
 			errx(1, "input port 'in' is not connected");
-		if (app_port_dir("out", PORT_OUT) == NULL)
+		if (out < 0)
 			errx(1, "output port 'out' is not connected");
 	} else if (trunk < 0)
 		errx(1, "mux: port 'trunk' is not connected");
-	bound = 1;
 }
 
 /* The 0x8100 tag of a frame of len bytes, or NULL. */
@@ -270,89 +253,47 @@ ctag(const uint8_t *f, uint32_t len)
 	return (const void *)(f + SNB_ETH_HLEN);
 }
 
-/* Metadata of p into q; wirelen (of a truncated record) follows the edit. */
-static inline void
-copy_meta(struct packet *q, const struct packet *p, int delta)
+/*
+ * Frame p of len bytes into output k's next slot, with a tag (tvid)
+ * pushed (delta = SNB_VLAN_HLEN), the present one popped (-SNB_VLAN_HLEN)
+ * or as it is (0); wirelen (of a truncated record) follows the edit.
+ */
+static inline int
+put(int k, const struct packet *p, uint32_t len, int delta, uint16_t tvid)
 {
+	uint16_t w[2] = { htons(SNB_ETH_VLAN), htons(tci_pcp | tvid) };
+	int push = delta > 0 ? delta : 0, pop = delta < 0 ? -delta : 0;
+	struct packet *q;
+
+	if (len + (uint32_t)delta > fwd.out[k]->capacity) {
+		(*c_drop_oversize)++;
+		return 0;
+	}
+	q = ring_slot(fwd.out[k], fwd.used[k]++);
 	q->flags = p->flags;
 	q->wirelen = p->wirelen ? (uint32_t)((int)p->wirelen + delta) : 0;
 	q->ts_ns = p->ts_ns;
-}
-
-/* Frame f of len bytes into o's next slot, with a tag pushed. */
-static inline int
-put_tagged(struct vport *o, const struct packet *p, uint32_t len,
-    uint16_t tvid)
-{
-	struct packet *q;
-	uint16_t w[2] = { htons(SNB_ETH_VLAN), htons(tci_pcp | tvid) };
-
-	if (len + SNB_VLAN_HLEN > o->out->capacity) {
-		(*c_drop_oversize)++;
-		return 0;
-	}
-	q = ring_slot(o->out, o->used++);
-	copy_meta(q, p, SNB_VLAN_HLEN);
-	q->len = (uint16_t)(len + SNB_VLAN_HLEN);
+	q->len = (uint16_t)(len + (uint32_t)delta);
+	/* The addresses, the pushed tag, then the rest after a popped one. */
 	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
-	memcpy(q->data + 2 * SNB_ETH_ALEN, w, sizeof(w));
-	memcpy(q->data + 2 * SNB_ETH_ALEN + 4, p->data + 2 * SNB_ETH_ALEN,
-	    len - 2 * SNB_ETH_ALEN);
-	(*o->tx)++;
+	memcpy(q->data + 2 * SNB_ETH_ALEN, w, (size_t)push);
+	memcpy(q->data + 2 * SNB_ETH_ALEN + push, p->data + 2 * SNB_ETH_ALEN +
+	    pop, len - 2 * SNB_ETH_ALEN - (uint32_t)pop);
 	return 1;
-}
-
-/* The same with the (present) tag popped. */
-static inline int
-put_untagged(struct vport *o, const struct packet *p, uint32_t len)
-{
-	struct packet *q;
-
-	if (len - SNB_VLAN_HLEN > o->out->capacity) {
-		(*c_drop_oversize)++;
-		return 0;
-	}
-	q = ring_slot(o->out, o->used++);
-	copy_meta(q, p, -SNB_VLAN_HLEN);
-	q->len = (uint16_t)(len - SNB_VLAN_HLEN);
-	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
-	memcpy(q->data + 2 * SNB_ETH_ALEN, p->data + SNB_ETH_HLEN +
-	    SNB_VLAN_HLEN - 2, len - SNB_ETH_HLEN - SNB_VLAN_HLEN + 2);
-	(*o->tx)++;
-	return 1;
-}
-
-static inline int
-put_same(struct vport *o, const struct packet *p, uint32_t len)
-{
-	if (!ring_put_packet(o->out, o->used, p, len)) {
-		(*c_drop_oversize)++;
-		return 0;
-	}
-	o->used++;
-	(*o->tx)++;
-	return 1;
-}
-
-/* The output for tag/untag: the vport of "out" (bound: checked). */
-static inline struct vport *
-out_port(void)
-{
-	return vports[0].out ? &vports[0] : &vports[1];
 }
 
 /*
- * Where a frame from port src goes (an index into vports[]), or -1 when
- * it is dropped (counted here).  *how: 0 as is, 1 push src's tag
- * (tvid), 2 pop the tag.
+ * Where a frame from port src goes (a port), or -1 when it is dropped
+ * (counted here).  *delta: 0 as is, SNB_VLAN_HLEN push a tag of *tvid,
+ * -SNB_VLAN_HLEN pop the tag.
  */
 static inline int
-route(int src, const uint8_t *f, uint32_t len, int *how, uint16_t *tvid)
+route(int src, const uint8_t *f, uint32_t len, int *delta, uint16_t *tvid)
 {
 	const struct vlan_hdr *v;
 	int dst;
 
-	*how = 0;
+	*delta = 0;
 	if (len < SNB_ETH_HLEN) {
 		(*c_drop_runt)++;
 		return -1;
@@ -360,117 +301,89 @@ route(int src, const uint8_t *f, uint32_t len, int *how, uint16_t *tvid)
 	v = ctag(f, len);
 	switch (mode) {
 	case TAG:
-		*how = 1;
+		*delta = SNB_VLAN_HLEN;
 		*tvid = vid;
-		return (int)(out_port() - vports);
+		return out;
 	case UNTAG:
 		if (v != NULL && vlan_vid(v) == vid) {
-			*how = 2;
-			return (int)(out_port() - vports);
+			*delta = -SNB_VLAN_HLEN;
+			return out;
 		}
 		if (pass_other)
-			return (int)(out_port() - vports);
+			return out;
 		(*(v ? c_drop_other_vid : c_drop_untagged))++;
 		return -1;
 	case MUX:
 		if (src != trunk) {
-			if (vports[trunk].out == NULL) {
+			if (fwd.out[trunk] == NULL) {
 				(*c_drop_no_trunk)++;
 				return -1;
 			}
 			if (src == native)
 				return trunk;
-			*how = 1;
-			*tvid = vports[src].vid;
+			*delta = SNB_VLAN_HLEN;
+			*tvid = port_vid[src];
 			return trunk;
 		}
 		/* A priority tag (VID 0) marks a native frame too. */
 		if (v == NULL || vlan_vid(v) == 0) {
-			if (native < 0 || vports[native].out == NULL) {
+			if (native < 0 || fwd.out[native] == NULL) {
 				(*c_drop_untagged)++;
 				return -1;
 			}
-			*how = v ? 2 : 0;
+			*delta = v ? -SNB_VLAN_HLEN : 0;
 			return native;
 		}
 		dst = vid_port[vlan_vid(v)];
-		if (dst == NO_PORT || vports[dst].out == NULL) {
+		if (dst == NO_PORT || fwd.out[dst] == NULL) {
 			(*c_drop_unknown_vid)++;
 			return -1;
 		}
-		*how = 2;
+		*delta = -SNB_VLAN_HLEN;
 		return dst;
 	}
 	return -1;
 }
 
-static int
-from_ring(int src, struct ring *r)
+static uint32_t
+from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 {
-	uint32_t n, i, len;
+	uint32_t i, len;
 	uint16_t tvid = 0;
-	int dst, how, ok;
+	int dst, delta;
 
-	if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
-		n = APP_BURST;
 	for (i = 0; i < n; i++) {
 		struct packet *p = ring_peek(r, i);
-		struct vport *o;
 
 		len = packet_len(r, p);
 		/* route() counts only drops, which need no room: safe to
 		 * run again on a frame left for the next breath. */
-		if ((dst = route(src, p->data, len, &how, &tvid)) < 0) {
-			(*vports[src].rx)++;
+		if ((dst = route(src, p->data, len, &delta, &tvid)) < 0) {
+			(*rx[src])++;
 			continue;
 		}
-		o = &vports[dst];
-		if (o->used == o->room)
+		if (!fwd_room(&fwd, dst))
 			break;
-		(*vports[src].rx)++;
-		if (how == 1) {
-			if ((ok = put_tagged(o, p, len, tvid)))
-				(*c_tagged)++;
-		} else if (how == 2) {
-			if ((ok = put_untagged(o, p, len)))
-				(*c_untagged)++;
-		} else {
-			ok = put_same(o, p, len);
-			if (ok && mode == UNTAG)
-				(*c_passed)++;
-		}
-		if (ok && mode == MUX && dst == native)
+		(*rx[src])++;
+		if (!put(dst, p, len, delta, tvid))
+			continue;
+		if (delta != 0)
+			(*(delta > 0 ? c_tagged : c_untagged))++;
+		else if (mode == UNTAG)
+			(*c_passed)++;
+		if (mode == MUX && dst == native)
 			(*c_to_native)++;
 	}
-	ring_release(r, i);
-	return (int)i;
+	return i;
 }
 
 static int
 vlan_breathe(void)
 {
-	int i, j, k, total = 0;
+	int total = fwd_take(&fwd, from_ring, NULL);
 
-	if (!bound)
-		bind_ports();
-	for (i = 0; i < nvports; i++) {
-		struct vport *v = &vports[i];
-		v->used = 0;
-		v->room = v->out ? ring_room(v->out, (uint32_t)v->out->mask +
-		    1) : 0;
-	}
-	for (j = 0; j < nvports; j++) {
-		i = (first_port + j) % nvports;
-		if (vports[i].in == NULL)
-			continue;
-		for (k = 0; k < vports[i].in->nrings; k++)
-			total += from_ring(i, &vports[i].in->rings[k]);
-	}
-	first_port = (first_port + 1) % nvports;
-	/* Inputs released above, outputs published now (see tee.c). */
-	for (i = 0; i < nvports; i++)
-		if (vports[i].used)
-			ring_commit(vports[i].out, vports[i].used);
+	/* Inputs released above, outputs published now (forward.h). */
+	fwd_commit(&fwd);
 	return total;
 }
 
@@ -481,25 +394,16 @@ vlan_stop(int eof)
 		(void)app_write_counters(counters_out);
 }
 
-static const struct port_desc ports[] = {
-	{ "*", PORT_IN },
-	{ "*", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "vlan",
 	.usage = USAGE,
 	.summary = "802.1Q tags: push (tag), pop (untag), or split a trunk "
 	    "into one port per VLAN (mux).",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "*", PORT_IN },
+	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = vlan_init,
 	.breathe = vlan_breathe,
 	.stop = vlan_stop,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)
