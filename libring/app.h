@@ -118,7 +118,7 @@ main(int argc, char **argv)						\
 extern const struct port_desc app_device_ports[];
 
 /*
- * An option's number: a decimal (or 0x hex) integer in [min, max], or
+ * An option's number: a decimal integer in [min, max], or
  * exit 2 with "bad OPT 'S'" naming the range.
  */
 long long app_parse_num(const char *opt, const char *s, long long min,
@@ -141,6 +141,12 @@ uint32_t app_room(struct port *out, uint32_t want);
  * writes its stage file; readers (snb-top) load whole aligned words.
  */
 uint64_t *app_counter(const char *name);
+/*
+ * Many at once: c[i] = app_counter(names[i]) up to the NULL name.  An
+ * app's struct of counter pointers, declared in the order of its names,
+ * is such an array: app_counters((uint64_t **)&cnt, names).
+ */
+void	 app_counters(uint64_t **c, const char *const *names);
 
 /*
  * 1 when this process continues an earlier one of the same app on the

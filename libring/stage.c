@@ -163,6 +163,13 @@ app_counter(const char *name)
 	return &c->value;
 }
 
+void
+app_counters(uint64_t **c, const char *const *names)
+{
+	while (*names != NULL)
+		*c++ = app_counter(*names++);
+}
+
 int
 app_write_counters(const char *path)
 {
