@@ -55,7 +55,7 @@ struct fwd {
 	int		  nin, next;
 	struct ring	**out;		/* one per output port, NULL: unbound */
 	struct port	**out_port;	/* the ports (names, for counters) */
-	uint32_t	 *used;		/* slots filled from the current ring */
+	uint32_t	 *used;		/* slots put since the last fwd_commit */
 	int		  nout;
 	/* Counters; NULL where the app does not count that. */
 	uint64_t	 *packets;	/* taken from the inputs */
@@ -115,6 +115,19 @@ fwd_fit(struct fwd *f, uint32_t n)
 	if (n < want && f->blocked != NULL)
 		(*f->blocked)++;
 	return n;
+}
+
+/*
+ * Room in output k for one more packet beside those put since the last
+ * fwd_commit() (an unbound output always has room): for apps that route
+ * whole bursts of their own under fwd_take(), as bridge and vlan do.
+ */
+static inline int
+fwd_room(struct fwd *f, int k)
+{
+	struct ring *o = f->out[k];
+
+	return o == NULL || ring_room(o, f->used[k] + 1) > f->used[k];
 }
 
 static inline void
