@@ -30,7 +30,6 @@
  * hash set beyond.
  */
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,22 +88,6 @@ br_hash(const uint8_t a[16])
 	memcpy(&y, a + 8, 8);
 	x = (x ^ (y * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
 	return (uint32_t)(x >> 32) ^ (uint32_t)x;
-}
-
-static void
-berr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-berr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 static const char *
@@ -215,7 +198,7 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 	if (err && errlen)
 		err[0] = '\0';
 	if (n > UINT32_MAX) {
-		berr(err, errlen, "binding table: too many softwires");
+		snprintf(err, errlen, "binding table: too many softwires");
 		return NULL;
 	}
 	if ((bt = calloc(1, sizeof(*bt))) == NULL)
@@ -224,14 +207,14 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 		s = &sw[i];
 		if (s->psid_length > 16 || s->reserved_bits > 16 ||
 		    s->psid_length + s->reserved_bits > 16) {
-			berr(err, errlen, "softwire %zu (%s psid %u): "
+			snprintf(err, errlen, "softwire %zu (%s psid %u): "
 			    "psid-length %u + reserved-ports-bit-count %u is "
 			    "more than 16", i + 1, fmt4(s->ipv4, b1), s->psid,
 			    s->psid_length, s->reserved_bits);
 			goto fail;
 		}
 		if (s->psid_length < 16 && s->psid >> s->psid_length) {
-			berr(err, errlen, "softwire %zu (%s psid %u): psid "
+			snprintf(err, errlen, "softwire %zu (%s psid %u): psid "
 			    "out of range for psid-length %u", i + 1,
 			    fmt4(s->ipv4, b1), s->psid, s->psid_length);
 			goto fail;
@@ -267,7 +250,7 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 		for (j = i + 1; j < n && bt->sw[j].ipv4 == f->ipv4; j++) {
 			s = &bt->sw[j];
 			if (s->psid == bt->sw[j - 1].psid) {
-				berr(err, errlen, "softwire %zu (%s psid %u) "
+				snprintf(err, errlen, "softwire %zu (%s psid %u) "
 				    "duplicates softwire %zu", (size_t)k[j].idx
 				    + 1, fmt4(s->ipv4, b1), s->psid,
 				    (size_t)k[j - 1].idx + 1);
@@ -281,7 +264,7 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 					x = k[j].idx;
 					y = k[i].idx;
 				}
-				berr(err, errlen, "softwires %zu and %zu "
+				snprintf(err, errlen, "softwires %zu and %zu "
 				    "share %s but not its port set "
 				    "(psid-length %u/%u, reserved-ports-bit-"
 				    "count %u/%u)", x + 1, y + 1,
@@ -337,7 +320,7 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 	free(k);
 	return bt;
 nomem:
-	berr(err, errlen, "binding table: out of memory");
+	snprintf(err, errlen, "binding table: out of memory");
 fail:
 	free(k);
 	lwaftr_bt_free(bt);

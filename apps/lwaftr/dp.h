@@ -14,9 +14,9 @@
  *		fragmentation, frames held for next-hop resolution, ARP/NS
  *		solicitations
  *
- * main.c -> rx.c -> xlate.c -> icmp.c -> tx.c.  All state is one struct lw, which
- * main.c owns and passes down by pointer; a side points back at it so
- * that tx.c can count.
+ * main.c -> rx.c -> xlate.c -> icmp.c -> tx.c.  All state is one struct
+ * lw, which main.c owns and passes down by pointer; a side points back
+ * at it so that tx.c can count.
  *
  * Byte counters count Ethernet frames without their VLAN tag, which is
  * what the reference's counters (and so the conformance vectors) count.
@@ -156,8 +156,8 @@ struct side {
 struct lw {
 	struct side		 s4, s6;
 	struct lwaftr_bt	*bt;
-	uint64_t		 now;		/* this breath's clock; 0: unread */
-	int			 room_taken;	/* held frames went out mid-burst */
+	uint64_t		 now;		/* the breath's clock, 0: unread */
+	int			 room_taken;	/* held frames left mid-burst */
 	uint16_t		 frag_id4;	/* the last fragment ids used */
 	uint32_t		 frag_id6;
 	uint64_t		 ctr[LW_NCOUNTERS];

@@ -59,13 +59,9 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 			return 0;
 		switch (l4[0]) {
 		case SNB_ICMP_ECHO_REQUEST:
-			if (toward_b4)
-				*port = 0;
-			else
-				memcpy(port, l4 + 4, 2);
-			return 1;
 		case SNB_ICMP_ECHO_REPLY:
-			if (toward_b4)
+			/* The id names the requester's end only. */
+			if (toward_b4 == (l4[0] == SNB_ICMP_ECHO_REPLY))
 				memcpy(port, l4 + 4, 2);
 			else
 				*port = 0;
@@ -88,21 +84,35 @@ ipv4_b4_port(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port)
 	return ports_at(ip, len, toward_b4, port, 0);
 }
 
-/* ICMP error rate limit: err_rate_packets per err_rate_period seconds. */
+/*
+ * May side s send an ICMP error (never: the packet is one not to answer)?
+ * The policy says, then the rate limit: err_rate_packets per
+ * err_rate_period seconds.  A refusal by either is counted.
+ */
 static int
-rate_ok(struct side *s)
+error_ok(struct side *s, int never)
 {
-	uint64_t now = lw_now(s->lw), period = s->cf->err_rate_period *
-	    1000000000ULL;
+	uint64_t now, period = s->cf->err_rate_period * 1000000000ULL;
 
+	if (!s->cf->generate_icmp_errors) {
+		s->lw->ctr[s->v6 ? DROP_OUT_POLICY_ICMPV6 :
+		    DROP_OUT_POLICY_ICMPV4]++;
+		return 0;
+	}
+	if (never)
+		return 0;
+	now = lw_now(s->lw);
 	if (period == 0)
 		return 1;
 	if (now - s->rl_start >= period) {
 		s->rl_start = now;
 		s->rl_used = 0;
 	}
-	if (s->rl_used >= s->cf->err_rate_packets)
+	if (s->rl_used >= s->cf->err_rate_packets) {
+		s->lw->ctr[s->v6 ? DROP_OVER_RATE_ICMPV6 :
+		    DROP_OVER_RATE_ICMPV4]++;
 		return 0;
+	}
 	s->rl_used++;
 	return 1;
 }
@@ -111,7 +121,7 @@ rate_ok(struct side *s)
  * An ICMPv4 error about the IPv4 packet at ip (len bytes): from our
  * external address to its source, quoting as much of it as fits in 576
  * bytes.  mtu: the next-hop MTU of a "fragmentation needed".  Built in
- * lw->err4; returns its length, 0 if policy, rate or RFC 1812 4.3.2.7
+ * lw->err4; returns its length, 0 if error_ok() or RFC 1812 4.3.2.7
  * (never about an ICMP error, a fragment or a broadcast source) say no.
  */
 size_t
@@ -122,19 +132,11 @@ icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
 	size_t quote = len, total, hlen = (ip[0] & 0x0f) * 4u;
 	uint16_t v;
 
-	if (!lw->s4.cf->generate_icmp_errors) {
-		lw->ctr[DROP_OUT_POLICY_ICMPV4]++;
-		return 0;
-	}
 	/* An ICMP too short to say what it is counts as an error. */
-	if ((ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
+	if (!error_ok(&lw->s4, (ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
 	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
-	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127)
+	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127))
 		return 0;
-	if (!rate_ok(&lw->s4)) {
-		lw->ctr[DROP_OVER_RATE_ICMPV4]++;
-		return 0;
-	}
 	if (quote > ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN)
 		quote = ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN;
 	total = SNB_IPV4_HLEN + SNB_ICMP_HLEN + quote;
@@ -171,18 +173,11 @@ icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type, uint8_t code)
 	uint32_t w;
 	uint16_t v;
 
-	if (!lw->s6.cf->generate_icmp_errors) {
-		lw->ctr[DROP_OUT_POLICY_ICMPV6]++;
-		return;
-	}
 	/* Not about ICMPv6 errors, not to multicast or unspecified. */
-	if (ip6[8] == 0xff || (ip6[6] == SNB_IPPROTO_ICMPV6 &&
-	    pk->len > SNB_IPV6_HLEN && ip6[SNB_IPV6_HLEN] < 128))
+	if (!error_ok(&lw->s6, ip6[8] == 0xff ||
+	    (ip6[6] == SNB_IPPROTO_ICMPV6 && pk->len > SNB_IPV6_HLEN &&
+	    ip6[SNB_IPV6_HLEN] < 128)))
 		return;
-	if (!rate_ok(&lw->s6)) {
-		lw->ctr[DROP_OVER_RATE_ICMPV6]++;
-		return;
-	}
 	if (quote > ICMP6_ERR_MAX - SNB_IPV6_HLEN - SNB_ICMP6_HLEN)
 		quote = ICMP6_ERR_MAX - SNB_IPV6_HLEN - SNB_ICMP6_HLEN;
 	total = SNB_IPV6_HLEN + SNB_ICMP6_HLEN + quote;
@@ -265,9 +260,10 @@ icmp6_translate(struct lw *lw, struct pkt *pk)
 }
 
 /*
- * An echo request to our own address on side s: answer in place of the
- * request (addresses and MACs swapped, type "reply": the checksum only
- * needs the type's change).  Returns 0 if pk is not such a request.
+ * If the ICMP (on v6: ICMPv6) packet pk is an echo request to our own
+ * address on side s, answer in place of the request (addresses and MACs
+ * swapped, type "reply": the checksum only needs the type's change).
+ * Returns 0 if it is not such a request.
  */
 int
 echo(struct lw *lw, struct side *s, struct pkt *pk)
@@ -278,8 +274,7 @@ echo(struct lw *lw, struct side *s, struct pkt *pk)
 	size_t alen = v6 ? 16 : 4, src = v6 ? 8 : 12, dst = src + alen;
 	uint16_t c, sum, old, new;
 
-	if (ip[v6 ? 6 : 9] != (v6 ? SNB_IPPROTO_ICMPV6 : SNB_IPPROTO_ICMP) ||
-	    memcmp(ip + dst, s->cf->ip, alen) != 0 ||
+	if (memcmp(ip + dst, s->cf->ip, alen) != 0 ||
 	    pk->len < hlen + SNB_ICMP_HLEN || ip[hlen] != (v6 ?
 	    SNB_ICMP6_ECHO_REQUEST : SNB_ICMP_ECHO_REQUEST) || pk->eth == NULL)
 		return 0;

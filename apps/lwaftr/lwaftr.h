@@ -5,8 +5,9 @@
  *	conf.c	the softwire-config schema -> struct lwaftr_conf (the syntax
  *		is libring/cfg.h's)
  *	bt.c	the binding table: (IPv4, port) -> softwire, batched lookups
- *	main.c	the data path: ports v4 and v6, encap/decap, hairpinning,
- *		ICMP, fragments, ARP/NDP, VLAN, counters
+ *	main.c	the app and its data path (rx.c, xlate.c, icmp.c, tx.c;
+ *		see dp.h): ports v4 and v6, encap/decap, hairpinning, ICMP,
+ *		fragments, ARP/NDP, VLAN, counters
  *
  * Addresses are kept in network byte order as they sit in packets
  * (uint32_t for IPv4, 16 bytes for IPv6), so the data path compares and

@@ -27,7 +27,7 @@ static struct stage {
 	struct lwaftr_conf	 conf;
 	struct lwaftr_conf	*bt_conf;	/* backs lw.bt after a reload */
 	const char		*path, *counters_out;
-	uint64_t		*pub[LW_NCOUNTERS]; /* slots in the stage file */
+	uint64_t		*pub[LW_NCOUNTERS];	/* stage file slots */
 	int			 npub;
 	int			 bound;		/* ports looked up */
 } stage = { .lw = { .s4 = { .name = "v4" }, .s6 = { .name = "v6",

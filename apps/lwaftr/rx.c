@@ -52,11 +52,8 @@ rx_frame(struct side *s, uint8_t *data, uint32_t len, struct pkt *pk)
 		len -= 4;
 		memcpy(&type, data + 12, 2);
 	}
-	pk->eth = data;
-	pk->l3 = data + SNB_ETH_HLEN;
-	pk->len = len - SNB_ETH_HLEN;
-	pk->flen = len;
-	pk->outer_flen = 0;
+	*pk = (struct pkt){ .eth = data, .l3 = data + SNB_ETH_HLEN,
+	    .len = len - SNB_ETH_HLEN, .flen = len };
 	return ntohs(type);
 badtag:
 	s->lw->ctr[DROP_VLAN]++;
@@ -229,14 +226,18 @@ input(struct side *s, uint8_t *data, uint32_t len,
 		return;
 	}
 	pk.len = n;
-	if (v6 && pk.l3[6] == SNB_IPPROTO_ICMPV6 && n > SNB_IPV6_HLEN + 1 &&
-	    (pk.l3[SNB_IPV6_HLEN] == SNB_ICMP6_NEIGHBOR_SOLICIT ||
-	    pk.l3[SNB_IPV6_HLEN] == SNB_ICMP6_NEIGHBOR_ADVERT)) {
-		nd_input(lw, &pk);
-		return;
+	if (pk.l3[v6 ? 6 : 9] == (v6 ? SNB_IPPROTO_ICMPV6 : SNB_IPPROTO_ICMP)) {
+		if (v6 && n > SNB_IPV6_HLEN + 1 &&
+		    (pk.l3[SNB_IPV6_HLEN] == SNB_ICMP6_NEIGHBOR_SOLICIT ||
+		    pk.l3[SNB_IPV6_HLEN] == SNB_ICMP6_NEIGHBOR_ADVERT)) {
+			nd_input(lw, &pk);
+			return;
+		}
+		if (echo(lw, s, &pk))
+			return;
 	}
-	if (echo(lw, s, &pk) || (s->ingress && snb_bpf_run(s->ingress,
-	    pk.eth, pk.flen, pk.flen) == 0))
+	if (s->ingress && snb_bpf_run(s->ingress, pk.eth, pk.flen,
+	    pk.flen) == 0)
 		return;
 	if (v6)
 		from_b4(lw, &pk, sw, looked_up);
@@ -343,6 +344,20 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
 	return 1;
 }
 
+/* Is the frame at d (len bytes) from side in an IP fragment? */
+static int
+is_fragment(const struct side *in, const uint8_t *d, uint32_t len)
+{
+	const uint8_t *ip;
+	uint32_t l3len;
+
+	if ((ip = peek_l3(in, d, len, in->v6 ? SNB_ETH_IPV6 : SNB_ETH_IPV4,
+	    &l3len)) == NULL)
+		return 0;
+	return in->v6 ? reasm_frag6_offset(ip, l3len) != 0 :
+	    reasm_is_fragment4(ip, l3len);
+}
+
 /*
  * Output frames one input frame of len bytes may make, on the side it
  * arrived at (same) and the other one.  A fragment may complete a
@@ -350,18 +365,13 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
  * side (an ICMP error here, the translated packet there), fragmented.
  * plain: the frame is known to be no fragment (it has a burst key).
  */
-static void
+static inline void
 needs(const struct side *in, const uint8_t *d, uint32_t len, int plain,
-    uint32_t *same, uint32_t *other_)
+    uint32_t *same, uint32_t *oth)
 {
-	const uint8_t *ip;
-	uint32_t l3len;
-
-	if (!plain && (ip = peek_l3(in, d, len, in->v6 ? SNB_ETH_IPV6 :
-	    SNB_ETH_IPV4, &l3len)) != NULL && (in->v6 ?
-	    reasm_frag6_offset(ip, l3len) != 0 : reasm_is_fragment4(ip, l3len)))
+	if (!plain && is_fragment(in, d, len))
 		len = 65535 + SNB_IPV6_HLEN;
-	*other_ = tx_frames(other(in), len + (in->v6 ? 0 : SNB_IPV6_HLEN));
+	*oth = tx_frames(other(in), len + (in->v6 ? 0 : SNB_IPV6_HLEN));
 	*same = in->v6 ? 1 + tx_frames(in, len) : 1;
 }
 

@@ -137,22 +137,35 @@ copied_options(const uint8_t *ip, size_t hlen, uint8_t *out)
 }
 
 /*
- * RFC 791 fragmentation of the IPv4 packet at ip into output slots.  Out
- * of room part way (room_for() caps a huge packet's need at the ring),
- * the fragments already out go uncounted; frag6() the same.
+ * Fragment the IP packet at ip (after the Ethernet header eth) into
+ * output slots: RFC 791, or RFC 8200 4.5 (we only ever send IPv6 without
+ * extension headers: the whole payload is fragmentable).  Out of room
+ * part way (room_for() caps a huge packet's need at the ring), the
+ * fragments already out go uncounted.
  */
 static void
-frag4(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
+fragment(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 {
-	uint8_t hdr[SNB_IPV4_MAX_HLEN], *f;
-	size_t hlen = (ip[0] & 0x0f) * 4u, h, off = 0, data = len - hlen, n;
-	uint16_t fo, base, id = htons(++s->lw->frag_id4), v;
-	uint32_t nfrag = 0;
+	uint8_t hdr[SNB_IPV4_MAX_HLEN], *f;	/* > IPv6's 40 + 8 */
+	size_t hlen = s->v6 ? SNB_IPV6_HLEN : (ip[0] & 0x0f) * 4u, h = hlen;
+	size_t off = 0, data = len - hlen, n;
+	uint32_t id, nfrag = 0;
+	uint16_t fo, v;
 
-	memcpy(&fo, ip + 6, 2);
-	base = ntohs(fo);
 	memcpy(hdr, ip, hlen);
-	h = hlen;
+	memcpy(&fo, ip + 6, 2);
+	fo = ntohs(fo);
+	if (s->v6) {
+		id = htonl(++s->lw->frag_id6);
+		hdr[6] = SNB_IPPROTO_FRAGMENT;
+		hdr[40] = ip[6];
+		hdr[41] = 0;
+		memcpy(hdr + 44, &id, 4);
+		h += SNB_IPV6_FRAG_HLEN;
+	} else {
+		v = htons(++s->lw->frag_id4);
+		memcpy(hdr + 4, &v, 2);
+	}
 	while (off < data) {
 		n = (s->mtu - h) & ~7u;
 		if (off + n >= data)
@@ -162,64 +175,33 @@ frag4(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 		memcpy(f, eth, SNB_ETH_HLEN);
 		f += SNB_ETH_HLEN;
 		memcpy(f, hdr, h);
-		f[0] = (uint8_t)(0x40 | (h / 4));
-		v = htons((uint16_t)(h + n));
-		memcpy(f + 2, &v, 2);
-		memcpy(f + 4, &id, 2);
-		v = htons((uint16_t)(((base & SNB_IP_OFFMASK) + off / 8) |
-		    (base & (SNB_IP_DF | SNB_IP_MF)) |
-		    (off + n < data ? SNB_IP_MF : 0)));
-		memcpy(f + 6, &v, 2);
-		v = ipv4_header_cksum(f);
-		memcpy(f + 10, &v, 2);
+		if (s->v6) {
+			v = htons((uint16_t)(SNB_IPV6_FRAG_HLEN + n));
+			memcpy(f + 4, &v, 2);
+			v = htons((uint16_t)(off | (off + n < data ?
+			    SNB_IP6F_MORE : 0)));
+			memcpy(f + 42, &v, 2);
+		} else {
+			f[0] = (uint8_t)(0x40 | (h / 4));
+			v = htons((uint16_t)(h + n));
+			memcpy(f + 2, &v, 2);
+			v = htons((uint16_t)(((fo & SNB_IP_OFFMASK) + off / 8) |
+			    (fo & (SNB_IP_DF | SNB_IP_MF)) |
+			    (off + n < data ? SNB_IP_MF : 0)));
+			memcpy(f + 6, &v, 2);
+			v = ipv4_header_cksum(f);
+			memcpy(f + 10, &v, 2);
+		}
 		memcpy(f + h, ip + hlen + off, n);
 		tx_slot_done(s, SNB_ETH_HLEN + h + n);
-		/* Later fragments carry only the options marked "copied". */
-		if (off == 0)
+		/* Later IPv4 fragments carry the "copied" options only. */
+		if (off == 0 && !s->v6)
 			h = SNB_IPV4_HLEN + copied_options(ip, hlen,
 			    hdr + SNB_IPV4_HLEN);
 		nfrag++;
 		off += n;
 	}
-	s->lw->ctr[OUT_IPV4_FRAG] += nfrag;
-}
-
-/*
- * RFC 8200 4.5 fragmentation of the IPv6 packet at ip (we only ever send
- * packets without extension headers: the whole payload is fragmentable).
- */
-static void
-frag6(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
-{
-	size_t off = 0, data = len - SNB_IPV6_HLEN, n;
-	size_t per = (s->mtu - SNB_IPV6_HLEN - SNB_IPV6_FRAG_HLEN) & ~7u;
-	uint32_t id = htonl(++s->lw->frag_id6), nfrag = 0;
-	uint16_t v;
-	uint8_t *f;
-
-	while (off < data) {
-		n = off + per >= data ? data - off : per;
-		if ((f = next_slot(s, SNB_ETH_HLEN + SNB_IPV6_HLEN +
-		    SNB_IPV6_FRAG_HLEN + n)) == NULL)
-			return;
-		memcpy(f, eth, SNB_ETH_HLEN);
-		f += SNB_ETH_HLEN;
-		memcpy(f, ip, SNB_IPV6_HLEN);
-		v = htons((uint16_t)(SNB_IPV6_FRAG_HLEN + n));
-		memcpy(f + 4, &v, 2);
-		f[6] = SNB_IPPROTO_FRAGMENT;
-		f[40] = ip[6];
-		f[41] = 0;
-		v = htons((uint16_t)(off | (off + n < data ? SNB_IP6F_MORE :
-		    0)));
-		memcpy(f + 42, &v, 2);
-		memcpy(f + 44, &id, 4);
-		memcpy(f + 48, ip + SNB_IPV6_HLEN + off, n);
-		tx_slot_done(s, SNB_ETH_HLEN + 48 + n);
-		nfrag++;
-		off += n;
-	}
-	s->lw->ctr[OUT_IPV6_FRAG] += nfrag;
+	s->lw->ctr[s->v6 ? OUT_IPV6_FRAG : OUT_IPV4_FRAG] += nfrag;
 }
 
 /*
@@ -238,10 +220,8 @@ emit(struct side *s, const uint8_t *eth, size_t l3len, uint16_t type,
 	if (is_ip(s, type) && l3len > s->mtu) {
 		if (flags & TX_NOFRAG)
 			s->lw->ctr[DROP_OUTPUT_FULL]++;
-		else if (s->v6)
-			frag6(s, eth, eth + SNB_ETH_HLEN, l3len);
 		else
-			frag4(s, eth, eth + SNB_ETH_HLEN, l3len);
+			fragment(s, eth, eth + SNB_ETH_HLEN, l3len);
 		return;
 	}
 	if (!in_slot) {

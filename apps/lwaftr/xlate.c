@@ -198,11 +198,8 @@ from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 		    SNB_ICMP6_UNREACH_POLICY);
 		return;
 	}
-	memset(&in4, 0, sizeof(in4));
-	in4.l3 = ip;
-	in4.len = (uint32_t)len;
-	in4.flen = (uint32_t)(SNB_ETH_HLEN + len);
-	in4.outer_flen = pk->flen;
+	in4 = (struct pkt){ .l3 = ip, .len = (uint32_t)len,
+	    .flen = (uint32_t)(SNB_ETH_HLEN + len), .outer_flen = pk->flen };
 	memcpy(&dst, ip + 16, 4);
 	if (lw->s6.cf->hairpinning && lwaftr_bt_has_ipv4(lw->bt, dst)) {
 		to_b4(lw, &in4, NULL, 0, FROM_HAIRPIN);
