@@ -69,13 +69,13 @@ static uint32_t fdb_count, max_macs = DEFAULT_MACS;
 
 /*
  * A bridge port: the graph's input and output of one name.  Either may be
- * missing (a port that only listens, or only receives floods): fwd.out[i]
+ * missing (a port that only listens, or only receives floods): fwd.out[i].ring
  * is NULL when nothing is sent there.
  */
 struct bport {
 	uint32_t	 groups;	/* split-horizon groups it belongs to */
 	uint32_t	 flood;		/* ports a flood from here goes to */
-	uint64_t	*rx, *drop;	/* tx: fwd.sent[i] */
+	uint64_t	*rx, *drop;	/* tx: fwd.out[i].sent */
 };
 
 static struct bport bports[MAX_PORTS];
@@ -212,14 +212,14 @@ bind_ports(void)
 	}
 	for (i = 0; i < nbports; i++) {
 		for (j = 0; j < nbports; j++)
-			if (j != i && fwd.out[j] != NULL &&
+			if (j != i && fwd.out[j].ring != NULL &&
 			    (bports[i].groups & bports[j].groups) == 0)
 				bports[i].flood |= 1u << j;
 		/* "rx[NAME]" and so on (app_counter copies the name). */
 		snprintf(c, sizeof(c), "rx[%s]", names[i]);
 		bports[i].rx = app_counter(c);
 		snprintf(c, sizeof(c), "tx[%s]", names[i]);
-		fwd.sent[i] = app_counter(c);
+		fwd.out[i].sent = app_counter(c);
 		snprintf(c, sizeof(c), "drop[%s]", names[i]);
 		bports[i].drop = app_counter(c);
 	}
@@ -444,7 +444,7 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 		(*c_drop_split)++;
 		return 0;
 	}
-	if (fwd.out[dst] == NULL) {
+	if (fwd.out[dst].ring == NULL) {
 		(*c_drop_no_out)++;
 		return 0;
 	}
@@ -484,9 +484,9 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 		}
 		/* fwd_put counts an oversized copy in drop-oversize. */
 		for (copies = 0; set != 0; set &= set - 1) {
-			used = fwd.used[k = __builtin_ctz(set)];
+			used = fwd.out[k = __builtin_ctz(set)].used;
 			fwd_put(&fwd, k, p, len);
-			copies += (int)(fwd.used[k] - used);
+			copies += (int)(fwd.out[k].used - used);
 		}
 		if (flood) {
 			(*c_flooded)++;

@@ -81,10 +81,10 @@ filter_init(int argc, char **argv)
 	free(expr);
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "out", "reject", NULL });
-	fwd.sent[0] = app_counter("matched");
-	fwd.sent[1] = app_counter("rejected");
+	fwd.out[0].sent = app_counter("matched");
+	fwd.out[1].sent = app_counter("rejected");
 	drop_nomatch = app_counter("drop-nomatch");
-	if (need_reject && fwd.out[1] == NULL)
+	if (need_reject && fwd.out[1].ring == NULL)
 		errx(2, "--reject-port given but port 'reject' is not "
 		    "connected");
 }
@@ -97,7 +97,7 @@ classify(void *ctx, int from, const struct packet *p, uint32_t len)
 
 	if (snb_bpf_run(prog, p->data, len, wire ? wire : len))
 		return 0;
-	if (fwd.out[1] != NULL)
+	if (fwd.out[1].ring != NULL)
 		return 1;
 	(*drop_nomatch)++;
 	return FWD_DROP;

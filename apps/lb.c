@@ -40,8 +40,8 @@ lb_init(int argc, char **argv)
 	fwd.blocked = app_counter("blocked-full-port");
 	for (k = 0; k < fwd.nout; k++) {
 		snprintf(name, sizeof(name), "packets-%s",
-		    fwd.out_port[k]->name);
-		fwd.sent[k] = app_counter(name);
+		    fwd.out[k].port->name);
+		fwd.out[k].sent = app_counter(name);
 	}
 }
 

@@ -42,7 +42,7 @@ static const char *counters_out;
 /*
  * The stage's ports by name, each an input (possibly fan-in) and an
  * output of struct fwd; for mux the VID each stands for (0 for trunk and
- * native).  tx[port] is fwd.sent[port].
+ * native).  tx[port] is fwd.out[port].sent.
  */
 static const char *names[MAX_PORTS + 1];	/* NULL-ended, for fwd_init */
 static int nports;
@@ -230,7 +230,7 @@ bind_ports(void)
 		snprintf(c, sizeof(c), "rx[%s]", names[i]);
 		rx[i] = app_counter(c);		/* which copies the name */
 		snprintf(c, sizeof(c), "tx[%s]", names[i]);
-		fwd.sent[i] = app_counter(c);
+		fwd.out[i].sent = app_counter(c);
 	}
 	if (mode != MUX) {
 		if (app_port_dir("in", PORT_IN) == NULL)
@@ -257,19 +257,22 @@ ctag(const uint8_t *f, uint32_t len)
  * Frame p of len bytes into output k's next slot, with a tag (tvid)
  * pushed (delta = SNB_VLAN_HLEN), the present one popped (-SNB_VLAN_HLEN)
  * or as it is (0); wirelen (of a truncated record) follows the edit.
+ * Called with a constant delta (see put_any()), so that the copies of
+ * the addresses and the tag are fixed-size moves, not memcpy() calls.
  */
-static inline int
+static inline __attribute__((always_inline)) int
 put(int k, const struct packet *p, uint32_t len, int delta, uint16_t tvid)
 {
 	uint16_t w[2] = { htons(SNB_ETH_VLAN), htons(tci_pcp | tvid) };
 	int push = delta > 0 ? delta : 0, pop = delta < 0 ? -delta : 0;
+	struct fwd_out *o = &fwd.out[k];
 	struct packet *q;
 
-	if (len + (uint32_t)delta > fwd.out[k]->capacity) {
+	if (len + (uint32_t)delta > o->ring->capacity) {
 		(*c_drop_oversize)++;
 		return 0;
 	}
-	q = ring_slot(fwd.out[k], fwd.used[k]++);
+	q = ring_slot(o->ring, o->used++);
 	q->flags = p->flags;
 	q->wirelen = p->wirelen ? (uint32_t)((int)p->wirelen + delta) : 0;
 	q->ts_ns = p->ts_ns;
@@ -280,6 +283,16 @@ put(int k, const struct packet *p, uint32_t len, int delta, uint16_t tvid)
 	memcpy(q->data + 2 * SNB_ETH_ALEN + push, p->data + 2 * SNB_ETH_ALEN +
 	    pop, len - 2 * SNB_ETH_ALEN - (uint32_t)pop);
 	return 1;
+}
+
+static inline int
+put_any(int k, const struct packet *p, uint32_t len, int delta, uint16_t tvid)
+{
+	if (delta > 0)
+		return put(k, p, len, SNB_VLAN_HLEN, tvid);
+	if (delta < 0)
+		return put(k, p, len, -SNB_VLAN_HLEN, tvid);
+	return put(k, p, len, 0, tvid);
 }
 
 /*
@@ -315,7 +328,7 @@ route(int src, const uint8_t *f, uint32_t len, int *delta, uint16_t *tvid)
 		return -1;
 	case MUX:
 		if (src != trunk) {
-			if (fwd.out[trunk] == NULL) {
+			if (fwd.out[trunk].ring == NULL) {
 				(*c_drop_no_trunk)++;
 				return -1;
 			}
@@ -327,7 +340,7 @@ route(int src, const uint8_t *f, uint32_t len, int *delta, uint16_t *tvid)
 		}
 		/* A priority tag (VID 0) marks a native frame too. */
 		if (v == NULL || vlan_vid(v) == 0) {
-			if (native < 0 || fwd.out[native] == NULL) {
+			if (native < 0 || fwd.out[native].ring == NULL) {
 				(*c_drop_untagged)++;
 				return -1;
 			}
@@ -335,7 +348,7 @@ route(int src, const uint8_t *f, uint32_t len, int *delta, uint16_t *tvid)
 			return native;
 		}
 		dst = vid_port[vlan_vid(v)];
-		if (dst == NO_PORT || fwd.out[dst] == NULL) {
+		if (dst == NO_PORT || fwd.out[dst].ring == NULL) {
 			(*c_drop_unknown_vid)++;
 			return -1;
 		}
@@ -365,7 +378,7 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 		if (!fwd_room(&fwd, dst))
 			break;
 		(*rx[src])++;
-		if (!put(dst, p, len, delta, tvid))
+		if (!put_any(dst, p, len, delta, tvid))
 			continue;
 		if (delta != 0)
 			(*(delta > 0 ? c_tagged : c_untagged))++;

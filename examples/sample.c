@@ -23,8 +23,8 @@ sample_init(int argc, char **argv)
 	every = (uint64_t)app_parse_num("N", argv[1], 1, 1000000);
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "out", "rest", NULL });
-	fwd.sent[0] = app_counter("sampled");
-	fwd.sent[1] = app_counter("rest");
+	fwd.out[0].sent = app_counter("sampled");
+	fwd.out[1].sent = app_counter("rest");
 	skipped = app_counter("drop-skipped");
 }
 
@@ -34,7 +34,7 @@ pick(void *ctx, int from, const struct packet *p, uint32_t len)
 {
 	if (seen++ % every == 0)
 		return 0;
-	if (fwd.out[1] != NULL)
+	if (fwd.out[1].ring != NULL)
 		return 1;
 	(*skipped)++;
 	return FWD_DROP;

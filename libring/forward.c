@@ -85,13 +85,10 @@ fwd_init(struct fwd *f, const char *const *ins, const char *const *outs)
 
 	f->nout = ports_of(outs, PORT_OUT, p);
 	f->out = alloc((size_t)f->nout, sizeof(*f->out));
-	f->out_port = alloc((size_t)f->nout, sizeof(*f->out_port));
-	f->used = alloc((size_t)f->nout, sizeof(*f->used));
-	f->sent = alloc((size_t)f->nout, sizeof(*f->sent));
 	for (i = 0; i < f->nout; i++) {
-		f->out_port[i] = p[i];
-		f->out[i] = p[i] != NULL && p[i]->nrings > 0 ?
-		    &p[i]->rings[0] : NULL;
+		f->out[i].port = p[i];
+		if (p[i] != NULL && p[i]->nrings > 0)
+			f->out[i].ring = &p[i]->rings[0];
 	}
 	free(p);
 	if (f->nout > 0)

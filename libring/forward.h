@@ -49,17 +49,22 @@
 #define FWD_DROP	(-1)
 #define FWD_ALL		(-2)
 
+struct fwd_out {
+	struct ring	*ring;		/* NULL: the port is unbound */
+	uint32_t	 used;		/* slots put since the last fwd_commit */
+	uint32_t	 room;		/* free slots as of fwd_room's last look */
+	uint64_t	*sent;		/* counter: committed to it (or NULL) */
+	struct port	*port;		/* its name, for the app's counters */
+};
+
 struct fwd {
 	struct ring	**in;		/* every input ring, in turn */
 	int		 *in_port;	/* ... and the index of its port */
 	int		  nin, next;
-	struct ring	**out;		/* one per output port, NULL: unbound */
-	struct port	**out_port;	/* the ports (names, for counters) */
-	uint32_t	 *used;		/* slots put since the last fwd_commit */
+	struct fwd_out	 *out;		/* one per output port named */
 	int		  nout;
 	/* Counters; NULL where the app does not count that. */
 	uint64_t	 *packets;	/* taken from the inputs */
-	uint64_t	**sent;		/* per output (NULLs): committed to it */
 	uint64_t	 *drop_oversize;	/* made by fwd_init */
 	uint64_t	 *blocked;	/* bursts cut short by a full output */
 };
@@ -68,8 +73,9 @@ struct fwd {
  * Bind f to the input ports named in ins and the output ports named in
  * outs (NULL-ended lists; NULL for none).  "*" alone stands for every
  * bound port of its direction (exit 2 if there is none), ordered by
- * name (numbers by value: "2" before "10").  A named output left unbound is NULL in
- * f->out; routing a packet there drops it, uncounted (the app knows).
+ * name (numbers by value: "2" before "10").  A named output left unbound
+ * has a NULL f->out[k].ring; routing a packet there drops it, uncounted
+ * (the app knows).
  * Makes the drop-oversize counter; packets and blocked are the app's to
  * set.  Call from init(): ports are bound by then.
  */
@@ -110,7 +116,8 @@ fwd_fit(struct fwd *f, uint32_t n)
 	int k;
 
 	for (k = 0; k < f->nout && n > 0; k++)
-		if (f->out[k] != NULL && (room = ring_room(f->out[k], n)) < n)
+		if (f->out[k].ring != NULL &&
+		    (room = ring_room(f->out[k].ring, n)) < n)
 			n = room;
 	if (n < want && f->blocked != NULL)
 		(*f->blocked)++;
@@ -125,20 +132,25 @@ fwd_fit(struct fwd *f, uint32_t n)
 static inline int
 fwd_room(struct fwd *f, int k)
 {
-	struct ring *o = f->out[k];
+	struct fwd_out *o = &f->out[k];
 
-	return o == NULL || ring_room(o, f->used[k] + 1) > f->used[k];
+	if (o->used < o->room || o->ring == NULL)
+		return 1;
+	/* One look at the consumer's tail for all the room there is, not
+	 * one per packet (its cache line is the consumer's to write). */
+	o->room = ring_room(o->ring, (uint32_t)o->ring->mask + 1);
+	return o->used < o->room;
 }
 
 static inline void
 fwd_put(struct fwd *f, int k, const struct packet *p, uint32_t len)
 {
-	struct ring *o = f->out[k];
+	struct fwd_out *o = &f->out[k];
 
-	if (o == NULL)
+	if (o->ring == NULL)
 		return;
-	if (ring_put_packet(o, f->used[k], p, len))
-		f->used[k]++;
+	if (ring_put_packet(o->ring, o->used, p, len))
+		o->used++;
 	else
 		(*f->drop_oversize)++;
 }
@@ -146,14 +158,15 @@ fwd_put(struct fwd *f, int k, const struct packet *p, uint32_t len)
 static inline void
 fwd_commit(struct fwd *f)
 {
-	int k;
+	struct fwd_out *o;
 
-	for (k = 0; k < f->nout; k++)
-		if (f->used[k] > 0) {
-			if (f->sent[k] != NULL)
-				*f->sent[k] += f->used[k];
-			ring_commit(f->out[k], f->used[k]);
-			f->used[k] = 0;
+	for (o = f->out; o < f->out + f->nout; o++)
+		if (o->used > 0) {
+			if (o->sent != NULL)
+				*o->sent += o->used;
+			ring_commit(o->ring, o->used);
+			o->room = o->room > o->used ? o->room - o->used : 0;
+			o->used = 0;
 		}
 }
 
