@@ -18,7 +18,7 @@ join_init(int argc, char **argv)
 		errx(2, "usage: snb-join");
 	fwd_init(&fwd, (const char *[]){ "*", NULL },
 	    (const char *[]){ "out", NULL });
-	fwd.packets = app_counter("packets");
+	fwd.out[0].sent = app_counter("packets");	/* sent to out */
 }
 
 static int

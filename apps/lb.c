@@ -24,6 +24,7 @@
 #include "proto.h"
 
 static struct fwd fwd;
+static uint64_t *blocked;
 
 static void
 lb_init(int argc, char **argv)
@@ -37,7 +38,7 @@ lb_init(int argc, char **argv)
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "*", NULL });
 	fwd.packets = app_counter("packets");
-	fwd.blocked = app_counter("blocked-full-port");
+	blocked = app_counter("blocked-full-port");
 	for (k = 0; k < fwd.nout; k++) {
 		snprintf(name, sizeof(name), "packets-%s",
 		    fwd.out[k].port->name);
@@ -106,16 +107,39 @@ flow_hash(const uint8_t *d, uint32_t len)
 	return h ^ (h >> 32);
 }
 
-static int
-by_flow(void *ctx, int from, const struct packet *p, uint32_t len)
+/*
+ * A burst of ring r, each packet to the output of its flow, up to the
+ * first whose output is full: the others' flows go on meanwhile until
+ * such a packet comes up (a full output does not stop them at once).
+ */
+static uint32_t
+spread(void *ctx, int from, struct ring *r, uint32_t n)
 {
-	return (int)(flow_hash(p->data, len) % (uint64_t)fwd.nout);
+	uint32_t i, len;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		const struct packet *p = ring_peek(r, i);
+
+		len = packet_len(r, p);
+		k = (int)(flow_hash(p->data, len) % (uint64_t)fwd.nout);
+		if (!fwd_room(&fwd, k)) {
+			(*blocked)++;
+			break;
+		}
+		fwd_put(&fwd, k, p, len);
+	}
+	return i;
 }
 
 static int
 lb_breathe(void)
 {
-	return fwd_breathe(&fwd, by_flow, NULL);
+	int n = fwd_take(&fwd, spread, NULL);
+
+	/* Inputs released by fwd_take(), outputs published now. */
+	fwd_commit(&fwd);
+	return n;
 }
 
 static const struct port_desc ports[] = {

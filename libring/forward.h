@@ -29,7 +29,10 @@
  *  - Lossless: a packet is taken only when every output has room for it;
  *    the rest wait, in order, for the next breath.  So route() is asked
  *    once per packet and may count and keep state as it likes.  (One
- *    full output holds back the others: what a slow consumer costs.)
+ *    full output holds back the others.  An app for which that is wrong,
+ *    like lb, whose full output must not stop the flows to the others,
+ *    routes its bursts itself under fwd_take() with fwd_room(), which
+ *    stops only at a packet whose own output is full.)
  *  - Inputs are released before outputs are committed, ring by ring: a
  *    stage killed in between loses the burst it held, and never sends a
  *    packet twice after its restart.
@@ -52,7 +55,8 @@
 struct fwd_out {
 	struct ring	*ring;		/* NULL: the port is unbound */
 	uint32_t	 used;		/* slots put since the last fwd_commit */
-	uint32_t	 room;		/* free slots as of fwd_room's last look */
+	uint32_t	 room;		/* free slots at fwd_room's look, this
+					   burst (0: look again) */
 	uint64_t	*sent;		/* counter: committed to it (or NULL) */
 	struct port	*port;		/* its name, for the app's counters */
 };
@@ -155,19 +159,25 @@ fwd_put(struct fwd *f, int k, const struct packet *p, uint32_t len)
 		(*f->drop_oversize)++;
 }
 
+/*
+ * Publish what was put.  The next fwd_room() looks at the ring afresh:
+ * once per burst, as a leaky ring's promise needs (its real room is
+ * what that look saw).
+ */
 static inline void
 fwd_commit(struct fwd *f)
 {
 	struct fwd_out *o;
 
-	for (o = f->out; o < f->out + f->nout; o++)
+	for (o = f->out; o < f->out + f->nout; o++) {
 		if (o->used > 0) {
 			if (o->sent != NULL)
 				*o->sent += o->used;
 			ring_commit(o->ring, o->used);
-			o->room = o->room > o->used ? o->room - o->used : 0;
 			o->used = 0;
 		}
+		o->room = 0;
+	}
 }
 
 typedef int	fwd_route_fn(void *ctx, int from, const struct packet *p,

@@ -309,7 +309,7 @@ ring_commit(struct ring *r, uint32_t n)
 	uint32_t i;
 
 	if (r->leak != NULL) {
-		r->leak_looked = 0;
+		r->leak_pinned = 0;
 		if (n > r->real_room) {
 			ring_count_drops(r, n - r->real_room);
 			n = r->real_room;

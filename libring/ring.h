@@ -139,15 +139,15 @@ struct ring {
 	/*
 	 * Producer of a leaky ring (RING_FLAG_LEAKY): ring_room() promises
 	 * whatever is asked, the slots past the real room (real_room, as of
-	 * the first ring_room() since the last commit) all map to this
-	 * private scratch slot, and ring_commit() publishes the real ones
-	 * and counts the rest as drops.
+	 * the last ring_room()) all map to this private scratch slot, and
+	 * ring_commit() publishes the real ones and counts the rest as
+	 * drops.
 	 * Apps need not know: a leaky output simply never fills.
 	 */
 	struct packet	*leak;
 	uint32_t	 real_room;
-	int		 leak_looked;	/* real_room measured since the commit:
-					   it may not grow before the next */
+	int		 leak_pinned;	/* a slot went to scratch since the
+					   commit: real_room may not grow */
 };
 
 /*
@@ -210,10 +210,10 @@ ring_room(struct ring *r, uint32_t want)
 	}
 	room = (uint32_t)(size - (r->head - r->tail));
 	if (__builtin_expect(r->leak != NULL, 0)) {
-		/* Slots past the first look went to scratch: keep it. */
-		if (!r->leak_looked || room < r->real_room)
+		/* Once a slot went to scratch, the real room may not grow
+		 * before the commit (the slots after it would be garbage). */
+		if (!r->leak_pinned || room < r->real_room)
 			r->real_room = room;
-		r->leak_looked = 1;
 		return room < want ? want : room;
 	}
 	return room;
@@ -223,8 +223,10 @@ ring_room(struct ring *r, uint32_t want)
 static inline struct packet *
 ring_slot(struct ring *r, uint32_t i)
 {
-	if (__builtin_expect(r->leak != NULL, 0) && i >= r->real_room)
+	if (__builtin_expect(r->leak != NULL, 0) && i >= r->real_room) {
+		r->leak_pinned = 1;
 		return r->leak;
+	}
 	return (struct packet *)(r->slots +
 	    ((r->head + i) & r->mask) * (uint64_t)r->slot_size);
 }

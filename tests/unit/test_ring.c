@@ -672,6 +672,61 @@ test_leaky(void)
 	unlink(path);
 }
 
+/*
+ * A leaky ring's real room: a look that hands out no scratch slot must
+ * not cap the next burst (an idle stage's ring_room(r, 1) used to), and
+ * once a slot went to scratch, a later look may not let the slots after
+ * it be published (they would be garbage).
+ */
+static void
+test_leaky_room(void)
+{
+	const char *path = tpath("r5");
+	struct ring p, c;
+	char errbuf[512];
+	uint32_t i;
+
+	if (ring_create(path, 64, 256, RING_FLAG_LEAKY) == -1 ||
+	    ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf)) ||
+	    ring_attach(&c, path, RING_CONSUMER, errbuf, sizeof(errbuf))) {
+		ok(0, "set up %s: %s", path, errbuf);
+		return;
+	}
+	ring_room(&p, 40);
+	for (i = 0; i < 40; i++)
+		put_seq(&p, i, i, 256);
+	ring_commit(&p, 40);
+	ring_avail(&c, 64);
+	ring_release(&c, 40);		/* drained; our cache says 24 free */
+	ring_room(&p, 1);		/* an idle look */
+	ring_room(&p, 64);
+	for (i = 0; i < 64; i++)
+		put_seq(&p, i, 40 + i, 256);
+	ring_commit(&p, 64);
+	ok(ring_avail(&c, 64) == 64 && p.shm->prod.drops == 0,
+	    "a look that dropped nothing does not cap the next burst "
+	    "(%u published, %llu drops)", ring_avail(&c, 64),
+	    (unsigned long long)p.shm->prod.drops);
+	ring_release(&c, 54);		/* 10 left: 54 free */
+	ring_room(&p, 64);		/* 54 real */
+	for (i = 0; i < 60; i++)	/* 54 real, 6 to scratch */
+		put_seq(&p, i, 200 + i, 256);
+	ring_release(&c, 10);		/* now 64 free, but slot 54.. was
+					   written to scratch */
+	ring_room(&p, 64);
+	put_seq(&p, 60, 260, 256);
+	ring_commit(&p, 61);
+	ok(ring_avail(&c, 64) == 54 && p.shm->prod.drops == 7 &&
+	    check_data(ring_peek(&c, 53)->data, 253,
+	    ring_peek(&c, 53)->len) == 0,
+	    "after a slot went to scratch, a later look publishes no "
+	    "garbage (%u published, %llu drops)", ring_avail(&c, 64),
+	    (unsigned long long)p.shm->prod.drops);
+	ring_detach(&p);
+	ring_detach(&c);
+	unlink(path);
+}
+
 /* --- 4. never trust the other side --- */
 
 static int
@@ -1279,6 +1334,7 @@ main(void)
 	test_single();
 	test_eof();
 	test_leaky();
+	test_leaky_room();
 	test_untrusted();
 	test_wait();
 	test_stress();
