@@ -70,7 +70,6 @@ struct fwd {
 	/* Counters; NULL where the app does not count that. */
 	uint64_t	 *packets;	/* taken from the inputs */
 	uint64_t	 *drop_oversize;	/* made by fwd_init */
-	uint64_t	 *blocked;	/* bursts cut short by a full output */
 };
 
 /*
@@ -80,8 +79,8 @@ struct fwd {
  * name (numbers by value: "2" before "10").  A named output left unbound
  * has a NULL f->out[k].ring; routing a packet there drops it, uncounted
  * (the app knows).
- * Makes the drop-oversize counter; packets and blocked are the app's to
- * set.  Call from init(): ports are bound by then.
+ * Makes the drop-oversize counter; packets is the app's to set.  Call
+ * from init(): ports are bound by then.
  */
 void	fwd_init(struct fwd *f, const char *const *ins,
 	    const char *const *outs);
@@ -116,15 +115,13 @@ fwd_burst(struct ring *r)
 static inline uint32_t
 fwd_fit(struct fwd *f, uint32_t n)
 {
-	uint32_t room, want = n;
+	uint32_t room;
 	int k;
 
 	for (k = 0; k < f->nout && n > 0; k++)
 		if (f->out[k].ring != NULL &&
 		    (room = ring_room(f->out[k].ring, n)) < n)
 			n = room;
-	if (n < want && f->blocked != NULL)
-		(*f->blocked)++;
 	return n;
 }
 
