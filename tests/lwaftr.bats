@@ -265,6 +265,57 @@ conformance() {
 	assert_output_has "usage: snb-lwaftr"
 }
 
+# A small valid configuration; $1 goes into external-interface, $2 into
+# internal-interface, $3 into the binding table after its one softwire.
+small_conf() {
+	cat <<-EOF
+	softwire-config {
+	  external-interface {
+	    $1
+	  }
+	  internal-interface {
+	    $2
+	  }
+	  instance {
+	    device test;
+	    queue {
+	      external-interface { ip 10.10.10.10; mac 12:12:12:12:12:12;
+	        next-hop { mac 68:68:68:68:68:68; } }
+	      internal-interface { ip 8:9:a:b:c:d:e:f; mac 22:22:22:22:22:22;
+	        next-hop { ip 8:9:a:b:4:3:2:1; } }
+	    }
+	  }
+	  binding-table {
+	    softwire { ipv4 178.79.150.3; psid 4; b4-ipv6 127::1;
+	      br-address 1e::af; port-set { psid-length 6; } }
+	    $3
+	  }
+	}
+	EOF
+}
+
+@test "lwaftr: a bad ingress-filter or egress-filter is reported at its value" {
+	small_conf 'ingress-filter "ip and tcp port 80 and";' > "$T/c.conf"
+	run snb-lwaftr "$T/c.conf"
+	[ "$status" -eq 2 ]
+	[ "$output" = "snb-lwaftr: $T/c.conf:3:20: bad ingress-filter 'ip and tcp port 80 and': can't parse filter expression: syntax error" ]
+	small_conf '' "egress-filter 'ip6 and port 99999';" > "$T/c.conf"
+	run snb-lwaftr "$T/c.conf"
+	[ "$status" -eq 2 ]
+	[ "$output" = "snb-lwaftr: $T/c.conf:6:19: bad egress-filter 'ip6 and port 99999': illegal port number 99999 > 65535" ]
+}
+
+@test "lwaftr: binding-table conflicts are reported at the later softwire" {
+	small_conf '' '' 'softwire { ipv4 178.79.150.3; psid 4; b4-ipv6 127::2; br-address 1e::af; port-set { psid-length 6; } }' > "$T/c.conf"
+	run snb-lwaftr "$T/c.conf"
+	[ "$status" -eq 2 ]
+	[ "$output" = "snb-lwaftr: $T/c.conf:20:5: softwire (178.79.150.3 psid 4) duplicates the one at 18:5" ]
+	small_conf '' '' 'softwire { ipv4 178.79.150.3; psid 5; b4-ipv6 127::2; br-address 1e::af; port-set { psid-length 8; } }' > "$T/c.conf"
+	run snb-lwaftr "$T/c.conf"
+	[ "$status" -eq 2 ]
+	[ "$output" = "snb-lwaftr: $T/c.conf:20:5: softwire (178.79.150.3 psid 5) shares its ipv4 with the one at 18:5 but not its port set (psid-length 6 there, 8 here; reserved-ports-bit-count 0 there, 0 here)" ]
+}
+
 # The packets in pcap $1 (0 while the file is not there yet).
 npackets() {
 	tcpdump -r "$1" 2>/dev/null | wc -l

@@ -182,9 +182,61 @@ bt_add_br(struct lwaftr_bt *bt, const uint8_t br[16], size_t *cap)
 	return 0;
 }
 
+/*
+ * How a message names softwire i: from a file, "FILE:LINE:COL: softwire"
+ * (who) and "the one at LINE:COL" (other); else by its 1-based number.
+ */
+struct bt_names {
+	const struct cfg_pos	*at;
+	const char		*file;
+};
+
+static const char *
+bt_who(const struct bt_names *nm, size_t i, char *buf, size_t len)
+{
+	if (nm->at != NULL)
+		snprintf(buf, len, "%s:%d:%d: softwire", nm->file,
+		    nm->at[i].line, nm->at[i].col);
+	else
+		snprintf(buf, len, "softwire %zu", i + 1);
+	return buf;
+}
+
+static const char *
+bt_other(const struct bt_names *nm, size_t i, char *buf, size_t len)
+{
+	if (nm->at != NULL)
+		snprintf(buf, len, "the one at %d:%d", nm->at[i].line,
+		    nm->at[i].col);
+	else
+		snprintf(buf, len, "softwire %zu", i + 1);
+	return buf;
+}
+
+static struct lwaftr_bt *build(const struct softwire *, size_t,
+	    const struct bt_names *, char *, size_t);
+
 struct lwaftr_bt *
 lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
     size_t errlen)
+{
+	struct bt_names nm = { NULL, NULL };
+
+	return build(sw, n, &nm, err, errlen);
+}
+
+struct lwaftr_bt *
+lwaftr_bt_build_at(const struct softwire *sw, size_t n,
+    const struct cfg_pos *at, const char *file, char *err, size_t errlen)
+{
+	struct bt_names nm = { at, file ? file : "-" };
+
+	return build(sw, n, &nm, err, errlen);
+}
+
+static struct lwaftr_bt *
+build(const struct softwire *sw, size_t n, const struct bt_names *nm,
+    char *err, size_t errlen)
 {
 	struct lwaftr_bt *bt;
 	struct bt_key *k = NULL;
@@ -193,7 +245,7 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 	size_t i, j, g, naddr, slots, brcap = 4;
 	int w;
 	uint32_t h;
-	char b1[16];
+	char b1[16], who[300], other[48];
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -207,15 +259,17 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 		s = &sw[i];
 		if (s->psid_length > 16 || s->reserved_bits > 16 ||
 		    s->psid_length + s->reserved_bits > 16) {
-			snprintf(err, errlen, "softwire %zu (%s psid %u): "
+			snprintf(err, errlen, "%s (%s psid %u): "
 			    "psid-length %u + reserved-ports-bit-count %u is "
-			    "more than 16", i + 1, fmt4(s->ipv4, b1), s->psid,
-			    s->psid_length, s->reserved_bits);
+			    "more than 16", bt_who(nm, i, who, sizeof(who)),
+			    fmt4(s->ipv4, b1), s->psid, s->psid_length,
+			    s->reserved_bits);
 			goto fail;
 		}
 		if (s->psid_length < 16 && s->psid >> s->psid_length) {
-			snprintf(err, errlen, "softwire %zu (%s psid %u): psid "
-			    "out of range for psid-length %u", i + 1,
+			snprintf(err, errlen, "%s (%s psid %u): psid "
+			    "out of range for psid-length %u",
+			    bt_who(nm, i, who, sizeof(who)),
 			    fmt4(s->ipv4, b1), s->psid, s->psid_length);
 			goto fail;
 		}
@@ -250,10 +304,12 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 		for (j = i + 1; j < n && bt->sw[j].ipv4 == f->ipv4; j++) {
 			s = &bt->sw[j];
 			if (s->psid == bt->sw[j - 1].psid) {
-				snprintf(err, errlen, "softwire %zu (%s psid %u) "
-				    "duplicates softwire %zu", (size_t)k[j].idx
-				    + 1, fmt4(s->ipv4, b1), s->psid,
-				    (size_t)k[j - 1].idx + 1);
+				/* the sort is stable: k[j] is the later one */
+				snprintf(err, errlen, "%s (%s psid %u) "
+				    "duplicates %s", bt_who(nm, k[j].idx, who,
+				    sizeof(who)), fmt4(s->ipv4, b1), s->psid,
+				    bt_other(nm, k[j - 1].idx, other,
+				    sizeof(other)));
 				goto fail;
 			}
 			if (s->psid_length != f->psid_length ||
@@ -264,13 +320,29 @@ lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
 					x = k[j].idx;
 					y = k[i].idx;
 				}
-				snprintf(err, errlen, "softwires %zu and %zu "
-				    "share %s but not its port set "
-				    "(psid-length %u/%u, reserved-ports-bit-"
-				    "count %u/%u)", x + 1, y + 1,
-				    fmt4(s->ipv4, b1), sw[x].psid_length,
-				    sw[y].psid_length, sw[x].reserved_bits,
-				    sw[y].reserved_bits);
+				if (nm->at == NULL)
+					snprintf(err, errlen, "softwires %zu and "
+					    "%zu share %s but not its port set "
+					    "(psid-length %u/%u, reserved-ports-"
+					    "bit-count %u/%u)", x + 1, y + 1,
+					    fmt4(s->ipv4, b1),
+					    sw[x].psid_length,
+					    sw[y].psid_length,
+					    sw[x].reserved_bits,
+					    sw[y].reserved_bits);
+				else
+					snprintf(err, errlen, "%s (%s psid %u) "
+					    "shares its ipv4 with %s but not "
+					    "its port set (psid-length %u "
+					    "there, %u here; reserved-ports-"
+					    "bit-count %u there, %u here)",
+					    bt_who(nm, y, who, sizeof(who)),
+					    fmt4(s->ipv4, b1), sw[y].psid,
+					    bt_other(nm, x, other,
+					    sizeof(other)), sw[x].psid_length,
+					    sw[y].psid_length,
+					    sw[x].reserved_bits,
+					    sw[y].reserved_bits);
 				goto fail;
 			}
 		}

@@ -55,7 +55,7 @@ struct fixup {
 struct cparser {
 	struct cfg		 cf;
 	struct lwaftr_conf	*c;
-	size_t			 swcap;
+	size_t			 swcap, atcap;
 	struct side		 ext, in;
 	struct cfg_pos		 top;		/* softwire-config */
 	int			 ninstance, nqueue;
@@ -115,8 +115,10 @@ static const struct cfg_field f_erl[] = {
 static const struct cfg_schema s_erl = CFG_S(f_erl);
 
 static const struct cfg_field f_reasm[] = {
-	CFG_INT("max-fragments-per-packet", SD(s.reasm_max_frags), UINT32_MAX),
-	CFG_INT("max-packets", SD(s.reasm_max_packets), UINT32_MAX),
+	/* the reassembler needs one of each and takes up to 2^24 packets */
+	CFG_INT("max-fragments-per-packet", SD(s.reasm_max_frags), UINT32_MAX,
+	    .lo = 1),
+	CFG_INT("max-packets", SD(s.reasm_max_packets), 1u << 24, .lo = 1),
 };
 static const struct cfg_schema s_reasm = CFG_S(f_reasm);
 
@@ -137,8 +139,11 @@ static const struct cfg_field f_side[] = {
 	CFG_F("mtu", CFG_LEAF, .id = ID_MTU),
 	CFG_F("error-rate-limiting", CFG_BLOCK, .sub = &s_erl),
 	CFG_F("reassembly", CFG_BLOCK, .sub = &s_reasm),
-	CFG_F("ingress-filter", CFG_STRING, .off = SD(s.ingress_filter)),
-	CFG_F("egress-filter", CFG_STRING, .off = SD(s.egress_filter)),
+	/* compiled by the app: it reports a bad one at the value */
+	CFG_F("ingress-filter", CFG_STRING, .off = SD(s.ingress_filter),
+	    CFG_AT(CFG_VALPOS, SD(s.ingress_at))),
+	CFG_F("egress-filter", CFG_STRING, .off = SD(s.egress_filter),
+	    CFG_AT(CFG_VALPOS, SD(s.egress_at))),
 	CFG_INT("flow-label", SD(s.flow_label), 0xfffff),
 	CFG_F("hairpinning", CFG_BOOL, .off = SD(s.hairpinning)),
 };
@@ -343,6 +348,8 @@ parse_softwire(struct cparser *ps, const struct cfg_tok *n)
 		w.sw.reserved_bits = (uint8_t)w.resv;
 	}
 	if (cfg_grow(&c->sw, &ps->swcap, c->nsw + 1, sizeof(*c->sw)) == -1 ||
+	    cfg_grow(&c->sw_at, &ps->atcap, c->nsw + 1, sizeof(*c->sw_at)) ==
+	    -1 ||
 	    ((!w.ps.line || !w.braddr.line) && cfg_grow(&ps->fix, &ps->fixcap,
 	    ps->nfix + 1, sizeof(*ps->fix)) == -1))
 		return cfg_err(&ps->cf, &n->at, "out of memory");
@@ -351,6 +358,7 @@ parse_softwire(struct cparser *ps, const struct cfg_tok *n)
 		ps->fix[ps->nfix++] = (struct fixup){ c->nsw, w.brindex,
 		    !w.braddr.line, !w.ps.line, n->at, w.psid_at,
 		    w.br.line ? w.br : n->at };
+	c->sw_at[c->nsw] = n->at;
 	c->sw[c->nsw++] = w.sw;
 	return 0;
 }
@@ -559,9 +567,12 @@ out:
 	} else if (c->nsw > 0 && ps.swcap > c->nsw) {
 		/* give back the doubling slack of a big table */
 		struct softwire *s = realloc(c->sw, c->nsw * sizeof(*s));
+		struct cfg_pos *a = realloc(c->sw_at, c->nsw * sizeof(*a));
 
 		if (s != NULL)
 			c->sw = s;
+		if (a != NULL)
+			c->sw_at = a;
 	}
 	return rc;
 }
@@ -597,5 +608,6 @@ lwaftr_conf_free(struct lwaftr_conf *c)
 	free(c->in.ingress_filter);
 	free(c->in.egress_filter);
 	free(c->sw);
+	free(c->sw_at);
 	memset(c, 0, sizeof(*c));
 }

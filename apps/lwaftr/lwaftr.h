@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfg.h"
+
 /* One softwire: a B4's share of an IPv4 address (RFC 7597 port sets). */
 struct softwire {
 	uint32_t	ipv4;		/* network order */
@@ -40,6 +42,7 @@ struct lwaftr_side {
 	uint32_t	reasm_max_packets;	/* default 20000 */
 	char		*ingress_filter;	/* pcap expression or NULL */
 	char		*egress_filter;
+	struct cfg_pos	 ingress_at, egress_at;	/* their values, for errors */
 	int		vlan_tag;		/* -1 = untagged */
 	uint32_t	flow_label;		/* internal only, default 0 */
 	int		hairpinning;		/* internal only, default 1 */
@@ -54,6 +57,7 @@ struct lwaftr_side {
 struct lwaftr_conf {
 	struct lwaftr_side	 ext, in;
 	struct softwire		*sw;		/* binding-table, in file order */
+	struct cfg_pos		*sw_at;		/* where each softwire starts */
 	size_t			 nsw;
 };
 
@@ -77,6 +81,14 @@ struct lwaftr_bt;
 
 struct lwaftr_bt *lwaftr_bt_build(const struct softwire *sw, size_t n,
 	    char *err, size_t errlen);
+/*
+ * The same, for softwires read from file: at[i] is where sw[i] is in it,
+ * and a conflict is "FILE:LINE:COL: ..." at the later softwire of the
+ * two, naming the earlier one's position.
+ */
+struct lwaftr_bt *lwaftr_bt_build_at(const struct softwire *sw, size_t n,
+	    const struct cfg_pos *at, const char *file, char *err,
+	    size_t errlen);
 void	lwaftr_bt_free(struct lwaftr_bt *bt);
 /* The softwire owning (ipv4, port) (both network order), or NULL. */
 const struct softwire *lwaftr_bt_lookup(const struct lwaftr_bt *bt,

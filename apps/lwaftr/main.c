@@ -102,8 +102,10 @@ write_counters(const struct stage *st)
 		warn("%s", st->counters_out);
 }
 
+/* A filter of the config file path, whose value is at `at`. */
 static struct snb_bpf *
-compile_filter(const char *path, const char *expr, const char *what)
+compile_filter(const char *path, const char *expr, const struct cfg_pos *at,
+    const char *what)
 {
 	char errbuf[256];
 	struct bpf_program bp;
@@ -113,12 +115,12 @@ compile_filter(const char *path, const char *expr, const char *what)
 	if ((pd = pcap_open_dead(DLT_EN10MB, 65535)) == NULL)
 		errx(1, "pcap_open_dead failed");
 	if (pcap_compile(pd, &bp, expr, 1, PCAP_NETMASK_UNKNOWN) == -1)
-		errx(2, "%s: bad %s '%s': %s", path, what, expr,
-		    pcap_geterr(pd));
+		errx(2, "%s:%d:%d: bad %s '%s': %s", path, at->line,
+		    at->col, what, expr, pcap_geterr(pd));
 	if ((prog = snb_bpf_load(bp.bf_insns, bp.bf_len, errbuf,
 	    sizeof(errbuf))) == NULL)
-		errx(2, "%s: unsupported %s '%s': %s", path, what, expr,
-		    errbuf);
+		errx(2, "%s:%d:%d: unsupported %s '%s': %s", path,
+		    at->line, at->col, what, expr, errbuf);
 	pcap_freecode(&bp);
 	pcap_close(pd);
 	return prog;
@@ -127,39 +129,31 @@ compile_filter(const char *path, const char *expr, const char *what)
 static void
 side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 {
-	const char *iface = s->v6 ? "internal-interface" :
-	    "external-interface";
-	uint32_t min = s->v6 ? SNB_IPV6_MIN_MTU : 68;
-
+	/* conf.c checked every value (range, next hop) with its position */
 	s->cf = cf;
-	if (cf->mtu < min || cf->mtu > 65535)
-		errx(2, "%s: %s mtu %u is out of range (%u to 65535)",
-		    path, iface, cf->mtu, min);
 	s->mtu = cf->mtu;
 	memcpy(s->mac, cf->mac, 6);
 	if (cf->has_nh_mac) {
 		memcpy(s->nh_mac, cf->nh_mac, 6);
 		s->nh_known = 1;
-	} else if (cf->has_nh_ip) {
+	} else {
 		s->resolve = 1;
 		s->sol_due = app_now_ns() + SOLICIT_FIRST;
-	} else
-		errx(2, "%s: %s has no next-hop", path, iface);
+	}
 	if (cf->vlan_tag >= 0) {
 		s->vlan = 1;
 		s->vlan_tci = htons((uint16_t)(cf->vlan_tag & SNB_VLAN_VID_MASK));
 	}
 	if (cf->ingress_filter)
 		s->ingress = compile_filter(path, cf->ingress_filter,
-		    "ingress-filter");
+		    &cf->ingress_at, "ingress-filter");
 	if (cf->egress_filter)
 		s->egress = compile_filter(path, cf->egress_filter,
-		    "egress-filter");
+		    &cf->egress_at, "egress-filter");
 	s->reasm = reasm_new(s->v6 ? 6 : 4, cf->reasm_max_packets,
 	    cf->reasm_max_frags, s->v6 ? REASM6_TIMEOUT : REASM4_TIMEOUT, 0);
 	if (s->reasm == NULL)
-		errx(2, "%s: %s reassembly limits out of range (or out of "
-		    "memory)", path, iface);
+		errx(1, "%s reassembly: out of memory", s->name);
 	tx_init(s);
 }
 
@@ -210,9 +204,9 @@ lw_init(int argc, char **argv)
 	if (lwaftr_conf_load(&st->conf, st->path, errbuf,
 	    sizeof(errbuf)) == -1)
 		errx(2, "%s", errbuf);
-	if ((lw->bt = lwaftr_bt_build(st->conf.sw, st->conf.nsw, errbuf,
-	    sizeof(errbuf))) == NULL)
-		errx(2, "%s: %s", st->path, errbuf);
+	if ((lw->bt = lwaftr_bt_build_at(st->conf.sw, st->conf.nsw,
+	    st->conf.sw_at, st->path, errbuf, sizeof(errbuf))) == NULL)
+		errx(2, "%s", errbuf);
 	lw->s4.lw = lw->s6.lw = lw;
 	side_init(&lw->s4, &st->conf.ext, st->path);
 	side_init(&lw->s6, &st->conf.in, st->path);
@@ -249,10 +243,10 @@ reload(struct stage *st)
 	if (lwaftr_conf_load(nc, st->path, errbuf, sizeof(errbuf)) == -1)
 		warnx("reload failed, keeping the current binding table: %s",
 		    errbuf);
-	else if ((nbt = lwaftr_bt_build(nc->sw, nc->nsw, errbuf,
-	    sizeof(errbuf))) == NULL)
-		warnx("reload failed, keeping the current binding table: "
-		    "%s: %s", st->path, errbuf);
+	else if ((nbt = lwaftr_bt_build_at(nc->sw, nc->nsw, nc->sw_at,
+	    st->path, errbuf, sizeof(errbuf))) == NULL)
+		warnx("reload failed, keeping the current binding table: %s",
+		    errbuf);
 	if (nbt == NULL) {
 		free_conf(nc);
 		return;

@@ -490,6 +490,14 @@ static const struct ecase ecases[] = {
 	    "    psid-map { addr 1.2.3.4; psid-length 6; shift 11; }\n",
 	    "t.conf:25:51: psid-length 6 + shift 11 is more than 16" },
 	{ "mtu 1460;", "mtu '1460';", NULL },
+	{ "mtu 1460;", "reassembly { max-packets 0; }",
+	    "t.conf:3:30: 'max-packets' out of range: 0 (1..16777216)" },
+	{ "mtu 1460;", "reassembly { max-packets 16777217; }",
+	    "t.conf:3:30: 'max-packets' out of range: 16777217 (1..16777216)" },
+	{ "mtu 1460;", "reassembly { max-fragments-per-packet 0; }",
+	    "t.conf:3:43: 'max-fragments-per-packet' out of range: 0 "
+	    "(1..4294967295)" },
+	{ "mtu 1460;", "ingress-filter 'ip'; egress-filter \"tcp\";", NULL },
 };
 
 static char *
@@ -507,6 +515,63 @@ edit(const char *s, const char *from, const char *to)
 	memcpy(r + a, to, t);
 	strcpy(r + a + t, at + f);
 	return r;
+}
+
+/*
+ * Binding-table conflicts: the file parses, the table refuses it, and
+ * the message names the later softwire's position and the earlier's.
+ */
+static const struct ecase btcases[] = {
+	/* the same (ipv4, psid) twice, port sets given per softwire */
+	{ "  binding-table {\n", "  binding-table {\n"
+	    "    softwire { ipv4 178.79.150.3; psid 4; b4-ipv6 ::1;\n"
+	    "      br-address ::2; port-set { psid-length 6; } }\n",
+	    "t.conf:27:5: softwire (178.79.150.3 psid 4) duplicates the one "
+	    "at 25:5" },
+	/* ... and in the older layout: port set from a psid-map, BR by index */
+	{ "  binding-table {\n", "  binding-table {\n"
+	    "    br-address ::9;\n"
+	    "    psid-map { addr 1.2.3.4; psid-length 4; }\n"
+	    "    softwire { ipv4 1.2.3.4; psid 1; b4-ipv6 ::1; }\n"
+	    "    softwire { ipv4 1.2.3.4; psid 1; b4-ipv6 ::2; br 0; }\n",
+	    "t.conf:28:5: softwire (1.2.3.4 psid 1) duplicates the one at "
+	    "27:5" },
+	/* one IPv4 address, two shapes of port set */
+	{ "  binding-table {\n", "  binding-table {\n"
+	    "    softwire { ipv4 178.79.150.3; psid 1; b4-ipv6 ::1; "
+	    "br-address ::2;\n      port-set { psid-length 4; } }\n",
+	    "t.conf:27:5: softwire (178.79.150.3 psid 4) shares its ipv4 with "
+	    "the one at 25:5 but not its port set (psid-length 4 there, 6 "
+	    "here; reserved-ports-bit-count 0 there, 0 here)" },
+	{ "port-set { psid-length 6; }", "port-set { psid-length 6; "
+	    "reserved-ports-bit-count 1; }\n    }\n    softwire { ipv4 "
+	    "178.79.150.3; psid 5; b4-ipv6 ::1; br-address ::2;\n"
+	    "      port-set { psid-length 6; }",
+	    "t.conf:32:5: softwire (178.79.150.3 psid 5) shares its ipv4 with "
+	    "the one at 25:5 but not its port set (psid-length 6 there, 6 "
+	    "here; reserved-ports-bit-count 1 there, 0 here)" },
+};
+
+static void
+bt_error(const struct ecase *e)
+{
+	struct lwaftr_conf c;
+	struct lwaftr_bt *bt = NULL;
+	char err[512], *text;
+	int rc;
+
+	text = edit(base, e->from, e->to);
+	err[0] = '\0';
+	rc = lwaftr_conf_parse(&c, text, "t.conf", err, sizeof(err));
+	if (rc == 0)
+		bt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, "t.conf", err,
+		    sizeof(err));
+	ok(rc == 0 && bt == NULL && strcmp(err, e->want) == 0, "%s", e->want);
+	if (strcmp(err, e->want) != 0)
+		printf("#   got: %s\n", err);
+	lwaftr_bt_free(bt);
+	lwaftr_conf_free(&c);
+	free(text);
 }
 
 static void
@@ -592,6 +657,8 @@ test_errors(void)
 	    err);
 	lwaftr_conf_free(&c);
 	free(text);
+	for (i = 0; i < sizeof(btcases) / sizeof(btcases[0]); i++)
+		bt_error(&btcases[i]);
 }
 
 static void
