@@ -16,6 +16,7 @@
  * flow where its predecessor did.
  */
 #include <err.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +26,32 @@
 
 static struct fwd fwd;
 static uint64_t *blocked;
+static int by_softwire;		/* --key softwire */
+
+#define LB_ALL	UINT64_MAX	/* softwire_key(): to every output */
 
 static void
 lb_init(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 }
+	};
 	char name[64];
-	int k;
+	int ch, k;
 
-	(void)argv;
-	if (argc != 1)
-		errx(2, "usage: snb-lb");
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (ch == 'k' && strcmp(optarg, "flow") == 0)
+			by_softwire = 0;
+		else if (ch == 'k' && strcmp(optarg, "softwire") == 0)
+			by_softwire = 1;
+		else if (ch == 'k')
+			errx(2, "bad --key '%s': flow or softwire", optarg);
+		else
+			errx(2, "usage: snb-lb [--key flow|softwire]");
+	}
+	if (optind != argc)
+		errx(2, "unexpected argument '%s'", argv[optind]);
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "*", NULL });
 	fwd.packets = app_counter("packets");
@@ -107,6 +124,68 @@ flow_hash(const uint8_t *d, uint32_t len)
 	return h ^ (h >> 32);
 }
 
+/* A 32-bit mixer (xor-shift / multiply): pools of addresses are runs. */
+static inline uint32_t
+mix32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	return x ^ (x >> 16);
+}
+
+/*
+ * --key softwire (see the top of the file): a hash of the softwire's
+ * IPv4 address, or LB_ALL for ARP and neighbour discovery.
+ */
+static uint64_t
+softwire_key(const uint8_t *d, uint32_t len)
+{
+	uint32_t off = SNB_ETH_HLEN, a, w[4];
+	uint16_t type;
+	int tags;
+
+	if (len < SNB_ETH_HLEN)
+		return 0;
+	type = (uint16_t)(d[12] << 8 | d[13]);
+	for (tags = 0; tags < 2 && (type == SNB_ETH_VLAN ||
+	    type == SNB_ETH_QINQ) && len >= off + 4; tags++) {
+		type = (uint16_t)(d[off + 2] << 8 | d[off + 3]);
+		off += 4;
+	}
+	if (type == SNB_ETH_ARP)
+		return LB_ALL;
+	if (type == SNB_ETH_IPV4 && len >= off + 20 && (d[off] >> 4) == 4) {
+		memcpy(&a, d + off + 16, 4);		/* destination */
+		return mix32(a);
+	}
+	if (type != SNB_ETH_IPV6 || len < off + 40)
+		return flow_hash(d, len) >> 1;
+	if (d[off + 6] == SNB_IPPROTO_IPIP && len >= off + 60) {
+		memcpy(&a, d + off + 52, 4);		/* inner source */
+		return mix32(a);
+	}
+	/* NS and NA (RFC 4861 4.3, 4.4), without extension headers. */
+	if (d[off + 6] == SNB_IPPROTO_ICMPV6 && len > off + 40 &&
+	    (d[off + 40] == 135 || d[off + 40] == 136))
+		return LB_ALL;
+	memcpy(w, d + off + 8, 16);			/* the B4 */
+	return mix32(w[0] ^ w[1] ^ w[2] ^ w[3]);
+}
+
+/* Room in every output for one more packet. */
+static int
+room_all(void)
+{
+	int k;
+
+	for (k = 0; k < fwd.nout; k++)
+		if (!fwd_room(&fwd, k))
+			return 0;
+	return 1;
+}
+
 /*
  * A burst of ring r, each packet to the output of its flow, up to the
  * first whose output is full: the others' flows go on meanwhile until
@@ -115,6 +194,7 @@ flow_hash(const uint8_t *d, uint32_t len)
 static uint32_t
 spread(void *ctx, int from, struct ring *r, uint32_t n)
 {
+	uint64_t key;
 	uint32_t i, len;
 	int k;
 
@@ -122,7 +202,19 @@ spread(void *ctx, int from, struct ring *r, uint32_t n)
 		const struct packet *p = ring_peek(r, i);
 
 		len = packet_len(r, p);
-		k = (int)(flow_hash(p->data, len) % (uint64_t)fwd.nout);
+		if (!by_softwire)
+			k = (int)(flow_hash(p->data, len) % (uint64_t)fwd.nout);
+		else if ((key = softwire_key(p->data, len)) != LB_ALL)
+			k = (int)(key % (uint64_t)fwd.nout);
+		else {
+			if (!room_all()) {
+				(*blocked)++;
+				break;
+			}
+			for (k = 0; k < fwd.nout; k++)
+				fwd_put(&fwd, k, p, len);
+			continue;
+		}
 		if (!fwd_room(&fwd, k)) {
 			(*blocked)++;
 			break;
@@ -150,7 +242,7 @@ static const struct port_desc ports[] = {
 
 static const struct app_desc desc = {
 	.name = "lb",
-	.usage = "",
+	.usage = "[--key flow|softwire]",
 	.summary = "Spread packets over the bound output ports by flow hash.",
 	.ports = ports,
 	.init = lb_init,

@@ -17,6 +17,19 @@ load helpers
 	assert_output_has "the same packets as tcpdump's selection"
 }
 
+@test "examples/lwaftr-scale.sh: lwaftr copies behind lb --key softwire keep each softwire, its fragments and hairpins on one copy" {
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || {
+		[ "${CI:-}" != true ] || { echo "CI: python3-scapy is missing"; return 1; }
+		skip "python3-scapy is not installed"
+	}
+	run sh examples/lwaftr-scale.sh "$SNB_BUILD" 3
+	echo "$output" | tail -8
+	[ "$status" -eq 0 ]
+	assert_output_has "every softwire's traffic through one copy, output identical to one lwaftr's"
+	# Each of the three copies reassembled and hairpinned some of it.
+	[ "$(echo "$output" | grep -c '^== w[0-2]: hairpin-ipv4-packets [1-9].*in-ipv4-frag-reassembled [1-9].*in-ipv6-frag-reassembled [1-9]')" -eq 3 ]
+}
+
 @test "examples/new-app.sh: the model app of snb(7), built outside the tree" {
 	run sh examples/new-app.sh "$SNB_BUILD"
 	echo "$output" | tail -5

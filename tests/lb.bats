@@ -113,9 +113,47 @@ PY
 	[ ! -s "$T/split" ]
 }
 
+@test "lb --key softwire: ARP to every output, IPv4 by destination, IPv6 by source" {
+	mkflows "$T/in.pcap"
+	run snb-run "pcap-read $T/in.pcap | b: lb --key softwire | pcap-write $T/0.pcap ;
+	    @b [1] | pcap-write $T/1.pcap ; @b [2] | pcap-write $T/2.pcap"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run python3 - "$T" <<'PY'
+import struct, sys, collections
+t = sys.argv[1]
+where = collections.defaultdict(set); arp = collections.Counter(); n = 0
+for k in range(3):
+    d = open('%s/%d.pcap' % (t, k), 'rb').read(); o = 24
+    while o + 16 <= len(d):
+        cl = struct.unpack('<I', d[o + 8:o + 12])[0]; p = d[o + 16:o + 16 + cl]; o += 16 + cl
+        n += 1; off = 14; ty = struct.unpack('!H', p[12:14])[0]
+        if ty == 0x8100:
+            ty = struct.unpack('!H', p[16:18])[0]; off = 18
+        if ty == 0x0806:
+            arp[k] += 1
+        elif ty == 0x0800:
+            where[('dst4', p[off + 16:off + 20])].add(k)
+        else:
+            where[('src6', p[off + 8:off + 24])].add(k)
+split = [w for w, ks in where.items() if len(ks) > 1]
+used = set().union(*where.values())
+print('%d packets, ARP per output %s, %d keys, split %d, outputs used %s' %
+      (n, dict(sorted(arp.items())), len(where), len(split), sorted(used)))
+sys.exit(0 if n == 6070 + 60 and arp == {0: 30, 1: 30, 2: 30} and not split and
+         used == {0, 1, 2} else 1)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 @test "lb: errors" {
 	run snb-lb extra
 	[ "$status" -eq 2 ]
+	run snb-lb --key port
+	[ "$status" -eq 2 ]
+	assert_output_has "bad --key 'port': flow or softwire"
+
 	run snb-run 'source --count 1 | b: lb'
 	[ "$status" -ne 0 ]
 	run snb-run 'source --count 1 | t: tee | sink ; @t | sink'
