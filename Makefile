@@ -56,7 +56,8 @@ bins: $(BINS)
 
 # Unit tests, benches and fuzz targets that include an app's .c files.
 LWAFTR_C  := $(wildcard apps/lwaftr/*.c)
-$(BUILD)/tests/unit/test_lwaftr_conf.o $(BUILD)/tests/unit/test_lwaftr_bt.o: $(LWAFTR_C)
+$(BUILD)/tests/unit/test_lwaftr_conf.o $(BUILD)/tests/unit/test_lwaftr_bt.o \
+    $(BUILD)/tests/unit/test_lwaftr_btedit.o: $(LWAFTR_C)
 $(BUILD)/bench/lwaftr_bt_bench.o: $(LWAFTR_C)
 
 $(BUILD)/%.o: %.c $(HDRS)

@@ -1,7 +1,8 @@
 /*
  * bt.c: the binding table, (IPv4, port) -> softwire.
  *
- * Layout, built once and then read-only:
+ * Layout, built once and then read-only (a change builds a new table
+ * beside the old one: btedit.c):
  *
  *	rec[]	open-addressing hash table keyed by IPv4: buckets of 4
  *		16-byte records, one bucket a cache line, a power of two
@@ -215,6 +216,36 @@ bt_other(const struct bt_names *nm, size_t i, char *buf, size_t len)
 
 static struct lwaftr_bt *build(const struct softwire *, size_t,
 	    const struct bt_names *, char *, size_t);
+static int bt_index(struct lwaftr_bt *, struct softwire *, size_t,
+	    const struct bt_key *, const struct softwire *,
+	    const struct bt_names *, char *, size_t);
+
+/*
+ * The checks of one softwire alone: a port set that fits 16 bits, a PSID
+ * that fits its length.  who names it in the message.
+ */
+int
+lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
+    size_t errlen)
+{
+	char b1[16];
+
+	if (s->psid_length > 16 || s->reserved_bits > 16 ||
+	    s->psid_length + s->reserved_bits > 16) {
+		snprintf(err, errlen, "%s (%s psid %u): psid-length %u + "
+		    "reserved-ports-bit-count %u is more than 16", who,
+		    fmt4(s->ipv4, b1), s->psid, s->psid_length,
+		    s->reserved_bits);
+		return -1;
+	}
+	if (s->psid_length < 16 && s->psid >> s->psid_length) {
+		snprintf(err, errlen, "%s (%s psid %u): psid out of range for "
+		    "psid-length %u", who, fmt4(s->ipv4, b1), s->psid,
+		    s->psid_length);
+		return -1;
+	}
+	return 0;
+}
 
 struct lwaftr_bt *
 lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
@@ -240,12 +271,9 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 {
 	struct lwaftr_bt *bt;
 	struct bt_key *k = NULL;
-	struct bt_rec *r;
-	const struct softwire *s, *f;
-	size_t i, j, g, naddr, slots, brcap = 4;
-	int w;
-	uint32_t h;
-	char b1[16], who[300], other[48];
+	struct softwire *sorted;
+	size_t i;
+	char who[300];
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -255,25 +283,10 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 	}
 	if ((bt = calloc(1, sizeof(*bt))) == NULL)
 		goto nomem;
-	for (i = 0; i < n; i++) {
-		s = &sw[i];
-		if (s->psid_length > 16 || s->reserved_bits > 16 ||
-		    s->psid_length + s->reserved_bits > 16) {
-			snprintf(err, errlen, "%s (%s psid %u): "
-			    "psid-length %u + reserved-ports-bit-count %u is "
-			    "more than 16", bt_who(nm, i, who, sizeof(who)),
-			    fmt4(s->ipv4, b1), s->psid, s->psid_length,
-			    s->reserved_bits);
+	for (i = 0; i < n; i++)
+		if (lwaftr_sw_check(&sw[i], bt_who(nm, i, who, sizeof(who)),
+		    err, errlen) == -1)
 			goto fail;
-		}
-		if (s->psid_length < 16 && s->psid >> s->psid_length) {
-			snprintf(err, errlen, "%s (%s psid %u): psid "
-			    "out of range for psid-length %u",
-			    bt_who(nm, i, who, sizeof(who)),
-			    fmt4(s->ipv4, b1), s->psid, s->psid_length);
-			goto fail;
-		}
-	}
 	if (n > 0 && (k = malloc(n * sizeof(*k))) == NULL)
 		goto nomem;
 	for (i = 0; i < n; i++) {
@@ -287,15 +300,47 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 	 * The sorted copy first: one pass of scattered reads, after which
 	 * the checks and the records walk memory in order.
 	 */
-	bt->nsw = n;
-	bt->sw = malloc((n ? n : 1) * sizeof(*bt->sw));
-	bt->psid = malloc((n ? n : 1) * sizeof(*bt->psid));
-	if (bt->sw == NULL || bt->psid == NULL)
+	if ((sorted = malloc((n ? n : 1) * sizeof(*sorted))) == NULL)
 		goto nomem;
-	for (i = 0; i < n; i++) {
-		bt->sw[i] = sw[k[i].idx];
+	for (i = 0; i < n; i++)
+		sorted[i] = sw[k[i].idx];
+	if (bt_index(bt, sorted, n, k, sw, nm, err, errlen) == -1)
+		goto fail;
+	free(k);
+	return bt;
+nomem:
+	snprintf(err, errlen, "binding table: out of memory");
+fail:
+	free(k);
+	lwaftr_bt_free(bt);
+	return NULL;
+}
+
+/*
+ * Make bt the table of sorted (n softwires in (address, PSID) order,
+ * malloc'd: bt owns it from here on, also on failure).  k gives each
+ * softwire's position in sw, for messages (nm names it); NULL: their own
+ * positions.
+ */
+static int
+bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
+    const struct bt_key *k, const struct softwire *sw,
+    const struct bt_names *nm, char *err, size_t errlen)
+{
+	struct bt_rec *r;
+	const struct softwire *s, *f;
+	size_t i, j, g, naddr, slots, brcap = 4;
+	int w;
+	uint32_t h;
+	char b1[16], who[300], other[48];
+
+#define IDX(i)	((size_t)(k ? k[i].idx : (i)))
+	bt->nsw = n;
+	bt->sw = sorted;
+	if ((bt->psid = malloc((n ? n : 1) * sizeof(*bt->psid))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++)
 		bt->psid[i] = bt->sw[i].psid;
-	}
 
 	/* conflicts: one port-set shape per address, one softwire per PSID */
 	naddr = 0;
@@ -306,19 +351,19 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 			if (s->psid == bt->sw[j - 1].psid) {
 				/* the sort is stable: k[j] is the later one */
 				snprintf(err, errlen, "%s (%s psid %u) "
-				    "duplicates %s", bt_who(nm, k[j].idx, who,
+				    "duplicates %s", bt_who(nm, IDX(j), who,
 				    sizeof(who)), fmt4(s->ipv4, b1), s->psid,
-				    bt_other(nm, k[j - 1].idx, other,
+				    bt_other(nm, IDX(j - 1), other,
 				    sizeof(other)));
-				goto fail;
+				return -1;
 			}
 			if (s->psid_length != f->psid_length ||
 			    s->reserved_bits != f->reserved_bits) {
-				size_t x = k[i].idx, y = k[j].idx;
+				size_t x = IDX(i), y = IDX(j);
 
 				if (x > y) {
-					x = k[j].idx;
-					y = k[i].idx;
+					x = IDX(j);
+					y = IDX(i);
 				}
 				if (nm->at == NULL)
 					snprintf(err, errlen, "softwires %zu and "
@@ -343,7 +388,7 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 					    sw[y].psid_length,
 					    sw[x].reserved_bits,
 					    sw[y].reserved_bits);
-				goto fail;
+				return -1;
 			}
 		}
 		naddr++;
@@ -389,14 +434,44 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 		r->shift = (uint8_t)(16 - f->reserved_bits - f->psid_length);
 		r->dense = g == (size_t)r->mask + 1;
 	}
-	free(k);
-	return bt;
+#undef IDX
+	return 0;
 nomem:
 	snprintf(err, errlen, "binding table: out of memory");
-fail:
-	free(k);
-	lwaftr_bt_free(bt);
-	return NULL;
+	return -1;
+}
+
+struct lwaftr_bt *
+lwaftr_bt_adopt(struct softwire *sorted, size_t n, char *err, size_t errlen)
+{
+	static const struct bt_names nm = { NULL, NULL };
+	struct lwaftr_bt *bt;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if ((bt = calloc(1, sizeof(*bt))) == NULL) {
+		free(sorted);
+		snprintf(err, errlen, "binding table: out of memory");
+		return NULL;
+	}
+	if (n > UINT32_MAX) {
+		snprintf(err, errlen, "binding table: too many softwires");
+		bt->sw = sorted;
+		lwaftr_bt_free(bt);
+		return NULL;
+	}
+	if (bt_index(bt, sorted, n, NULL, sorted, &nm, err, errlen) == -1) {
+		lwaftr_bt_free(bt);
+		return NULL;
+	}
+	return bt;
+}
+
+const struct softwire *
+lwaftr_bt_softwires(const struct lwaftr_bt *bt, size_t *n)
+{
+	*n = bt->nsw;
+	return bt->sw;
 }
 
 void

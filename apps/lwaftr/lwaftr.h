@@ -5,6 +5,8 @@
  *	conf.c	the softwire-config schema -> struct lwaftr_conf (the syntax
  *		is libring/cfg.h's)
  *	bt.c	the binding table: (IPv4, port) -> softwire, batched lookups
+ *	btedit.c changes to a binding table: a new table beside the old
+ *	ctl.c	snb-ctl's config requests: add, remove, set, get, reload
  *	main.c	the app and its data path (rx.c, xlate.c, icmp.c, tx.c;
  *		see dp.h): ports v4 and v6, encap/decap, hairpinning, ICMP,
  *		fragments, ARP/NDP, VLAN, counters
@@ -75,7 +77,8 @@ void	lwaftr_conf_free(struct lwaftr_conf *c);
 /*
  * The binding table.  Built once from the softwires (conflicting entries,
  * e.g. overlapping port sets of one IPv4 address, are an error), then
- * read-only: a reload builds a new table and swaps the pointer.
+ * read-only: a change builds a new table beside the old one and the data
+ * path switches to it between two breaths (ctl.c).
  */
 struct lwaftr_bt;
 
@@ -89,6 +92,18 @@ struct lwaftr_bt *lwaftr_bt_build(const struct softwire *sw, size_t n,
 struct lwaftr_bt *lwaftr_bt_build_at(const struct softwire *sw, size_t n,
 	    const struct cfg_pos *at, const char *file, char *err,
 	    size_t errlen);
+/*
+ * The same from n softwires already in (address, PSID) order, malloc'd:
+ * the table takes the array (no copy, no sort), also when it fails.
+ */
+struct lwaftr_bt *lwaftr_bt_adopt(struct softwire *sorted, size_t n,
+	    char *err, size_t errlen);
+/* The checks of one softwire alone (port set, PSID range); who names it. */
+int	lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
+	    size_t errlen);
+/* The table's softwires, in (address, PSID) order. */
+const struct softwire *lwaftr_bt_softwires(const struct lwaftr_bt *bt,
+	    size_t *n);
 void	lwaftr_bt_free(struct lwaftr_bt *bt);
 /* The softwire owning (ipv4, port) (both network order), or NULL. */
 const struct softwire *lwaftr_bt_lookup(const struct lwaftr_bt *bt,
@@ -103,5 +118,23 @@ void	lwaftr_bt_lookup_burst(const struct lwaftr_bt *bt, const uint32_t *ipv4,
 int	lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4);
 /* Is this address a br-address of some softwire? */
 int	lwaftr_bt_is_br(const struct lwaftr_bt *bt, const uint8_t br[16]);
+
+/* btedit.c */
+/* The softwire keyed (ipv4, psid), or NULL. */
+const struct softwire *lwaftr_bt_find(const struct lwaftr_bt *bt,
+	    uint32_t ipv4, uint16_t psid);
+/*
+ * A new table: old without the softwires keyed like del[] (each must be
+ * there; only ipv4 and psid are read) and with add[] (none may be there
+ * once del[] is gone, all must fit their address's port set).  A set is a
+ * del and an add of one key.  old is not changed; NULL with a message
+ * naming the softwire on a refused change.  Costs one table's memory.
+ */
+struct lwaftr_bt *lwaftr_bt_change(const struct lwaftr_bt *old,
+	    const struct softwire *add, size_t nadd,
+	    const struct softwire *del, size_t ndel, char *err, size_t errlen);
+/* What b changes of a: softwires added, removed, changed (same key). */
+void	lwaftr_bt_diff(const struct lwaftr_bt *a, const struct lwaftr_bt *b,
+	    size_t *added, size_t *removed, size_t *changed);
 
 #endif
