@@ -46,15 +46,18 @@
 	P(DROP_BAD_CKSUM_ICMPV4, "drop-bad-checksum-icmpv4") \
 	P(DROP_IN_POLICY_ICMPV4, "drop-in-by-policy-icmpv4") \
 	P(DROP_IN_POLICY_ICMPV6, "drop-in-by-policy-icmpv6") \
+	P(DROP_IN_RFC7596_ICMPV4, "drop-in-by-rfc7596-icmpv4") \
 	P(DROP_IN_RFC7596_ICMPV6, "drop-in-by-rfc7596-icmpv6") \
 	P(DROP_MISPLACED_NOT_IPV4, "drop-misplaced-not-ipv4") \
 	P(DROP_MISPLACED_NOT_IPV6, "drop-misplaced-not-ipv6") \
 	P(DROP_NO_DEST_SW_IPV4, "drop-no-dest-softwire-ipv4") \
 	P(DROP_NO_SRC_SW_IPV6, "drop-no-source-softwire-ipv6") \
 	P(DROP_OVER_MTU_DF_IPV4, "drop-over-mtu-but-dont-fragment-ipv4") \
+	P(DROP_OVER_RATE_ICMPV6, "drop-over-rate-limit-icmpv6") \
+	P(DROP_OVER_TIME_ICMPV6, "drop-over-time-but-not-hop-limit-icmpv6") \
+	P(DROP_TOO_BIG_ICMPV6, "drop-too-big-type-but-not-code-icmpv6") \
 	P(DROP_TTL_ZERO_IPV4, "drop-ttl-zero-ipv4") \
 	P(DROP_UNKNOWN_PROTO_ICMPV6, "drop-unknown-protocol-icmpv6") \
-	P(DROP_UNKNOWN_PROTO_IPV4, "drop-unknown-protocol-ipv4") \
 	P(DROP_UNKNOWN_PROTO_IPV6, "drop-unknown-protocol-ipv6") \
 	P(HAIRPIN_IPV4, "hairpin-ipv4") \
 	P(IN_ARP_REPLY, "in-arp-reply") \
@@ -79,7 +82,8 @@
 	S(DROP_OUT_POLICY_ICMPV4, "drop-out-by-policy-icmpv4-packets") \
 	S(DROP_OUT_POLICY_ICMPV6, "drop-out-by-policy-icmpv6-packets") \
 	S(DROP_OVER_RATE_ICMPV4, "drop-over-rate-limit-icmpv4-packets") \
-	S(DROP_OVER_RATE_ICMPV6, "drop-over-rate-limit-icmpv6-packets") \
+	S(DROP_IPV4_FRAG_DISABLED, "drop-ipv4-frag-disabled") \
+	S(DROP_IPV6_FRAG_DISABLED, "drop-ipv6-frag-disabled") \
 	S(DROP_IPV4_FRAG_INVALID, "drop-ipv4-frag-invalid-reassembly") \
 	S(DROP_IPV6_FRAG_INVALID, "drop-ipv6-frag-invalid-reassembly") \
 	S(DROP_IPV4_FRAG_EVICTED, "drop-ipv4-frag-random-evicted") \
@@ -221,9 +225,9 @@ void	from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 int	ipv4_b4_port(const uint8_t *ip, size_t len, int toward_b4,
 	    uint16_t *port);
 size_t	icmp4_error(struct lw *lw, const uint8_t *ip, size_t len,
-	    uint8_t type, uint8_t code, uint16_t mtu);
-void	icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type,
-	    uint8_t code);
+	    uint8_t type, uint8_t code, uint16_t mtu, int relay);
+void	icmp6_error(struct lw *lw, const struct pkt *pk, const uint8_t *src,
+	    uint8_t type, uint8_t code);
 size_t	icmp6_translate(struct lw *lw, struct pkt *pk);
 int	echo(struct lw *lw, struct side *s, struct pkt *pk);
 

@@ -48,8 +48,11 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 	l4 = ip + hlen;
 	l4len = len - hlen;
 	switch (ip[9]) {
-	case SNB_IPPROTO_TCP:
-	case SNB_IPPROTO_UDP:
+	default:
+		/*
+		 * Like the reference: whatever the protocol, ports are
+		 * where TCP and UDP have them (SCTP, DCCP, UDP-Lite do).
+		 */
 		if (l4len < 4)
 			return 0;
 		memcpy(port, l4 + (toward_b4 ? 2 : 0), 2);
@@ -73,8 +76,6 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 			return ports_at(l4 + SNB_ICMP_HLEN, l4len -
 			    SNB_ICMP_HLEN, !toward_b4, port, depth + 1);
 		}
-	default:
-		return 0;
 	}
 }
 
@@ -85,16 +86,18 @@ ipv4_b4_port(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port)
 }
 
 /*
- * May side s send an ICMP error (never: the packet is one not to answer)?
- * The policy says, then the rate limit: err_rate_packets per
- * err_rate_period seconds.  A refusal by either is counted.
+ * May side s send an ICMP error of `bytes` (frame) bytes?  never: the
+ * packet is one not to answer.  relay: the error translates one that
+ * came in, which the reference sends whatever generate-icmp-errors says.
+ * Then the rate limit: err_rate_packets per err_rate_period seconds.  A
+ * refusal by the policy or the limit is counted.
  */
 static int
-error_ok(struct side *s, int never)
+error_ok(struct side *s, int never, int relay, size_t bytes)
 {
 	uint64_t now, period = s->cf->err_rate_period * 1000000000ULL;
 
-	if (!s->cf->generate_icmp_errors) {
+	if (!relay && !s->cf->generate_icmp_errors) {
 		s->lw->ctr[s->v6 ? DROP_OUT_POLICY_ICMPV6 :
 		    DROP_OUT_POLICY_ICMPV4]++;
 		return 0;
@@ -109,8 +112,10 @@ error_ok(struct side *s, int never)
 		s->rl_used = 0;
 	}
 	if (s->rl_used >= s->cf->err_rate_packets) {
-		s->lw->ctr[s->v6 ? DROP_OVER_RATE_ICMPV6 :
-		    DROP_OVER_RATE_ICMPV4]++;
+		if (s->v6)
+			cnt(s->lw, DROP_OVER_RATE_ICMPV6, bytes);
+		else
+			s->lw->ctr[DROP_OVER_RATE_ICMPV4]++;
 		return 0;
 	}
 	s->rl_used++;
@@ -120,26 +125,27 @@ error_ok(struct side *s, int never)
 /*
  * An ICMPv4 error about the IPv4 packet at ip (len bytes): from our
  * external address to its source, quoting as much of it as fits in 576
- * bytes.  mtu: the next-hop MTU of a "fragmentation needed".  Built in
- * lw->err4; returns its length, 0 if error_ok() or RFC 1812 4.3.2.7
+ * bytes.  mtu: the next-hop MTU of a "fragmentation needed"; relay: it
+ * translates an ICMPv6 error (see error_ok).  Built in lw->err4; returns its length, 0 if error_ok() or RFC 1812 4.3.2.7
  * (never about an ICMP error, a fragment or a broadcast source) say no.
  */
 size_t
 icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
-    uint8_t code, uint16_t mtu)
+    uint8_t code, uint16_t mtu, int relay)
 {
 	uint8_t *e = lw->err4, *icmp = e + SNB_IPV4_HLEN;
 	size_t quote = len, total, hlen = (ip[0] & 0x0f) * 4u;
 	uint16_t v;
 
-	/* An ICMP too short to say what it is counts as an error. */
-	if (!error_ok(&lw->s4, (ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
-	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
-	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127))
-		return 0;
 	if (quote > ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN)
 		quote = ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN;
 	total = SNB_IPV4_HLEN + SNB_ICMP_HLEN + quote;
+	/* An ICMP too short to say what it is counts as an error. */
+	if (!error_ok(&lw->s4, (ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
+	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
+	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127, relay,
+	    SNB_ETH_HLEN + total))
+		return 0;
 	e[0] = 0x45;
 	e[1] = 0;
 	v = htons((uint16_t)total);
@@ -163,9 +169,14 @@ icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
 	return total;
 }
 
-/* An ICMPv6 error to the source of the IPv6 packet pk, on the v6 side. */
+/*
+ * An ICMPv6 error from src to the source of the IPv6 packet pk, on the v6
+ * side.  The reference answers from the BR address of the softwire the
+ * lookup found, else from the address the packet was sent to.
+ */
 void
-icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type, uint8_t code)
+icmp6_error(struct lw *lw, const struct pkt *pk, const uint8_t *src,
+    uint8_t type, uint8_t code)
 {
 	const uint8_t *ip6 = pk->l3;
 	size_t quote = pk->len, total;
@@ -173,14 +184,14 @@ icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type, uint8_t code)
 	uint32_t w;
 	uint16_t v;
 
-	/* Not about ICMPv6 errors, not to multicast or unspecified. */
-	if (!error_ok(&lw->s6, ip6[8] == 0xff ||
-	    (ip6[6] == SNB_IPPROTO_ICMPV6 && pk->len > SNB_IPV6_HLEN &&
-	    ip6[SNB_IPV6_HLEN] < 128)))
-		return;
 	if (quote > ICMP6_ERR_MAX - SNB_IPV6_HLEN - SNB_ICMP6_HLEN)
 		quote = ICMP6_ERR_MAX - SNB_IPV6_HLEN - SNB_ICMP6_HLEN;
 	total = SNB_IPV6_HLEN + SNB_ICMP6_HLEN + quote;
+	/* Not about ICMPv6 errors, not to multicast (RFC 4443 2.4 (e)). */
+	if (!error_ok(&lw->s6, ip6[8] == 0xff ||
+	    (ip6[6] == SNB_IPPROTO_ICMPV6 && pk->len > SNB_IPV6_HLEN &&
+	    ip6[SNB_IPV6_HLEN] < 128), 0, SNB_ETH_HLEN + total))
+		return;
 	o = tx_begin(&lw->s6, SNB_ETH_IPV6, total, NULL, NULL);
 	w = htonl(6u << 28);
 	memcpy(o, &w, 4);
@@ -188,7 +199,7 @@ icmp6_error(struct lw *lw, const struct pkt *pk, uint8_t type, uint8_t code)
 	memcpy(o + 4, &v, 2);
 	o[6] = SNB_IPPROTO_ICMPV6;
 	o[7] = 255;
-	memcpy(o + 8, lw->s6.cf->ip, 16);
+	memcpy(o + 8, src, 16);
 	memcpy(o + 24, ip6 + 8, 16);
 	icmp = o + SNB_IPV6_HLEN;
 	icmp[0] = type;
@@ -235,6 +246,16 @@ icmp6_translate(struct lw *lw, struct pkt *pk)
 		drop6(lw, pk, DROP_UNKNOWN_PROTO_ICMPV6);
 		return 0;
 	}
+	/* Only these codes are for the sender of what we tunnelled. */
+	if (icmp[0] == SNB_ICMP6_PACKET_TOO_BIG && icmp[1] != 0) {
+		drop6(lw, pk, DROP_TOO_BIG_ICMPV6);
+		return 0;
+	}
+	if (icmp[0] == SNB_ICMP6_TIME_EXCEEDED &&
+	    icmp[1] != SNB_ICMP6_TIMXCEED_HOPS) {
+		drop6(lw, pk, DROP_OVER_TIME_ICMPV6);
+		return 0;
+	}
 	q6 = icmp + SNB_ICMP6_HLEN;
 	q4 = q6 + SNB_IPV6_HLEN;
 	q4len = ilen - SNB_ICMP6_HLEN - SNB_IPV6_HLEN;
@@ -256,14 +277,16 @@ icmp6_translate(struct lw *lw, struct pkt *pk)
 		    65535 : (uint16_t)(mtu6 - SNB_IPV6_HLEN);
 	}
 	cnt(lw, IN_IPV6, pk->flen);
-	return icmp4_error(lw, q4, q4len, SNB_ICMP_DEST_UNREACH, code, mtu);
+	return icmp4_error(lw, q4, q4len, SNB_ICMP_DEST_UNREACH, code, mtu, 1);
 }
 
 /*
- * If the ICMP (on v6: ICMPv6) packet pk is an echo request to our own
- * address on side s, answer in place of the request (addresses and MACs
- * swapped, type "reply": the checksum only needs the type's change).
- * Returns 0 if it is not such a request.
+ * If the ICMP (on v6: ICMPv6) packet pk is an echo request (code 0) to our
+ * own address on side s, answer it and return 1; else 0.  The reply is a
+ * new datagram as the reference's responders make it: addresses and MACs
+ * swapped, TTL / hop limit 64, IPv4 flags cleared, and both checksums
+ * computed afresh (the request's are not checked: a corrupt request still
+ * gets a correct reply, as from the reference).
  */
 int
 echo(struct lw *lw, struct side *s, struct pkt *pk)
@@ -272,33 +295,34 @@ echo(struct lw *lw, struct side *s, struct pkt *pk)
 	int v6 = s->v6;
 	size_t hlen = v6 ? SNB_IPV6_HLEN : (ip[0] & 0x0f) * 4u;
 	size_t alen = v6 ? 16 : 4, src = v6 ? 8 : 12, dst = src + alen;
-	uint16_t c, sum, old, new;
+	uint16_t c;
 
 	if (memcmp(ip + dst, s->cf->ip, alen) != 0 ||
 	    pk->len < hlen + SNB_ICMP_HLEN || ip[hlen] != (v6 ?
-	    SNB_ICMP6_ECHO_REQUEST : SNB_ICMP_ECHO_REQUEST) || pk->eth == NULL)
+	    SNB_ICMP6_ECHO_REQUEST : SNB_ICMP_ECHO_REQUEST) ||
+	    ip[hlen + 1] != 0 || pk->eth == NULL)
 		return 0;
-	icmp = ip + hlen;
-	memcpy(&c, icmp + 2, 2);
-	sum = v6 ? ipv6_l4_cksum(ip, icmp, pk->len - hlen, SNB_IPPROTO_ICMPV6) :
-	    ipv4_l4_cksum(ip, icmp, pk->len - hlen, SNB_IPPROTO_ICMP);
-	if (sum != c) {
-		if (!v6)
-			cnt(lw, DROP_BAD_CKSUM_ICMPV4, pk->flen);
-		cnt(lw, v6 ? DROP_ALL_IPV6 : DROP_ALL_IPV4, pk->flen);
-		return 1;
-	}
 	cnt(lw, v6 ? IN_ICMPV6_ECHO : IN_ICMPV4_ECHO, pk->flen);
 	o = tx_begin(s, v6 ? SNB_ETH_IPV6 : SNB_ETH_IPV4, pk->len, pk->eth + 6,
 	    pk->eth);
 	memcpy(o, ip, pk->len);
-	memcpy(o + src, ip + dst, alen);	/* swapped: the sums hold */
+	memcpy(o + src, ip + dst, alen);
 	memcpy(o + dst, ip + src, alen);
-	memcpy(&old, icmp, 2);
-	o[hlen] = v6 ? SNB_ICMP6_ECHO_REPLY : SNB_ICMP_ECHO_REPLY;
-	memcpy(&new, o + hlen, 2);
-	c = cksum_update16(c, old, new);
-	memcpy(o + hlen + 2, &c, 2);
+	icmp = o + hlen;
+	icmp[0] = v6 ? SNB_ICMP6_ECHO_REPLY : SNB_ICMP_ECHO_REPLY;
+	memset(icmp + 2, 0, 2);
+	if (v6) {
+		o[7] = 64;
+		c = ipv6_l4_cksum(o, icmp, pk->len - hlen, SNB_IPPROTO_ICMPV6);
+	} else {
+		o[6] &= 0x1f;		/* flags off, the offset kept */
+		o[8] = 64;
+		memset(o + 10, 0, 2);
+		c = ipv4_header_cksum(o);
+		memcpy(o + 10, &c, 2);
+		c = ipv4_l4_cksum(o, icmp, pk->len - hlen, SNB_IPPROTO_ICMP);
+	}
+	memcpy(icmp + 2, &c, 2);
 	if (tx_end(s, 0))
 		cnt(lw, v6 ? OUT_ICMPV6_ECHO : OUT_ICMPV4_ECHO, pk->flen);
 	return 1;

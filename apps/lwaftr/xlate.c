@@ -82,7 +82,7 @@ drop4(struct lw *lw, const struct pkt *pk, enum origin origin,
 		cnt(lw, DROP_ALL_IPV6, pk->outer_flen);
 	if (type != 0)
 		route_error4(lw, icmp4_error(lw, pk->l3, pk->len, type, code,
-		    mtu));
+		    mtu, 0));
 }
 
 void
@@ -95,7 +95,11 @@ to_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 	uint32_t dst, w;
 	uint16_t port, c, old, new, v;
 
-	if (origin == FROM_INET && ip[9] == SNB_IPPROTO_ICMP) {
+	/*
+	 * ICMP from the internet or hairpinned from a B4 (the reference
+	 * sends both through the same checks), not the errors we made.
+	 */
+	if (origin != FROM_AFTR && ip[9] == SNB_IPPROTO_ICMP) {
 		if (!lw->s4.cf->allow_incoming_icmp) {
 			drop4(lw, pk, origin, DROP_IN_POLICY_ICMPV4, 0, 0, 0);
 			return;
@@ -109,16 +113,24 @@ to_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 		}
 	}
 	if (!looked_up) {
-		if (!ipv4_b4_port(ip, len, TOWARD_B4, &port)) {
-			drop4(lw, pk, origin, DROP_UNKNOWN_PROTO_IPV4, 0, 0, 0);
-			return;
-		}
+		sw = NULL;	/* no port: no softwire's */
 		memcpy(&dst, ip + 16, 4);
-		sw = lwaftr_bt_lookup(lw->bt, dst, port);
+		if (ipv4_b4_port(ip, len, TOWARD_B4, &port))
+			sw = lwaftr_bt_lookup(lw->bt, dst, port);
 	}
 	if (sw == NULL) {
-		drop4(lw, pk, origin, DROP_NO_DEST_SW_IPV4,
-		    SNB_ICMP_DEST_UNREACH, SNB_ICMP_UNREACH_HOST, 0);
+		/*
+		 * "Host unreachable", but ICMP matching no softwire is
+		 * dropped silently (RFC 7596 8.1); the reference asks the
+		 * generate-icmp-errors policy first.
+		 */
+		if (ip[9] == SNB_IPPROTO_ICMP && origin != FROM_AFTR &&
+		    lw->s4.cf->generate_icmp_errors) {
+			cnt(lw, DROP_IN_RFC7596_ICMPV4, pk->flen);
+			drop4(lw, pk, origin, DROP_NO_DEST_SW_IPV4, 0, 0, 0);
+		} else
+			drop4(lw, pk, origin, DROP_NO_DEST_SW_IPV4,
+			    SNB_ICMP_DEST_UNREACH, SNB_ICMP_UNREACH_HOST, 0);
 		return;
 	}
 	/*
@@ -194,8 +206,8 @@ from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 	if (sw == NULL || memcmp(sw->b4, ip6 + 8, 16) != 0 ||
 	    memcmp(sw->br, ip6 + 24, 16) != 0) {
 		drop6(lw, pk, DROP_NO_SRC_SW_IPV6);
-		icmp6_error(lw, pk, SNB_ICMP6_DEST_UNREACH,
-		    SNB_ICMP6_UNREACH_POLICY);
+		icmp6_error(lw, pk, sw != NULL ? sw->br : ip6 + 24,
+		    SNB_ICMP6_DEST_UNREACH, SNB_ICMP6_UNREACH_POLICY);
 		return;
 	}
 	in4 = (struct pkt){ .l3 = ip, .len = (uint32_t)len,
@@ -212,7 +224,7 @@ from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 		cnt(lw, IN_IPV6, pk->flen);
 		cnt(lw, DROP_ALL_IPV6, pk->flen);
 		route_error4(lw, icmp4_error(lw, ip, len, SNB_ICMP_DEST_UNREACH,
-		    SNB_ICMP_UNREACH_NEEDFRAG, (uint16_t)lw->s4.mtu));
+		    SNB_ICMP_UNREACH_NEEDFRAG, (uint16_t)lw->s4.mtu, 0));
 		return;
 	}
 	o = tx_begin(&lw->s4, SNB_ETH_IPV4, len, NULL, NULL);
