@@ -1,7 +1,8 @@
 #!/bin/sh
-# tests/lwaftr-conformance.sh [-v] [-b BINDIR] [CASE...]
+# tests/lwaftr-conformance.sh [-v] [-b BINDIR] [-d DIR] [CASE...]
 #
-# Run the lwAFTR conformance vectors (SHARED/conformance/lwaftr/cases.tsv)
+# Run the lwAFTR conformance vectors (SHARED/conformance/lwaftr/cases.tsv,
+# or DIR/cases.tsv: snb's own cases are in tests/lwaftr, see its README)
 # through snb-run:
 #
 #	pcap-read IN4 | [v4] lw: lwaftr --deterministic CONF [v4] | pcap-write OUT4
@@ -23,17 +24,18 @@ shared=${SNB_SHARED:-$repo/../shared}
 dir=$shared/conformance/lwaftr
 verbose=0 bin=
 
-# --count: how many cases there are (the bats file checks its list).
+# --count [DIR]: how many cases there are (the bats files check their list).
 if [ "${1:-}" = "--count" ]; then
-	grep -vc '^#' "$dir/cases.tsv"
+	grep -vc '^#' "${2:-$dir}/cases.tsv"
 	exit $?
 fi
 
-while getopts vb: opt; do
+while getopts vb:d: opt; do
 	case $opt in
 	v) verbose=1 ;;
 	b) bin=$(cd "$OPTARG" && pwd) || exit 2 ;;
-	*) echo "usage: $0 [-v] [-b BINDIR] [CASE...]" >&2; exit 2 ;;
+	d) dir=$(cd "$OPTARG" && pwd) || exit 2 ;;
+	*) echo "usage: $0 [-v] [-b BINDIR] [-d DIR] [CASE...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))

@@ -28,6 +28,7 @@ static struct stage {
 	struct lwaftr_conf	*bt_conf;	/* backs lw.bt after a reload */
 	const char		*path, *counters_out;
 	uint64_t		*pub[LW_NCOUNTERS];	/* stage file slots */
+	uint64_t		*memuse[2];	/* gauges, v4 and v6 */
 	int			 npub;
 	int			 bound;		/* ports looked up */
 } stage = { .lw = { .s4 = { .name = "v4" }, .s6 = { .name = "v6",
@@ -54,12 +55,31 @@ side(struct lw *lw, int i)
 
 /*
  * Counters that moved get a slot in the stage file (it has room for
- * STAGE_MAX_COUNTERS, fewer than we have) and are copied there.
+ * STAGE_MAX_COUNTERS, fewer than we have) and are copied there.  So do
+ * the reference's two gauges, the reassembly buffers' bytes now (not in
+ * --counters-out, which lists counters that moved).
  */
 static void
 publish_counters(struct stage *st)
 {
+	static const char *const memuse[2] = {
+	    "memuse-ipv4-frag-reassembly-buffer",
+	    "memuse-ipv6-frag-reassembly-buffer" };
+	struct reasm *r;
+	size_t m;
 	int i;
+
+	for (i = 0; i < 2; i++) {
+		r = side(&st->lw, i)->reasm;
+		m = r != NULL ? reasm_memuse(r) : 0;	/* 0: freed at exit */
+		if (st->memuse[i] == NULL && m != 0 &&
+		    st->npub < STAGE_MAX_COUNTERS) {
+			st->memuse[i] = app_counter(memuse[i]);
+			st->npub++;
+		}
+		if (st->memuse[i] != NULL)
+			*st->memuse[i] = m;
+	}
 
 	for (i = 0; i < LW_NCOUNTERS; i++) {
 		if (st->lw.ctr[i] == 0)
@@ -382,6 +402,7 @@ lw_stop(int eof)
 		}
 		tx_fini(s);
 		reasm_free(s->reasm);
+		s->reasm = NULL;
 		snb_bpf_free(s->ingress);
 		snb_bpf_free(s->egress);
 	}

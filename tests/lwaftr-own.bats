@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# snb-lwaftr: snb's own conformance cases (tests/lwaftr/cases.tsv, written
+# by tests/lwaftr/mkcases.py from the reference's rules; README there),
+# each untagged and VLAN-tagged, run by tests/lwaftr-conformance.sh as the
+# shared vectors are.  One test per case; the first notices cases added or
+# lost, the second that the checked-in files are what mkcases.py writes.
+load helpers
+
+D="$BATS_TEST_DIRNAME/lwaftr"
+
+own() {
+	run "$BATS_TEST_DIRNAME/lwaftr-conformance.sh" -v -d "$D" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# A name selects every case it is a substring of: exactly one ran.
+	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
+}
+
+@test "lwaftr own: tests/lwaftr has the 30 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 30 ]
+}
+
+@test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null ||
+	    skip "python3-scapy not installed (tools/deps.sh)"
+	/usr/bin/python3 "$D/mkcases.py" "$T/gen"
+	cp "$D/lwaftr.conf.in" "$D/mkcases.py" "$D/README" "$T/gen/"
+	diff -r "$D" "$T/gen"
+}
+
+@test "lwaftr own 1: echo-v4-new-datagram" {
+	own 1
+}
+
+@test "lwaftr own 2: echo-v4-new-datagram (vlan)" {
+	own 2
+}
+
+@test "lwaftr own 3: echo-v6-new-datagram" {
+	own 3
+}
+
+@test "lwaftr own 4: echo-v6-new-datagram (vlan)" {
+	own 4
+}
+
+@test "lwaftr own 5: echo-v4-code1" {
+	own 5
+}
+
+@test "lwaftr own 6: echo-v4-code1 (vlan)" {
+	own 6
+}
+
+@test "lwaftr own 7: icmpv4-inet-unbound" {
+	own 7
+}
+
+@test "lwaftr own 8: icmpv4-inet-unbound (vlan)" {
+	own 8
+}
+
+@test "lwaftr own 9: icmpv4-error-inet-unbound" {
+	own 9
+}
+
+@test "lwaftr own 10: icmpv4-error-inet-unbound (vlan)" {
+	own 10
+}
+
+@test "lwaftr own 11: icmpv4-inet-unbound-noerrors" {
+	own 11
+}
+
+@test "lwaftr own 12: icmpv4-inet-unbound-noerrors (vlan)" {
+	own 12
+}
+
+@test "lwaftr own 13: icmpv4-hairpin-unbound" {
+	own 13
+}
+
+@test "lwaftr own 14: icmpv4-hairpin-unbound (vlan)" {
+	own 14
+}
+
+@test "lwaftr own 15: icmpv4-hairpin-bad-checksum" {
+	own 15
+}
+
+@test "lwaftr own 16: icmpv4-hairpin-bad-checksum (vlan)" {
+	own 16
+}
+
+@test "lwaftr own 17: icmpv6-time-exceeded-reassembly" {
+	own 17
+}
+
+@test "lwaftr own 18: icmpv6-time-exceeded-reassembly (vlan)" {
+	own 18
+}
+
+@test "lwaftr own 19: icmpv6-too-big-bad-code" {
+	own 19
+}
+
+@test "lwaftr own 20: icmpv6-too-big-bad-code (vlan)" {
+	own 20
+}
+
+@test "lwaftr own 21: icmpv6-hop-limit-translated-noerrors" {
+	own 21
+}
+
+@test "lwaftr own 22: icmpv6-hop-limit-translated-noerrors (vlan)" {
+	own 22
+}
+
+@test "lwaftr own 23: no-source-softwire-br" {
+	own 23
+}
+
+@test "lwaftr own 24: no-source-softwire-br (vlan)" {
+	own 24
+}
+
+@test "lwaftr own 25: no-source-softwire-dst" {
+	own 25
+}
+
+@test "lwaftr own 26: no-source-softwire-dst (vlan)" {
+	own 26
+}
+
+@test "lwaftr own 27: icmpv6-rate-limit" {
+	own 27
+}
+
+@test "lwaftr own 28: icmpv6-rate-limit (vlan)" {
+	own 28
+}
+
+@test "lwaftr own 29: sctp-bound" {
+	own 29
+}
+
+@test "lwaftr own 30: sctp-bound (vlan)" {
+	own 30
+}
+
+wait_for() {	# wait_for COMMAND...: up to 10 s
+	for _ in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
+	snb-top --json --once -i 0.01 lwicmpmem 2>/dev/null | jq -r \
+	    '.graphs[0].stages[] | select(.label == "lw") |
+	    .counters["memuse-ipv4-frag-reassembly-buffer"] // 0'
+}
+
+@test "lwaftr own: memuse-ipv4-frag-reassembly-buffer shows a datagram's buffer while it waits" {
+	V="${SNB_SHARED:-$BATS_TEST_DIRNAME/../../shared}/conformance/lwaftr"
+	[ -f "$V/tcp-ipv4-3frags-bound-reversed.pcap" ] || skip "no vectors in $V"
+	# One fragment of three: its datagram stays in progress.
+	tcpdump -r "$V/tcp-ipv4-3frags-bound-reversed.pcap" -c 1 \
+	    -w "$T/frag.pcap" 2>/dev/null
+	mkfifo "$T/in4"
+	snb-run -n lwicmpmem "pcap-read $T/in4 | [v4] lw: lwaftr \
+	    $D/lwaftr.conf [v4] | sink ; pcap-read $D/empty.pcap | [v6] @lw \
+	    [v6] | sink" 2> "$T/err" 3>&- &
+	pid=$!
+	exec 7> "$T/in4"
+	head -c 24 "$T/frag.pcap" >&7
+	wait_for eval '[ "$(snb-top --json --once -i 0.01 lwicmpmem 2>/dev/null | jq ".graphs | length")" = 1 ]'
+	[ "$(memuse)" = 0 ]
+	# pcap-read takes records 64 at a time (the copies overlap: the
+	# datagram is given up, its buffer kept for the next).
+	for _ in $(seq 64); do tail -c +25 "$T/frag.pcap"; done >&7
+	wait_for eval '[ "$(memuse)" -gt 0 ]'
+	snb-top --json --once -i 0.01 lwicmpmem | jq -c '.graphs[0].stages[] |
+	    select(.label == "lw") | .counters'
+	# At least the fragment's IPv4 bytes (its record less its headers).
+	[ "$(memuse)" -ge "$(($(stat -c %s "$T/frag.pcap") - 24 - 16 - 14))" ]
+	exec 7>&-
+	wait "$pid"
+}

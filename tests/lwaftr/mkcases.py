@@ -1,0 +1,423 @@
+#!/usr/bin/python3
+"""
+tests/lwaftr/mkcases.py: write snb's own lwAFTR conformance cases.
+
+    /usr/bin/python3 tests/lwaftr/mkcases.py [DIR]
+
+Writes into DIR (default: the directory of this script) the files of
+cases.tsv, in the format of ../shared/conformance/lwaftr (see README
+there and tests/lwaftr/README): configurations, input and expected output
+pcaps, and counter files.  Every case is written twice: untagged, and
+VLAN-tagged (the v4 side's frames tagged 1092, the v6 side's 1638, the
+configuration saying so; the counters are the same, as both the
+reference and snb count frames without their tag).
+
+The expected packets and counters are made here from the rules of Snabb's
+lwAFTR (src/apps/lwaftr/lwaftr.lua, src/apps/ipv4/echo.lua,
+src/apps/ipv6/echo.lua) and the RFCs each case names, with scapy building
+and checksumming them, never by running snb.  Output is deterministic:
+running it again gives the same bytes (tests/lwaftr.bats checks that).
+"""
+import os
+import struct
+import sys
+
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply,
+                                ICMPv6EchoRequest, ICMPv6PacketTooBig,
+                                ICMPv6TimeExceeded, IPv6)
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
+    os.path.abspath(__file__))
+
+# The AFTR (see lwaftr.conf.in) and its neighbours.
+AFTR4, AFTR4_MAC, NH4_MAC = "10.10.10.10", "12:12:12:12:12:12", "68:68:68:68:68:68"
+AFTR6, AFTR6_MAC, NH6_MAC = "8:9:a:b:c:d:e:f", "22:22:22:22:22:22", "44:44:44:44:44:44"
+INET_HOST, INET_MAC = "198.51.100.7", "02:00:00:00:00:04"
+B4_MAC = "02:00:00:00:00:06"
+VLAN4, VLAN6 = 1092, 1638
+# Softwires of lwaftr.conf.in.
+SW1 = ("178.79.150.1", "127:10:20:30:40:50:60:128", AFTR6)       # all ports
+SW80 = ("178.79.150.233", "127:2:3:4:5:6:7:128", AFTR6)          # port 80
+SW7850 = ("178.79.150.2", "127:24:35:46:57:68:79:128", "1e:1:1:1:1:1:1:af")
+
+os.makedirs(os.path.join(OUT, "counters"), exist_ok=True)
+CONF_TEMPLATE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "lwaftr.conf.in")).read()
+
+
+def conf(name, generate="true", rate=600000, vlan=False):
+    """Write configuration `name` from the template; returns its file name."""
+    text = CONF_TEMPLATE
+    text = text.replace("@GENERATE@", generate).replace("@RATE@", str(rate))
+    text = text.replace("@VLAN4@", "vlan-tag %d;" % VLAN4 if vlan else "")
+    text = text.replace("@VLAN6@", "vlan-tag %d;" % VLAN6 if vlan else "")
+    fname = name + ("-vlan" if vlan else "") + ".conf"
+    with open(os.path.join(OUT, fname), "w") as f:
+        f.write(text)
+    return fname
+
+
+def write_pcap(fname, frames):
+    """A pcap as the shared vectors' are: 2.4, snaplen 65535, times 0."""
+    with open(os.path.join(OUT, fname), "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        for fr in frames:
+            b = bytes(fr)
+            f.write(struct.pack("<IIII", 0, 0, len(b), len(b)))
+            f.write(b)
+
+
+def tag(frame, vid):
+    """frame with an 802.1Q tag of vid after its MAC addresses."""
+    b = bytes(frame)
+    return b[:12] + struct.pack("!HH", 0x8100, vid) + b[12:]
+
+
+def v4_frame(ip, src=INET_MAC, dst=AFTR4_MAC):
+    return Ether(src=src, dst=dst) / ip
+
+
+def v6_frame(ip, src=B4_MAC, dst=AFTR6_MAC):
+    return Ether(src=src, dst=dst) / ip
+
+
+def out4(ip):
+    """A frame the AFTR sends toward the internet (next hop's MAC)."""
+    return Ether(src=AFTR4_MAC, dst=NH4_MAC) / ip
+
+
+def out6(ip):
+    return Ether(src=AFTR6_MAC, dst=NH6_MAC) / ip
+
+
+def flen(frame):
+    return len(bytes(frame))
+
+
+def tunnel(sw, ip4, hlim=64):
+    """IPv4 from a B4, as its B4 sends it: from b4-ipv6 to br-address."""
+    return IPv6(src=sw[1], dst=sw[2], hlim=hlim, nh=4) / ip4
+
+
+def to_b4(sw, ip4):
+    """IPv4 the AFTR encapsulates toward softwire sw (RFC 7596 5.1):
+    hop limit 255, traffic class from the TOS, flow label 0."""
+    ip4 = IP(bytes(ip4))
+    return IPv6(src=sw[2], dst=sw[1], hlim=255, tc=ip4.tos, fl=0, nh=4) / ip4
+
+
+cases = []
+
+
+def case(name, rule, cfg, in4, in6, exp4, exp6, counters):
+    """One case, untagged and tagged.  rule: what it checks, and where
+    the reference (or RFC) says so; written as a comment in cases.tsv."""
+    slug = name
+    for vlan in (False, True):
+        sfx = "-vlan" if vlan else ""
+        files = []
+        for what, frames, vid in (("in4", in4, VLAN4), ("in6", in6, VLAN6),
+                                  ("out4", exp4, VLAN4), ("out6", exp6, VLAN6)):
+            if not frames:
+                files.append("")
+                continue
+            fname = "%s-%s%s.pcap" % (slug, what, sfx)
+            write_pcap(fname, [tag(f, vid) if vlan else f for f in frames])
+            files.append(fname)
+        cname = "%s%s.counters" % (slug, sfx)
+        with open(os.path.join(OUT, "counters", cname), "w") as f:
+            for k in sorted(counters):
+                if counters[k]:
+                    f.write("%s %d\n" % (k, counters[k]))
+        cases.append(("# " + rule,
+                      "\t".join([name + (" (vlan)" if vlan else ""),
+                                 cfg(vlan)] + files + [cname])))
+
+
+def add(counters, name, frame_len):
+    counters[name + "-bytes"] = counters.get(name + "-bytes", 0) + frame_len
+    counters[name + "-packets"] = counters.get(name + "-packets", 0) + 1
+
+
+def base(v4=0, v6=0):
+    c = {}
+    if v4:
+        c["in-ipv4-frag-reassembly-unneeded"] = v4
+    if v6:
+        c["in-ipv6-frag-reassembly-unneeded"] = v6
+    return c
+
+
+def icmp_on(vlan):
+    return conf("lwaftr", vlan=vlan)
+
+
+def icmp_off(vlan):
+    return conf("lwaftr-noerrors", generate="false", vlan=vlan)
+
+
+def rate1(vlan):
+    return conf("lwaftr-rate1", rate=1, vlan=vlan)
+
+
+# ---- Echo to the AFTR's own addresses (src/apps/ipv4/echo.lua, ipv6/echo.lua)
+
+# A request with a wrong IPv4 header checksum, a wrong ICMP checksum, TTL 17
+# and DF: the reply is a new datagram (TTL 64, flags cleared, both
+# checksums computed afresh); the request's checksums are not checked.
+req = IP(src=INET_HOST, dst=AFTR4, ttl=17, id=0x1234, flags="DF",
+         chksum=0xbeef) / ICMP(type=8, code=0, id=0x77, seq=3,
+                               chksum=0x1111) / Raw(b"snb-echo-v4" * 3)
+reqf = v4_frame(req)
+rep = IP(src=AFTR4, dst=INET_HOST, ttl=64, id=0x1234, flags=0) / ICMP(
+    type=0, code=0, id=0x77, seq=3) / Raw(b"snb-echo-v4" * 3)
+repf = Ether(src=AFTR4_MAC, dst=INET_MAC) / rep
+c = base(v4=1)
+add(c, "in-icmpv4-echo", flen(reqf))
+add(c, "out-icmpv4-echo", flen(repf))
+c["out-ipv4-frag-not"] = 1
+case("echo-v4-new-datagram",
+     "ipv4/echo.lua: reply TTL 64, flags cleared, IPv4 and ICMP checksums "
+     "afresh, request checksums unchecked", icmp_on, [reqf], [], [repf], [],
+     c)
+
+# The same over IPv6: hop limit 64, checksum afresh.
+req6 = IPv6(src="2001:db8::99", dst=AFTR6, hlim=3) / ICMPv6EchoRequest(
+    id=0x42, seq=9, data=b"snb-echo-v6" * 2, cksum=0x2222)
+req6f = v6_frame(req6)
+rep6 = IPv6(src=AFTR6, dst="2001:db8::99", hlim=64) / ICMPv6EchoReply(
+    id=0x42, seq=9, data=b"snb-echo-v6" * 2)
+rep6f = Ether(src=AFTR6_MAC, dst=B4_MAC) / rep6
+c = base(v6=1)
+add(c, "in-icmpv6-echo", flen(req6f))
+add(c, "out-icmpv6-echo", flen(rep6f))
+c["out-ipv6-frag-not"] = 1
+case("echo-v6-new-datagram",
+     "ipv6/echo.lua: reply hop limit 64, ICMPv6 checksum afresh, request "
+     "checksum unchecked", icmp_on, [], [req6f], [], [rep6f], c)
+
+# An echo request of code 1 is no echo request: it goes on to the softwire
+# core, where (port 0 of our own address: no softwire) RFC 7596 8.1 drops it.
+req = IP(src=INET_HOST, dst=AFTR4, ttl=17, id=5) / ICMP(type=8, code=1,
+                                                        id=0x77, seq=1)
+reqf = v4_frame(req)
+c = base(v4=1)
+for k in ("in-ipv4", "drop-no-dest-softwire-ipv4", "drop-in-by-rfc7596-icmpv4",
+          "drop-all-ipv4-iface"):
+    add(c, k, flen(reqf))
+case("echo-v4-code1",
+     "ipv4/echo.lua answers code 0 only; lwaftr.lua "
+     "drop_ipv4_packet_to_unreachable_host: ICMP matching no softwire is "
+     "dropped silently (RFC 7596 8.1)", icmp_on, [reqf], [], [], [], c)
+
+# ---- ICMPv4 matching no softwire (lwaftr.lua
+# drop_ipv4_packet_to_unreachable_host, RFC 7596 8.1)
+
+# An echo request from the internet to a shared address: looked up with port
+# 0 (icmpv4_incoming), which no softwire of 178.79.150.233 owns.
+req = IP(src=INET_HOST, dst=SW80[0], ttl=30, id=6) / ICMP(type=8, id=80,
+                                                          seq=1)
+reqf = v4_frame(req)
+c = base(v4=1)
+for k in ("in-ipv4", "drop-no-dest-softwire-ipv4", "drop-in-by-rfc7596-icmpv4",
+          "drop-all-ipv4-iface"):
+    add(c, k, flen(reqf))
+case("icmpv4-inet-unbound",
+     "lwaftr.lua: incoming ICMPv4 with no softwire gets no 'host "
+     "unreachable', it is dropped and counted (RFC 7596 8.1)", icmp_on,
+     [reqf], [], [], [], c)
+
+# An ICMPv4 error from the internet quoting UDP from a port no softwire owns.
+quoted = IP(src=SW80[0], dst=INET_HOST, ttl=60, id=9) / UDP(sport=1234,
+                                                            dport=53)
+err = IP(src=INET_HOST, dst=SW80[0], ttl=30, id=7) / ICMP(type=3, code=3) / \
+    Raw(bytes(quoted)[:28])
+errf = v4_frame(err)
+c = base(v4=1)
+for k in ("in-ipv4", "drop-no-dest-softwire-ipv4", "drop-in-by-rfc7596-icmpv4",
+          "drop-all-ipv4-iface"):
+    add(c, k, flen(errf))
+case("icmpv4-error-inet-unbound",
+     "lwaftr.lua icmpv4_incoming: an ICMP error is looked up by the quoted "
+     "packet's source port; none: dropped silently (RFC 7596 8.1)", icmp_on,
+     [errf], [], [], [], c)
+
+# generate-icmp-errors false: the policy is asked first (the reference counts
+# drop-out-by-policy-icmpv4-packets, not the RFC 7596 drop).
+c = base(v4=1)
+for k in ("in-ipv4", "drop-no-dest-softwire-ipv4", "drop-all-ipv4-iface"):
+    add(c, k, flen(reqf))
+c["drop-out-by-policy-icmpv4-packets"] = 1
+case("icmpv4-inet-unbound-noerrors",
+     "lwaftr.lua drop_ipv4_packet_to_unreachable_host: with "
+     "generate-icmp-errors false the policy drop comes before the RFC 7596 "
+     "one", icmp_off, [reqf], [], [], [], c)
+
+# Hairpinned: a B4 (178.79.150.1, all ports) pings 178.79.150.233, whose
+# port 0 no softwire owns.  Counted in in-ipv6 and hairpin-ipv4 as it
+# arrives, then dropped silently; drop-all-ipv6 counts the IPv6 frame.
+inner = IP(src=SW1[0], dst=SW80[0], ttl=64, id=8) / ICMP(type=8, id=5,
+                                                         seq=1)
+hf = v6_frame(tunnel(SW1, inner))
+ipv4_len = flen(hf) - 40
+c = base(v6=1)
+add(c, "in-ipv6", flen(hf))
+add(c, "hairpin-ipv4", ipv4_len)
+add(c, "drop-no-dest-softwire-ipv4", ipv4_len)
+add(c, "drop-in-by-rfc7596-icmpv4", ipv4_len)
+add(c, "drop-all-ipv6-iface", flen(hf))
+case("icmpv4-hairpin-unbound",
+     "lwaftr.lua flush_hairpin: a hairpinned ICMPv4 with no destination "
+     "softwire is dropped as one from the internet (RFC 7596 8.1), counted "
+     "against the IPv6 interface", icmp_on, [], [hf], [], [], c)
+
+# Hairpinned ICMP with a bad checksum: from_inet(PKT_HAIRPINNED) checks it.
+inner = IP(src=SW1[0], dst=SW80[0], ttl=64, id=8) / ICMP(type=0, id=80,
+                                                         seq=1, chksum=0x3333)
+hf = v6_frame(tunnel(SW1, inner))
+ipv4_len = flen(hf) - 40
+c = base(v6=1)
+add(c, "in-ipv6", flen(hf))
+add(c, "hairpin-ipv4", ipv4_len)
+add(c, "drop-bad-checksum-icmpv4", ipv4_len)
+add(c, "drop-all-ipv6-iface", flen(hf))
+case("icmpv4-hairpin-bad-checksum",
+     "lwaftr.lua icmpv4_incoming: hairpinned ICMPv4 has its checksum "
+     "checked too (RFC 5508)", icmp_on, [], [hf], [], [], c)
+
+# ---- Incoming ICMPv6 errors (lwaftr.lua icmpv6_incoming)
+
+# What the AFTR tunnelled: TCP from the internet to 178.79.150.233:80.
+sent4 = IP(src=INET_HOST, dst=SW80[0], ttl=40, id=0x99) / TCP(
+    sport=4444, dport=80, flags="S", seq=1)
+sent6 = to_b4(SW80, sent4)
+
+
+def icmp6_from_b4(icmp):
+    return v6_frame(IPv6(src="2001:db8::1", dst=SW80[2], hlim=60) / icmp /
+                    Raw(bytes(sent6)))
+
+
+# Time exceeded, code 1 (fragment reassembly): not the hop limit.
+f = icmp6_from_b4(ICMPv6TimeExceeded(code=1))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-over-time-but-not-hop-limit-icmpv6",
+          "drop-all-ipv6-iface"):
+    add(c, k, flen(f))
+case("icmpv6-time-exceeded-reassembly",
+     "lwaftr.lua icmpv6_incoming: time exceeded must be 'hop limit "
+     "exceeded' (code 0) to be translated", icmp_on, [], [f], [], [], c)
+
+# Packet too big with a code other than 0.
+f = icmp6_from_b4(ICMPv6PacketTooBig(code=1, mtu=1400))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-too-big-type-but-not-code-icmpv6",
+          "drop-all-ipv6-iface"):
+    add(c, k, flen(f))
+case("icmpv6-too-big-bad-code",
+     "lwaftr.lua icmpv6_incoming: packet too big must have code 0",
+     icmp_on, [], [f], [], [], c)
+
+# Time exceeded, code 0: translated into ICMPv4 'host unreachable' from our
+# IPv4 address to the quoted IPv4 packet's source (tunnel_unreachable), even
+# with generate-icmp-errors false (transmit_icmpv4_reply asks no policy).
+f = icmp6_from_b4(ICMPv6TimeExceeded(code=0))
+e = out4(IP(src=AFTR4, dst=INET_HOST, ttl=255, id=0, flags=0) /
+         ICMP(type=3, code=1) / Raw(bytes(sent4)))
+c = base(v6=1)
+add(c, "in-ipv6", flen(f))
+add(c, "out-icmpv4-error", flen(e))
+add(c, "out-ipv4", flen(e))
+c["out-ipv4-frag-not"] = 1
+case("icmpv6-hop-limit-translated-noerrors",
+     "lwaftr.lua icmpv6_incoming/tunnel_unreachable: hop limit exceeded "
+     "becomes ICMPv4 3/1 to the original sender; relaying asks no "
+     "generate-icmp-errors policy", icmp_off, [], [f], [e], [], c)
+
+# ---- Packets from a B4 with no source softwire (lwaftr.lua
+# flush_decapsulation, drop_ipv6_packet_from_bad_softwire)
+
+# 178.79.150.2:7850 belongs to a softwire whose BR address is
+# 1e:1:1:1:1:1:1:af; this packet went to 8:9:a:b:c:d:e:f.  The ICMPv6 1/5
+# comes from the softwire's BR address.
+inner = IP(src=SW7850[0], dst=INET_HOST, ttl=64, id=3) / UDP(sport=7850,
+                                                             dport=53)
+bad = IPv6(src=SW7850[1], dst=AFTR6, hlim=64, nh=4) / inner
+badf = v6_frame(bad)
+e6 = out6(IPv6(src=SW7850[2], dst=SW7850[1], hlim=255) /
+          ICMPv6DestUnreach(code=5) / Raw(bytes(bad)))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-no-source-softwire-ipv6", "drop-all-ipv6-iface"):
+    add(c, k, flen(badf))
+add(c, "out-icmpv6-error", flen(e6))
+add(c, "out-ipv6", flen(e6))
+c["out-ipv6-frag-not"] = 1
+case("no-source-softwire-br",
+     "lwaftr.lua drop_ipv6_packet_from_bad_softwire: ICMPv6 1/5 from the "
+     "BR address of the softwire the lookup found", icmp_on, [], [badf], [],
+     [e6], c)
+
+# No softwire at all for 198.51.100.99:1: the error comes from the address
+# the packet was sent to, whatever it is.
+inner = IP(src="198.51.100.99", dst=INET_HOST, ttl=64, id=4) / UDP(sport=1,
+                                                                   dport=53)
+bad = IPv6(src="2001:db8::5", dst="8:9:a:b:c:d:e:1", hlim=64, nh=4) / inner
+badf = v6_frame(bad)
+e6 = out6(IPv6(src="8:9:a:b:c:d:e:1", dst="2001:db8::5", hlim=255) /
+          ICMPv6DestUnreach(code=5) / Raw(bytes(bad)))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-no-source-softwire-ipv6", "drop-all-ipv6-iface"):
+    add(c, k, flen(badf))
+add(c, "out-icmpv6-error", flen(e6))
+add(c, "out-ipv6", flen(e6))
+c["out-ipv6-frag-not"] = 1
+case("no-source-softwire-dst",
+     "lwaftr.lua drop_ipv6_packet_from_bad_softwire: no softwire found: "
+     "ICMPv6 1/5 from the packet's destination address", icmp_on, [],
+     [badf], [], [e6], c)
+
+# Two such packets, one error allowed per period: the second error is
+# counted in drop-over-rate-limit-icmpv6, bytes being the error's.
+c = base(v6=2)
+for k in ("in-ipv6", "drop-no-source-softwire-ipv6", "drop-all-ipv6-iface"):
+    add(c, k, flen(badf))
+    add(c, k, flen(badf))
+add(c, "out-icmpv6-error", flen(e6))
+add(c, "out-ipv6", flen(e6))
+add(c, "drop-over-rate-limit-icmpv6", flen(e6))
+c["out-ipv6-frag-not"] = 1
+case("icmpv6-rate-limit",
+     "lwaftr.lua transmit_icmpv6_reply: over the rate limit, the error is "
+     "counted in drop-over-rate-limit-icmpv6-bytes/-packets", rate1, [],
+     [badf, badf], [], [e6], c)
+
+# ---- Ports of any protocol (lwaftr.lua from_inet: 'we optimistically
+# assume that the incoming traffic has the right shape')
+
+sctp = IP(src=INET_HOST, dst=SW80[0], ttl=40, id=0x55, proto=132) / Raw(
+    struct.pack("!HHII", 5000, 80, 0x01020304, 0) + b"\x00" * 16)
+sf = v4_frame(sctp)
+# The TTL decremented (RFC 7596 5.1), the header checksum rebuilt by scapy.
+dec = IP(bytes(sctp))
+dec.ttl = 39
+del dec.chksum
+enc = out6(to_b4(SW80, IP(bytes(dec))))
+c = base(v4=1)
+add(c, "in-ipv4", flen(sf))
+add(c, "out-ipv6", flen(enc))
+c["out-ipv6-frag-not"] = 1
+case("sctp-bound",
+     "lwaftr.lua from_inet: the destination port of any protocol is where "
+     "TCP and UDP have it; SCTP to a softwire's port is encapsulated",
+     icmp_on, [sf], [], [], [enc], c)
+
+write_pcap("empty.pcap", [])
+with open(os.path.join(OUT, "cases.tsv"), "w") as f:
+    f.write("# name\tconf\tin_v4\tin_v6\tout_v4\tout_v6\tcounters\n")
+    f.write("# Written by mkcases.py; each case's comment line says what "
+            "it checks.\n")
+    for rule, line in cases:
+        f.write(rule + "\n" + line + "\n")
