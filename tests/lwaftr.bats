@@ -368,3 +368,28 @@ wait_for() {	# wait_for COMMAND...: up to 10 s
 	[ "$(cat "$T/dsts" | tr -s ' ')" = "$(printf ' 64 127:2:3:4:5:6:7:128:\n 128 127:2:3:4:5:6:7:999:')" ]
 	grep -q "$T/lw.conf" "$T/err"
 }
+
+@test "lwaftr: outputs short of room (rings of 4 slots) lose nothing and change nothing" {
+	S="$SNB_SHARED/bench/lwaftr"
+	[ -f "$S/bench.conf" ] || skip "no bench data in $S (set SNB_SHARED)"
+	# With 4 slots the outputs never hold a whole burst's worst case: the
+	# packets after the first that would not fit are taken one by one.
+	for slots in 512 4; do
+		run snb-run --slots "$slots" "pcap-read --loop 3000 $S/ipv4-0550.pcap |
+		    [v4] lw: lwaftr --counters-out $T/c$slots $S/bench.conf [v6] |
+		    pcap-write $T/six$slots.pcap ;
+		    pcap-read --loop 3000 $S/ipv6-0550.pcap | [v6] @lw [v4] |
+		    pcap-write $T/four$slots.pcap"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		for f in six four; do
+			tcpdump -nn -xx -r "$T/$f$slots.pcap" 2>/dev/null | awk '/^[0-9]/{if(p)print p;p="";next}{p=p $0}END{print p}' | sort > "$T/$f$slots.hex"
+		done
+	done
+	[ "$(wc -l < "$T/six4.hex")" -eq 3000 ]
+	[ "$(wc -l < "$T/four4.hex")" -eq 3000 ]
+	cmp "$T/six512.hex" "$T/six4.hex"
+	cmp "$T/four512.hex" "$T/four4.hex"
+	cmp "$T/c512" "$T/c4"
+	! grep drop "$T/c4"
+}

@@ -382,19 +382,34 @@ slot_addr(const struct ring *r, uint32_t i)
 	return r->slots + ((r->tail + i) & r->mask) * (uint64_t)r->slot_size;
 }
 
-/* A burst from ring r of side in (v4 or v6); returns the packets taken. */
+/* Would w more frames fit s's output this breath (unbound: always)? */
+static inline int
+fits(const struct side *s, uint32_t w)
+{
+	return s->ro == NULL || s->room - s->nout >= w;
+}
+
+/*
+ * A burst from ring r of side in (v4 or v6); returns the packets taken.
+ * The first pass (prefetch, keys, batched lookups) covers the packets
+ * whose worst case fits the outputs together: those need no check in
+ * the second pass.  When the outputs are short of room (a consumer
+ * lags), it stops there rather than look up packets that will stay in
+ * the ring; the second pass then checks the packets after it one by
+ * one, against what was really used, and they are looked up singly.
+ */
 int
 rx_burst(struct side *in, struct ring *r)
 {
-	uint32_t addr[APP_BURST], len[APP_BURST], n, i, j, nk = 0, same, oth;
-	uint32_t want_same = 0, want_other = 0;
+	uint32_t addr[APP_BURST], len[APP_BURST], n, i, nk = 0, nfit;
+	uint32_t want_same = 0, want_other = 0, same, oth;
 	uint16_t port[APP_BURST];
 	const struct softwire *sw[APP_BURST];
 	struct packet *p[APP_BURST];
-	int k[APP_BURST], checked;
+	int k[APP_BURST], plain;
 	struct side *out = other(in);
 	struct lw *lw = in->lw;
-	const char *a;
+	const char *a, *e;
 
 	if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
 		n = APP_BURST;
@@ -415,31 +430,35 @@ rx_burst(struct side *in, struct ring *r)
 			__builtin_prefetch(a + 64);
 		}
 		p[i] = ring_peek(r, i);
-		/* Read once: the producer is another process. */
-		len[i] = *(volatile uint16_t *)&p[i]->len;
-		if (len[i] > r->capacity)
-			len[i] = r->capacity;
-		/* The rest of the packet, for the copy in the second pass. */
-		for (j = 128; j < len[i] + PACKET_HDR && j < PREFETCH_BODY;
-		    j += 64)
-			__builtin_prefetch((const char *)p[i] + j);
-		k[i] = -1;
-		if (key(in, p[i]->data, len[i], &addr[nk], &port[nk]))
-			k[i] = (int)nk++;
-		needs(in, p[i]->data, len[i], k[i] >= 0, &same, &oth);
+		len[i] = packet_len(r, p[i]);	/* read once: see ring.h */
+		plain = key(in, p[i]->data, len[i], &addr[nk], &port[nk]);
+		needs(in, p[i]->data, len[i], plain, &same, &oth);
+		if (!fits(in, want_same + same) ||
+		    !fits(out, want_other + oth))
+			break;
 		want_same += same;
 		want_other += oth;
+		k[i] = plain ? (int)nk++ : -1;
+		/* The rest of the packet, for the copy in the second pass. */
+		a = (const char *)p[i];
+		e = a + (len[i] + PACKET_HDR < PREFETCH_BODY ?
+		    len[i] + PACKET_HDR : PREFETCH_BODY);
+		for (a += 128; a < e; a += 64)
+			__builtin_prefetch(a);
 	}
+	nfit = i;
 	if (nk > 0)
 		lwaftr_bt_lookup_burst(lw->bt, addr, port, (int)nk, sw);
-	/* Usually the whole burst fits: then no per-packet checks. */
-	checked = (in->ro == NULL || in->room - in->nout >= want_same) &&
-	    (out->ro == NULL || out->room - out->nout >= want_other);
 	lw->room_taken = 0;
 	for (i = 0; i < n; i++) {
 		/* Frames released by an answer to our solicitation took room
 		 * the burst's sum did not count: check each packet from now. */
-		if (!checked || lw->room_taken) {
+		if (i >= nfit || lw->room_taken) {
+			if (i >= nfit) {
+				p[i] = ring_peek(r, i);
+				len[i] = packet_len(r, p[i]);
+				k[i] = -1;
+			}
 			needs(in, p[i]->data, len[i], k[i] >= 0, &same, &oth);
 			if (!room_for(in, same) || !room_for(out, oth)) {
 				app_wake_at(lw_now(lw) + ROOM_RETRY_NS);
