@@ -161,7 +161,7 @@ bridge_init(int argc, char **argv)
 	c_moved = app_counter("moved");
 	c_aged = app_counter("aged");
 	c_learn_full = app_counter("learn-table-full");
-	c_entries = app_counter("fdb-entries");
+	c_entries = app_gauge("fdb-entries");
 	c_drop_runt = app_counter("drop-runt");
 	c_drop_bad_src = app_counter("drop-bad-source");
 	c_drop_link_local = app_counter("drop-link-local");

@@ -542,8 +542,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		int n = app->breathe();
 		uint64_t t = app_now_ns();
 
-		if (n > 0)
+		if (n > 0) {
 			app_stage->busy_ns += t - t_last;
+			app_stage->busy_breaths++;
+		}
 		t_last = t;
 		app_stage->breaths++;
 		if (__builtin_expect(ring_corruptions != 0, 0))

@@ -142,6 +142,12 @@ uint32_t app_room(struct port *out, uint32_t want);
  */
 uint64_t *app_counter(const char *name);
 /*
+ * The same for a gauge: a level that goes up and down (table entries), not
+ * a count of events.  snb-top exports it as a Prometheus gauge and never
+ * clears it (snb-ctl clear).
+ */
+uint64_t *app_gauge(const char *name);
+/*
  * Many at once: c[i] = app_counter(names[i]) up to the NULL name.  An
  * app's struct of counter pointers, declared in the order of its names,
  * is such an array: app_counters((uint64_t **)&cnt, names).
@@ -190,8 +196,9 @@ uint64_t app_now_ns(void);
 struct stage_counter {
 	char		name[48];
 	uint64_t	value;
-	uint64_t	pad;
+	uint64_t	flags;		/* STAGE_COUNTER_* */
 };
+#define STAGE_COUNTER_GAUGE	1	/* app_gauge(): a level, not a count */
 struct stage_file {
 	uint64_t	magic;
 	int32_t		pid;
@@ -210,6 +217,7 @@ struct stage_file {
 	uint32_t	state_size;	/* bytes of state in use */
 	_Atomic uint64_t state_gen;	/* state[state_gen & 1] is current */
 	unsigned char	state[2][APP_STATE_MAX];
+	uint64_t	busy_breaths;	/* breaths that moved packets */
 };
 
 #define STAGE_RUNNING	0

@@ -289,7 +289,7 @@ snb_ctl_nargs(const char *w)
 	static const struct {
 		const char	*word;
 		int		 nargs;
-	} req[] = { { "show", 0 }, { "stop", 0 }, { "restart", 1 },
+	} req[] = { { "show", 0 }, { "stop", 0 }, { "clear", 0 }, { "restart", 1 },
 	    { "swap", 2 } };
 	size_t i;
 

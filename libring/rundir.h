@@ -9,6 +9,10 @@
  *						for as long as it lives
  *	    ctl					control socket (snb-ctl)
  *	    LABEL.stage, LABEL.stage.new	stage counter files
+ *	    stages				the labels in the graph's order,
+ *						one a line (snb-top's order)
+ *	    counters.base			snb-ctl clear's baseline
+ *						(baseline.c)
  *	    rings/				ring files FROM:PORT=TO:PORT,
  *						a directory (tmpfs) or a
  *						symlink to the hugetlbfs one:
@@ -41,7 +45,7 @@
  * EOF; the one reply starts "ok:" or "error:".  The requests, for snb-ctl's
  * usage and snb-run's answer to anything else:
  */
-#define SNB_CTL_REQUESTS "show | stop | restart LABEL | swap LABEL 'APP ARGS'"
+#define SNB_CTL_REQUESTS "show | stop | clear | restart LABEL | swap LABEL 'APP ARGS'"
 /* How many words follow request w, or -1 if w is none. */
 int	snb_ctl_nargs(const char *w);
 /* 0 if name is a graph's name (graph.h's alphabet), or -1 with errbuf set. */

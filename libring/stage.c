@@ -108,6 +108,7 @@ stage_take_over(const struct stage_file *prev)
 	f->breaths = prev->breaths;
 	f->idle_sleeps = prev->idle_sleeps;
 	f->busy_ns = prev->busy_ns;
+	f->busy_breaths = prev->busy_breaths;
 	f->restarts = prev->restarts;
 	load_state(prev);
 	/* Ours from now on, so that a restart of ours finds it too. */
@@ -146,8 +147,9 @@ app_state_commit(void)
 	atomic_store_explicit(&f->state_gen, gen + 1, memory_order_release);
 }
 
-uint64_t *
-app_counter(const char *name)
+/* The counter called name, made if new. */
+static struct stage_counter *
+counter(const char *name)
 {
 	struct stage_counter *c;
 	uint32_t i;
@@ -155,11 +157,26 @@ app_counter(const char *name)
 	for (i = 0; i < app_stage->ncounters; i++)
 		if (strncmp(app_stage->counters[i].name, name,
 		    sizeof(c->name)) == 0)
-			return &app_stage->counters[i].value;
+			return &app_stage->counters[i];
 	if (app_stage->ncounters == STAGE_MAX_COUNTERS)
 		errx(1, "too many counters (adding '%s')", name);
 	c = &app_stage->counters[app_stage->ncounters++];
 	strlcpy(c->name, name, sizeof(c->name));
+	return c;
+}
+
+uint64_t *
+app_counter(const char *name)
+{
+	return &counter(name)->value;
+}
+
+uint64_t *
+app_gauge(const char *name)
+{
+	struct stage_counter *c = counter(name);
+
+	c->flags |= STAGE_COUNTER_GAUGE;
 	return &c->value;
 }
 

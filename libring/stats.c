@@ -48,18 +48,26 @@ map_stage(const char *path)
 	return f;
 }
 
+/* The graph's order (snb-run's stages file), then by label. */
 static int
-by_label(const void *a, const void *b)
+by_order(const void *a, const void *b)
 {
-	return strcmp(((const struct stage_view *)a)->f->label,
-	    ((const struct stage_view *)b)->f->label);
+	const struct stage_view *x = a, *y = b;
+
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return strcmp(x->f->label, y->f->label);
 }
 
+/* By the order of the stage they leave, then by name. */
 static int
-by_name(const void *a, const void *b)
+by_from(const void *a, const void *b)
 {
-	return strcmp(((const struct link_view *)a)->name,
-	    ((const struct link_view *)b)->name);
+	const struct link_view *x = a, *y = b;
+
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 /* Each LABEL.stage file of the graph directory dir. */
@@ -83,12 +91,33 @@ load_stages(const char *dir, struct graph_view *g)
 		    sizeof(*g->stages));
 		if (g->stages == NULL)
 			abort();
+		memset(&g->stages[g->nstages], 0, sizeof(g->stages[0]));
 		g->stages[g->nstages].f = f;
 		g->stages[g->nstages].alive = f->pid > 0 &&
 		    kill(f->pid, 0) == 0;
 		g->nstages++;
 	}
 	closedir(d);
+}
+
+/* FROM:PORT=TO:PORT into its four parts (labels and ports hold no ':'). */
+static void
+split_link(struct link_view *l)
+{
+	char buf[sizeof(l->name)], *p = buf, *to;
+
+	l->from[0] = l->from_port[0] = l->to[0] = l->to_port[0] = '\0';
+	strlcpy(buf, l->name, sizeof(buf));
+	if ((to = strchr(buf, '=')) == NULL)
+		return;
+	*to++ = '\0';
+	strlcpy(l->from, strsep(&p, ":"), sizeof(l->from));
+	if (p)
+		strlcpy(l->from_port, p, sizeof(l->from_port));
+	p = to;
+	strlcpy(l->to, strsep(&p, ":"), sizeof(l->to));
+	if (p)
+		strlcpy(l->to_port, p, sizeof(l->to_port));
 }
 
 /* Each ring file in dir (the graph's rings/, wherever it leads). */
@@ -111,13 +140,73 @@ load_links(const char *dir, struct graph_view *g)
 		if (g->links == NULL)
 			abort();
 		l = &g->links[g->nlinks];
+		memset(l, 0, sizeof(*l));
 		if (ring_attach(&l->r, path, RING_OBSERVER, errbuf,
 		    sizeof(errbuf)) == -1)
 			continue;
 		strlcpy(l->name, de->d_name, sizeof(l->name));
+		split_link(l);
 		g->nlinks++;
 	}
 	closedir(d);
+}
+
+/*
+ * Each stage's place in the graph's text, from the stages file snb-run
+ * writes (one label a line); a stage it does not name goes last.
+ */
+static void
+load_order(const char *dir, struct graph_view *g)
+{
+	char path[PATH_MAX], line[128];
+	int i, n = 0;
+	FILE *f;
+
+	for (i = 0; i < g->nstages; i++)
+		g->stages[i].order = INT_MAX;
+	snprintf(path, sizeof(path), "%s/stages", dir);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		for (i = 0; i < g->nstages; i++)
+			if (strcmp(g->stages[i].f->label, line) == 0)
+				g->stages[i].order = n;
+		n++;
+	}
+	fclose(f);
+}
+
+/* When process pid started, in Unix time; 0 if unknown. */
+static long
+start_time(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks;
+	long btime = 0, hz = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (pid <= 0 || hz <= 0 || (f = fopen(path, "re")) == NULL)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	/* Field 22, counted after the ')' that ends the command's name. */
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (i = 2; i < 22 && p; i++)
+		if ((p = strchr(p + 1, ' ')) == NULL)
+			return 0;
+	if (sscanf(p, " %llu", &ticks) != 1)
+		return 0;
+	if ((f = fopen("/proc/stat", "re")) == NULL)
+		return 0;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (sscanf(buf, "btime %ld", &btime) == 1)
+			break;
+	fclose(f);
+	return btime ? btime + (long)(ticks / (unsigned long long)hz) : 0;
 }
 
 static void
@@ -125,6 +214,7 @@ load_graph(const char *dir, struct graph_view *g)
 {
 	char path[PATH_MAX];
 	FILE *pf;
+	int i, j;
 
 	snprintf(path, sizeof(path), "%s/snb-run.pid", dir);
 	if ((pf = fopen(path, "re")) != NULL) {
@@ -139,11 +229,24 @@ load_graph(const char *dir, struct graph_view *g)
 	load_stages(dir, g);
 	snprintf(path, sizeof(path), "%s/rings", dir);
 	load_links(path, g);
+	if (g->alive)
+		g->started = start_time(g->pid);
+	load_order(dir, g);
+	for (j = 0; j < g->nlinks; j++)
+		g->links[j].order = INT_MAX;
+	for (i = 0; i < g->nstages; i++)
+		for (j = 0; j < g->nlinks; j++) {
+			if (strcmp(g->links[j].to, g->stages[i].f->label) == 0)
+				g->stages[i].inputs++;
+			if (strcmp(g->links[j].from, g->stages[i].f->label) == 0)
+				g->links[j].order = g->stages[i].order;
+		}
 	if (g->nstages)
 		qsort(g->stages, (size_t)g->nstages, sizeof(*g->stages),
-		    by_label);
+		    by_order);
 	if (g->nlinks)
-		qsort(g->links, (size_t)g->nlinks, sizeof(*g->links), by_name);
+		qsort(g->links, (size_t)g->nlinks, sizeof(*g->links), by_from);
+	baseline_load(dir, g);
 }
 
 static int

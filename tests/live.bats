@@ -71,7 +71,7 @@ load helpers
 	[ "$(jq '.graphs[0].links[] | select(.name=="f:out=sink:in") | .packets' "$T/top.json")" = 5000 ]
 	[ "$(jq '.graphs[0].links[] | select(.name=="source:out=f:in") | .packets' "$T/top.json")" = 5000 ]
 	[ "$(jq '[.graphs[] | select(.name=="top") | .stages[] | select(.alive)] | length' "$T/ps.json")" = 3 ]
-	snb-top --prometheus top | grep -q '^snb_link_packets_total{graph="top",link="f:out=sink:in"} 5000$'
+	snb-top --prometheus top | grep -q '^snb_link_packets_total{graph="top",from="f",from_port="out",to="sink",to_port="in"} 5000$'
 	# The graph is idle after 5000 packets: every stage was busy once
 	# (busy_ns > 0) and is idle now (busy 0 in the last interval).
 	[ "$(jq '[.graphs[0].stages[] | select(.busy_ns > 0 and .busy == 0)] | length' "$T/top.json")" = 3 ]

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages snb needs to build, test and benchmark.
 # As root it runs apt-get; otherwise it prints the line to run and fails.
-pkgs="gcc make libc6-dev libpcap-dev libbsd-dev libxdp-dev libbpf-dev bats tcpdump tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy dpdk-dev qemu-system-x86 busybox-static cpio"
+pkgs="gcc make libc6-dev libpcap-dev libbsd-dev libxdp-dev libbpf-dev bats tcpdump tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||

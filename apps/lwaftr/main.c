@@ -74,7 +74,7 @@ publish_counters(struct stage *st)
 		m = r != NULL ? reasm_memuse(r) : 0;	/* 0: freed at exit */
 		if (st->memuse[i] == NULL && m != 0 &&
 		    st->npub < STAGE_MAX_COUNTERS) {
-			st->memuse[i] = app_counter(memuse[i]);
+			st->memuse[i] = app_gauge(memuse[i]);
 			st->npub++;
 		}
 		if (st->memuse[i] != NULL)

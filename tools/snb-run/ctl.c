@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "rundir.h"
+#include "stats.h"
 #include "run.h"
 
 #define MAX_CLIENTS	16
@@ -142,6 +143,20 @@ show(int id)
 	free(buf);
 }
 
+/* Counters since now, for snb-top (a baseline: see baseline.c). */
+static void
+clear(int id)
+{
+	char errbuf[PATH_MAX + 128];
+	int n;
+
+	if ((n = graph_clear(graph_dir, errbuf, sizeof(errbuf))) == -1)
+		ctl_reply(id, "error: %s\n", errbuf);
+	else
+		ctl_reply(id, "ok: cleared the counters of %s (%d stages)\n",
+		    strrchr(graph_dir, '/') + 1, n);
+}
+
 static int
 find_stage(const char *label)
 {
@@ -172,6 +187,8 @@ request(struct client *c)
 		    SNB_CTL_REQUESTS);
 	else if (strcmp(w[0], "show") == 0)
 		show(c->id);
+	else if (strcmp(w[0], "clear") == 0)
+		clear(c->id);
 	else if (strcmp(w[0], "stop") == 0) {
 		ctl_reply(c->id, "ok: stopping %s\n",
 		    strrchr(graph_dir, '/') + 1);

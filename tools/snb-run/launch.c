@@ -137,6 +137,28 @@ stage_path(int i, char *out, size_t len)
 	snprintf(out, len, "%s/%s.stage", graph_dir, g.stages[i].label);
 }
 
+/* The labels in the graph's order, for snb-top (see rundir.h). */
+static void
+write_stage_order(void)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/stages", graph_dir);
+	snprintf(tmp, sizeof(tmp), "%s/.stages", graph_dir);
+	if ((f = fopen(tmp, "we")) == NULL) {
+		warn("%s", tmp);
+		die_cleanup(1);
+	}
+	for (i = 0; i < g.nstages; i++)
+		fprintf(f, "%s\n", g.stages[i].label);
+	if (fclose(f) == EOF || rename(tmp, path) == -1) {
+		warn("%s", path);
+		die_cleanup(1);
+	}
+}
+
 /*
  * Every ring of the graph, each with the launcher's own view.  When the
  * huge page pool runs out half-way (it had free pages, not enough), the
@@ -148,6 +170,7 @@ create_rings(void)
 	char path[PATH_MAX], errbuf[512];
 	int i, j, retried = 0;
 
+	write_stage_order();
 	if ((owners = calloc((size_t)g.nlinks + 1, sizeof(*owners))) == NULL)
 		err(1, NULL);
 	for (i = 0; i < g.nlinks; i++) {

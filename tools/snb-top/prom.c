@@ -1,0 +1,264 @@
+/*
+ * prom.c: the counters of every graph in the Prometheus text exposition
+ * format (version 0.0.4), named by its conventions: snb_ then what is
+ * counted, base units (seconds, bytes), _total on counters, one family per
+ * quantity (packets, bytes and errors never share a name), each family's
+ * samples together after its HELP and TYPE.  Labels: graph, stage, app;
+ * a link's from, from_port, to, to_port.  The values are raw: a counter
+ * only goes up while its stage lives (snb-ctl clear does not touch them).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/string.h>
+
+#include "top.h"
+
+/* A label value, escaped as the format wants (\\, \", \n). */
+static void
+label(FILE *f, const char *name, const char *v, size_t max, int first)
+{
+	size_t i;
+
+	fprintf(f, "%s%s=\"", first ? "" : ",", name);
+	for (i = 0; i < max && v[i]; i++) {
+		if (v[i] == '\\' || v[i] == '"')
+			fprintf(f, "\\%c", v[i]);
+		else if (v[i] == '\n')
+			fputs("\\n", f);
+		else
+			putc(v[i], f);
+	}
+	putc('"', f);
+}
+
+static void
+family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+stage_labels(FILE *f, const char *metric, const struct graph_view *g,
+    const struct stage_file *s)
+{
+	fprintf(f, "%s{", metric);
+	label(f, "graph", g->name, sizeof(g->name), 1);
+	label(f, "stage", s->label, sizeof(s->label), 0);
+	label(f, "app", s->app, sizeof(s->app), 0);
+	fputs("} ", f);
+}
+
+static void
+link_labels(FILE *f, const char *metric, const struct graph_view *g,
+    const struct link_view *l)
+{
+	fprintf(f, "%s{", metric);
+	label(f, "graph", g->name, sizeof(g->name), 1);
+	label(f, "from", l->from, sizeof(l->from), 0);
+	label(f, "from_port", l->from_port, sizeof(l->from_port), 0);
+	label(f, "to", l->to, sizeof(l->to), 0);
+	label(f, "to_port", l->to_port, sizeof(l->to_port), 0);
+	fputs("} ", f);
+}
+
+enum { S_UP, S_IN, S_OUT, S_BUSY, S_BREATHS, S_RESTARTS };
+
+static const struct {
+	const char	*name, *type, *help;
+} stage_fam[] = {
+	{ "snb_stage_up", "gauge", "1 if the stage's process is running." },
+	{ "snb_stage_packets_in_total", "counter",
+	    "Packets the stage took from its input links." },
+	{ "snb_stage_packets_out_total", "counter",
+	    "Packets the stage put on its output links." },
+	{ "snb_stage_busy_seconds_total", "counter",
+	    "Time the stage spent in breaths that moved packets." },
+	{ "snb_stage_busy_breaths_total", "counter",
+	    "Breaths (polls of its app) that moved packets." },
+	{ "snb_stage_restarts_total", "counter",
+	    "Times the launcher restarted the stage." },
+};
+
+static void
+stage_value(FILE *f, int which, const struct stage_view *v)
+{
+	const volatile struct stage_file *s = v->f;
+
+	switch (which) {
+	case S_UP:
+		fprintf(f, "%d\n", v->alive && s->exit_state == STAGE_RUNNING);
+		break;
+	case S_IN:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->packets_in);
+		break;
+	case S_OUT:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->packets_out);
+		break;
+	case S_BUSY:
+		fprintf(f, "%.9f\n", (uint64_t)s->busy_ns / 1e9);
+		break;
+	case S_BREATHS:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->busy_breaths);
+		break;
+	case S_RESTARTS:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->restarts);
+		break;
+	}
+}
+
+/*
+ * The metric name of an app's counter: snb_app_ and its name with every
+ * character Prometheus does not allow as '_', then _total for a counter
+ * ("drop-nomatch" -> snb_app_drop_nomatch_total); a gauge has no suffix.
+ */
+static void
+app_metric(const struct stage_counter *c, char *out, size_t len)
+{
+	size_t i, n;
+
+	n = (size_t)snprintf(out, len, "snb_app_");
+	for (i = 0; i < sizeof(c->name) && c->name[i] && n + 1 < len; i++)
+		out[n++] = (c->name[i] >= 'a' && c->name[i] <= 'z') ||
+		    (c->name[i] >= 'A' && c->name[i] <= 'Z') ||
+		    (c->name[i] >= '0' && c->name[i] <= '9') ? c->name[i] : '_';
+	out[n] = '\0';
+	if (!(c->flags & STAGE_COUNTER_GAUGE))
+		strlcat(out, "_total", len);
+}
+
+/* One family per app counter name, in the order first met. */
+static void
+app_families(FILE *f, struct graph_view *g, int n)
+{
+	char (*names)[80] = NULL, m[80], help[160];
+	int i, j, k, x, nn = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < g[i].nstages; j++) {
+			const struct stage_file *s = g[i].stages[j].f;
+			for (k = 0; k < (int)s->ncounters &&
+			    k < STAGE_MAX_COUNTERS; k++) {
+				app_metric(&s->counters[k], m, sizeof(m));
+				for (x = 0; x < nn && strcmp(names[x], m); x++)
+					;
+				if (x < nn)
+					continue;
+				if ((names = reallocarray(names, (size_t)nn + 1,
+				    sizeof(*names))) == NULL)
+					abort();
+				strlcpy(names[nn++], m, sizeof(*names));
+			}
+		}
+	for (x = 0; x < nn; x++) {
+		const char *type = NULL;
+		for (i = 0; i < n; i++)
+			for (j = 0; j < g[i].nstages; j++) {
+				const struct stage_file *s = g[i].stages[j].f;
+				for (k = 0; k < (int)s->ncounters &&
+				    k < STAGE_MAX_COUNTERS; k++) {
+					const struct stage_counter *c =
+					    &s->counters[k];
+					app_metric(c, m, sizeof(m));
+					if (strcmp(m, names[x]))
+						continue;
+					if (type == NULL) {
+						type = c->flags &
+						    STAGE_COUNTER_GAUGE ?
+						    "gauge" : "counter";
+						snprintf(help, sizeof(help),
+						    "The app's %s %.48s (see "
+						    "its manual page).", type,
+						    c->name);
+						family(f, m, type, help);
+					}
+					stage_labels(f, m, &g[i], s);
+					fprintf(f, "%" PRIu64 "\n",
+					    (uint64_t)c->value);
+					break;	/* one sample per stage */
+				}
+			}
+	}
+	free(names);
+}
+
+enum { L_PACKETS, L_BYTES, L_DROPS, L_SLOTS, L_USED };
+
+static const struct {
+	const char	*name, *type, *help;
+} link_fam[] = {
+	{ "snb_link_packets_total", "counter",
+	    "Packets put on the link (its ring)." },
+	{ "snb_link_bytes_total", "counter",
+	    "Bytes of the packets put on the link: frames without preamble "
+	    "and FCS." },
+	{ "snb_link_drops_total", "counter",
+	    "Packets a leaky link dropped because its ring was full." },
+	{ "snb_ring_slots", "gauge", "Slots of the link's ring." },
+	{ "snb_ring_slots_used", "gauge",
+	    "Slots of the link's ring holding packets not yet taken." },
+};
+
+static void
+link_value(FILE *f, int which, struct link_view *l)
+{
+	struct ring_shm *r = l->r.shm;
+
+	switch (which) {
+	case L_PACKETS:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)atomic_load(
+		    &r->prod.head));
+		break;
+	case L_BYTES:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)atomic_load(
+		    &r->prod.bytes));
+		break;
+	case L_DROPS:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)atomic_load(
+		    &r->prod.drops));
+		break;
+	case L_SLOTS:
+		fprintf(f, "%" PRIu64 "\n", (uint64_t)l->r.mask + 1);
+		break;
+	case L_USED:
+		fprintf(f, "%" PRIu64 "\n", ring_fill(&l->r));
+		break;
+	}
+}
+
+void
+prom_write(FILE *f, struct graph_view *g, int n)
+{
+	int i, j, k;
+
+	family(f, "snb_graph_start_time_seconds", "gauge",
+	    "When the graph's snb-run started, in seconds since the epoch.");
+	for (i = 0; i < n; i++)
+		if (g[i].alive && g[i].started) {
+			fputs("snb_graph_start_time_seconds{", f);
+			label(f, "graph", g[i].name, sizeof(g[i].name), 1);
+			fprintf(f, "} %ld\n", g[i].started);
+		}
+	for (k = 0; k < (int)(sizeof(stage_fam) / sizeof(stage_fam[0])); k++) {
+		family(f, stage_fam[k].name, stage_fam[k].type,
+		    stage_fam[k].help);
+		for (i = 0; i < n; i++)
+			for (j = 0; j < g[i].nstages; j++) {
+				stage_labels(f, stage_fam[k].name, &g[i],
+				    g[i].stages[j].f);
+				stage_value(f, k, &g[i].stages[j]);
+			}
+	}
+	app_families(f, g, n);
+	for (k = 0; k < (int)(sizeof(link_fam) / sizeof(link_fam[0])); k++) {
+		family(f, link_fam[k].name, link_fam[k].type,
+		    link_fam[k].help);
+		for (i = 0; i < n; i++)
+			for (j = 0; j < g[i].nlinks; j++) {
+				link_labels(f, link_fam[k].name, &g[i],
+				    &g[i].links[j]);
+				link_value(f, k, &g[i].links[j]);
+			}
+	}
+}
