@@ -323,3 +323,23 @@ EOF
 	assert_output_has "usage: snb-top"
 	stop_graph op
 }
+
+@test "gauges and per-port counters: a Prometheus gauge and a port label; clear leaves gauges alone" {
+	snb-run -n gg 'source --count 100 --hold | [a] br: bridge [b] | sink' 3>&- &
+	gpid=$!
+	wait_stages gg 3
+	wait_count gg sink 100
+	snb-top -p gg > "$T/m"
+	promtool check metrics < "$T/m"
+	grep -q '^# TYPE snb_app_fdb_entries gauge$' "$T/m"
+	grep -q '^snb_app_fdb_entries{graph="gg",stage="br",app="bridge"} 1$' "$T/m"
+	grep -q '^# TYPE snb_app_learned_total counter$' "$T/m"
+	grep -q '^snb_app_rx_total{graph="gg",stage="br",app="bridge",port="a"} 100$' "$T/m"
+	grep -q '^snb_app_rx_total{graph="gg",stage="br",app="bridge",port="b"} 0$' "$T/m"
+	snb-ctl gg clear > /dev/null
+	snb-top -j -d 0.05 gg > "$T/j"
+	[ "$(jq '.graphs[0].stages[] | select(.label=="br") | .counters["fdb-entries"]' "$T/j")" = 1 ]
+	[ "$(jq '.graphs[0].stages[] | select(.label=="br") | .counters.learned' "$T/j")" = 0 ]
+	[ "$(jq '.graphs[0].stages[] | select(.label=="br") | .counters["rx[a]"]' "$T/j")" = 0 ]
+	stop_graph gg
+}

@@ -3,8 +3,9 @@
  * format (version 0.0.4), named by its conventions: snb_ then what is
  * counted, base units (seconds, bytes), _total on counters, one family per
  * quantity (packets, bytes and errors never share a name), each family's
- * samples together after its HELP and TYPE.  Labels: graph, stage, app;
- * a link's from, from_port, to, to_port.  The values are raw: a counter
+ * samples together after its HELP and TYPE.  Labels: graph, stage, app
+ * (and port for an app's per-port counter); a link's from, from_port, to,
+ * to_port.  The values are raw: a counter
  * only goes up while its stage lives (snb-ctl clear does not touch them).
  */
 #include <inttypes.h>
@@ -109,30 +110,65 @@ stage_value(FILE *f, int which, const struct stage_view *v)
 }
 
 /*
- * The metric name of an app's counter: snb_app_ and its name with every
+ * The metric of an app's counter: snb_app_ and its name with every
  * character Prometheus does not allow as '_', then _total for a counter
  * ("drop-nomatch" -> snb_app_drop_nomatch_total); a gauge has no suffix.
+ * A per-port counter NAME[PORT] ("rx[a]" of snb-bridge) is NAME's metric
+ * with a port label.  port gets the port, or "".
  */
 static void
-app_metric(const struct stage_counter *c, char *out, size_t len)
+app_metric(const struct stage_counter *c, char *out, size_t len, char *port,
+    size_t plen)
 {
+	char name[sizeof(c->name) + 1], *br;
 	size_t i, n;
 
+	memcpy(name, c->name, sizeof(c->name));
+	name[sizeof(c->name)] = '\0';
+	port[0] = '\0';
+	if ((br = strchr(name, '[')) != NULL && br > name &&
+	    name[strlen(name) - 1] == ']') {
+		name[strlen(name) - 1] = '\0';
+		strlcpy(port, br + 1, plen);
+		*br = '\0';
+	}
 	n = (size_t)snprintf(out, len, "snb_app_");
-	for (i = 0; i < sizeof(c->name) && c->name[i] && n + 1 < len; i++)
-		out[n++] = (c->name[i] >= 'a' && c->name[i] <= 'z') ||
-		    (c->name[i] >= 'A' && c->name[i] <= 'Z') ||
-		    (c->name[i] >= '0' && c->name[i] <= '9') ? c->name[i] : '_';
+	for (i = 0; name[i] && n + 1 < len; i++)
+		out[n++] = (name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= 'A' && name[i] <= 'Z') ||
+		    (name[i] >= '0' && name[i] <= '9') ? name[i] : '_';
 	out[n] = '\0';
 	if (!(c->flags & STAGE_COUNTER_GAUGE))
 		strlcat(out, "_total", len);
+}
+
+/*
+ * Counter k of stage s as a sample of family fam: 1 if it is one (and not
+ * the same series as an earlier counter of s, which two names can map to).
+ */
+static int
+app_sample(const struct stage_file *s, int k, const char *fam, char *port,
+    size_t plen)
+{
+	char m[80], m2[80], p2[64];
+	int j;
+
+	app_metric(&s->counters[k], m, sizeof(m), port, plen);
+	if (strcmp(m, fam) != 0)
+		return 0;
+	for (j = 0; j < k; j++) {
+		app_metric(&s->counters[j], m2, sizeof(m2), p2, sizeof(p2));
+		if (strcmp(m2, m) == 0 && strcmp(p2, port) == 0)
+			return 0;
+	}
+	return 1;
 }
 
 /* One family per app counter name, in the order first met. */
 static void
 app_families(FILE *f, struct graph_view *g, int n)
 {
-	char (*names)[80] = NULL, m[80], help[160];
+	char (*names)[80] = NULL, m[80], port[64], help[160];
 	int i, j, k, x, nn = 0;
 
 	for (i = 0; i < n; i++)
@@ -140,7 +176,8 @@ app_families(FILE *f, struct graph_view *g, int n)
 			const struct stage_file *s = g[i].stages[j].f;
 			for (k = 0; k < (int)s->ncounters &&
 			    k < STAGE_MAX_COUNTERS; k++) {
-				app_metric(&s->counters[k], m, sizeof(m));
+				app_metric(&s->counters[k], m, sizeof(m), port,
+				    sizeof(port));
 				for (x = 0; x < nn && strcmp(names[x], m); x++)
 					;
 				if (x < nn)
@@ -160,23 +197,32 @@ app_families(FILE *f, struct graph_view *g, int n)
 				    k < STAGE_MAX_COUNTERS; k++) {
 					const struct stage_counter *c =
 					    &s->counters[k];
-					app_metric(c, m, sizeof(m));
-					if (strcmp(m, names[x]))
+					if (!app_sample(s, k, names[x], port,
+					    sizeof(port)))
 						continue;
 					if (type == NULL) {
 						type = c->flags &
 						    STAGE_COUNTER_GAUGE ?
 						    "gauge" : "counter";
 						snprintf(help, sizeof(help),
-						    "The app's %s %.48s (see "
+						    "The app's %s %.*s (see "
 						    "its manual page).", type,
+						    (int)strcspn(c->name, "["),
 						    c->name);
-						family(f, m, type, help);
+						family(f, names[x], type, help);
 					}
-					stage_labels(f, m, &g[i], s);
-					fprintf(f, "%" PRIu64 "\n",
+					fprintf(f, "%s{", names[x]);
+					label(f, "graph", g[i].name,
+					    sizeof(g[i].name), 1);
+					label(f, "stage", s->label,
+					    sizeof(s->label), 0);
+					label(f, "app", s->app, sizeof(s->app),
+					    0);
+					if (port[0])
+						label(f, "port", port,
+						    sizeof(port), 0);
+					fprintf(f, "} %" PRIu64 "\n",
 					    (uint64_t)c->value);
-					break;	/* one sample per stage */
 				}
 			}
 	}
