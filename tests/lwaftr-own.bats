@@ -16,8 +16,8 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 30 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 30 ]
+@test "lwaftr own: tests/lwaftr has the 36 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 36 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
@@ -92,60 +92,84 @@ own() {
 	own 16
 }
 
-@test "lwaftr own 17: icmpv6-time-exceeded-reassembly" {
+@test "lwaftr own 17: icmpv4-hairpin-policy" {
 	own 17
 }
 
-@test "lwaftr own 18: icmpv6-time-exceeded-reassembly (vlan)" {
+@test "lwaftr own 18: icmpv4-hairpin-policy (vlan)" {
 	own 18
 }
 
-@test "lwaftr own 19: icmpv6-too-big-bad-code" {
+@test "lwaftr own 19: icmpv4-error-to-b4-policy" {
 	own 19
 }
 
-@test "lwaftr own 20: icmpv6-too-big-bad-code (vlan)" {
+@test "lwaftr own 20: icmpv4-error-to-b4-policy (vlan)" {
 	own 20
 }
 
-@test "lwaftr own 21: icmpv6-hop-limit-translated-noerrors" {
+@test "lwaftr own 21: icmpv4-error-to-unbound-port" {
 	own 21
 }
 
-@test "lwaftr own 22: icmpv6-hop-limit-translated-noerrors (vlan)" {
+@test "lwaftr own 22: icmpv4-error-to-unbound-port (vlan)" {
 	own 22
 }
 
-@test "lwaftr own 23: no-source-softwire-br" {
+@test "lwaftr own 23: icmpv6-time-exceeded-reassembly" {
 	own 23
 }
 
-@test "lwaftr own 24: no-source-softwire-br (vlan)" {
+@test "lwaftr own 24: icmpv6-time-exceeded-reassembly (vlan)" {
 	own 24
 }
 
-@test "lwaftr own 25: no-source-softwire-dst" {
+@test "lwaftr own 25: icmpv6-too-big-bad-code" {
 	own 25
 }
 
-@test "lwaftr own 26: no-source-softwire-dst (vlan)" {
+@test "lwaftr own 26: icmpv6-too-big-bad-code (vlan)" {
 	own 26
 }
 
-@test "lwaftr own 27: icmpv6-rate-limit" {
+@test "lwaftr own 27: icmpv6-hop-limit-translated-noerrors" {
 	own 27
 }
 
-@test "lwaftr own 28: icmpv6-rate-limit (vlan)" {
+@test "lwaftr own 28: icmpv6-hop-limit-translated-noerrors (vlan)" {
 	own 28
 }
 
-@test "lwaftr own 29: sctp-bound" {
+@test "lwaftr own 29: no-source-softwire-br" {
 	own 29
 }
 
-@test "lwaftr own 30: sctp-bound (vlan)" {
+@test "lwaftr own 30: no-source-softwire-br (vlan)" {
 	own 30
+}
+
+@test "lwaftr own 31: no-source-softwire-dst" {
+	own 31
+}
+
+@test "lwaftr own 32: no-source-softwire-dst (vlan)" {
+	own 32
+}
+
+@test "lwaftr own 33: icmpv6-rate-limit" {
+	own 33
+}
+
+@test "lwaftr own 34: icmpv6-rate-limit (vlan)" {
+	own 34
+}
+
+@test "lwaftr own 35: sctp-bound" {
+	own 35
+}
+
+@test "lwaftr own 36: sctp-bound (vlan)" {
+	own 36
 }
 
 wait_for() {	# wait_for COMMAND...: up to 10 s

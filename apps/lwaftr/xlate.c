@@ -22,8 +22,12 @@
 #include "proto.h"
 
 /*
- * Send the ICMPv4 error icmp4_error() built (len bytes, none if 0): to a
- * B4, encapsulated, if its destination is a softwire's, else out of v4.
+ * Send the ICMPv4 error icmp4_error() built (len bytes, none if 0): out
+ * of v4, or, if its destination is one of the softwires' addresses, to
+ * that B4.  The reference hands the latter to its hairpin path as if a B4
+ * had sent it: it meets the allow-incoming-icmp policy there, and with no
+ * softwire for its port is dropped as RFC 7596 8.1 says, counted against
+ * the IPv6 side at the length it would have had in a softwire.
  */
 static void
 route_error4(struct lw *lw, size_t len)
@@ -38,16 +42,30 @@ route_error4(struct lw *lw, size_t len)
 	if (len == 0)
 		return;
 	memcpy(&dst, pk.l3 + 16, 4);
+	if (!lwaftr_bt_has_ipv4(lw->bt, dst)) {
+		o = tx_begin(&lw->s4, SNB_ETH_IPV4, len, NULL, NULL);
+		memcpy(o, pk.l3, len);
+		if (tx_end(&lw->s4, TX_FILTER))
+			cnt(lw, OUT_IPV4, SNB_ETH_HLEN + len);
+		return;
+	}
+	if (!lw->s4.cf->allow_incoming_icmp) {
+		cnt(lw, DROP_IN_POLICY_ICMPV4, pk.flen);
+		cnt(lw, DROP_ALL_IPV6, pk.flen + SNB_IPV6_HLEN);
+		return;
+	}
 	if (ipv4_b4_port(pk.l3, len, TOWARD_B4, &port))
 		sw = lwaftr_bt_lookup(lw->bt, dst, port);
 	if (sw != NULL) {
 		to_b4(lw, &pk, sw, 1, FROM_AFTR);
 		return;
 	}
-	o = tx_begin(&lw->s4, SNB_ETH_IPV4, len, NULL, NULL);
-	memcpy(o, pk.l3, len);
-	if (tx_end(&lw->s4, TX_FILTER))
-		cnt(lw, OUT_IPV4, SNB_ETH_HLEN + len);
+	cnt(lw, DROP_NO_DEST_SW_IPV4, pk.flen);
+	if (lw->s4.cf->generate_icmp_errors)
+		cnt(lw, DROP_IN_RFC7596_ICMPV4, pk.flen);
+	else
+		lw->ctr[DROP_OUT_POLICY_ICMPV4]++;
+	cnt(lw, DROP_ALL_IPV6, pk.flen + SNB_IPV6_HLEN);
 }
 
 /* The packet counts as received: per origin (see to_b4). */

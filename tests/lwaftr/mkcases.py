@@ -48,10 +48,11 @@ CONF_TEMPLATE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                   "lwaftr.conf.in")).read()
 
 
-def conf(name, generate="true", rate=600000, vlan=False):
+def conf(name, generate="true", rate=600000, vlan=False, allow="true"):
     """Write configuration `name` from the template; returns its file name."""
     text = CONF_TEMPLATE
     text = text.replace("@GENERATE@", generate).replace("@RATE@", str(rate))
+    text = text.replace("@ALLOW@", allow)
     text = text.replace("@VLAN4@", "vlan-tag %d;" % VLAN4 if vlan else "")
     text = text.replace("@VLAN6@", "vlan-tag %d;" % VLAN6 if vlan else "")
     fname = name + ("-vlan" if vlan else "") + ".conf"
@@ -161,6 +162,10 @@ def icmp_off(vlan):
 
 def rate1(vlan):
     return conf("lwaftr-rate1", rate=1, vlan=vlan)
+
+
+def deny4(vlan):
+    return conf("lwaftr-deny-icmpv4", allow="false", vlan=vlan)
 
 
 # ---- Echo to the AFTR's own addresses (src/apps/ipv4/echo.lua, ipv6/echo.lua)
@@ -287,6 +292,73 @@ add(c, "drop-all-ipv6-iface", flen(hf))
 case("icmpv4-hairpin-bad-checksum",
      "lwaftr.lua icmpv4_incoming: hairpinned ICMPv4 has its checksum "
      "checked too (RFC 5508)", icmp_on, [], [hf], [], [], c)
+
+# allow-incoming-icmp false on the external side: hairpinned ICMP meets it
+# too (from_inet(pkt, PKT_HAIRPINNED)).
+inner = IP(src=SW1[0], dst=SW80[0], ttl=64, id=8) / ICMP(type=8, id=5,
+                                                         seq=1)
+hf = v6_frame(tunnel(SW1, inner))
+ipv4_len = flen(hf) - 40
+c = base(v6=1)
+add(c, "in-ipv6", flen(hf))
+add(c, "hairpin-ipv4", ipv4_len)
+add(c, "drop-in-by-policy-icmpv4", ipv4_len)
+add(c, "drop-all-ipv6-iface", flen(hf))
+case("icmpv4-hairpin-policy",
+     "lwaftr.lua from_inet: allow-incoming-icmp false drops hairpinned "
+     "ICMPv4 as it drops ICMPv4 from the internet", deny4, [], [hf], [],
+     [], c)
+
+# ---- ICMPv4 errors the AFTR makes for a softwire's address
+# (lwaftr.lua transmit_icmpv4_reply: they go through the hairpin path)
+
+
+def icmp4_error_len(quoted_ip):
+    """Frame bytes of an ICMPv4 error quoting quoted_ip whole (< 548)."""
+    return 14 + 20 + 8 + len(bytes(quoted_ip))
+
+
+# A B4 (178.79.150.1) sends TCP with TTL 1 to another softwire's address:
+# hairpinned, its TTL runs out; the "time exceeded" to 178.79.150.1 meets
+# allow-incoming-icmp false on its way back and is dropped, counted against
+# the IPv6 side at its length plus 40.
+inner = IP(src=SW1[0], dst=SW80[0], ttl=1, id=8) / TCP(sport=1000,
+                                                       dport=80, flags="S")
+hf = v6_frame(tunnel(SW1, inner))
+ipv4_len = flen(hf) - 40
+elen = icmp4_error_len(inner)
+c = base(v6=1)
+add(c, "in-ipv6", flen(hf))
+add(c, "hairpin-ipv4", ipv4_len)
+add(c, "drop-ttl-zero-ipv4", ipv4_len)
+add(c, "drop-all-ipv6-iface", flen(hf))
+add(c, "out-icmpv4-error", elen)
+add(c, "drop-in-by-policy-icmpv4", elen)
+add(c, "drop-all-ipv6-iface", elen + 40)
+case("icmpv4-error-to-b4-policy",
+     "lwaftr.lua transmit_icmpv4_reply: an error for a softwire's address "
+     "takes the hairpin path, where allow-incoming-icmp false drops it",
+     deny4, [], [hf], [], [], c)
+
+# An internet packet claiming to come from 178.79.150.233:1234 (a port no
+# softwire owns) to an address of no softwire: "host unreachable" is made
+# for 178.79.150.233, but no softwire owns the quoted source port either:
+# the error is dropped as RFC 7596 8.1 says, on the hairpin path.
+spoof = IP(src=SW80[0], dst=SW7850[0], ttl=30, id=0x10) / UDP(sport=1234,
+                                                              dport=9)
+sf = v4_frame(spoof)
+elen = icmp4_error_len(spoof)
+c = base(v4=1)
+for k in ("in-ipv4", "drop-no-dest-softwire-ipv4", "drop-all-ipv4-iface"):
+    add(c, k, flen(sf))
+add(c, "out-icmpv4-error", elen)
+add(c, "drop-no-dest-softwire-ipv4", elen)
+add(c, "drop-in-by-rfc7596-icmpv4", elen)
+add(c, "drop-all-ipv6-iface", elen + 40)
+case("icmpv4-error-to-unbound-port",
+     "lwaftr.lua transmit_icmpv4_reply/flush_hairpin: an error for a "
+     "softwire's address with no softwire for its port is dropped (RFC "
+     "7596 8.1)", icmp_on, [sf], [], [], [], c)
 
 # ---- Incoming ICMPv6 errors (lwaftr.lua icmpv6_incoming)
 
