@@ -20,6 +20,7 @@
 #include <bsd/string.h>
 
 #include "app.h"
+#include "appctl.h"
 #include "graph.h"
 #include "stage.h"
 
@@ -365,6 +366,7 @@ finish(int eof)
 	int i, j;
 
 	app_stage->exit_state = eof ? STAGE_EOF : STAGE_DETACHED;
+	appctl_stop();
 	if (app->stop)
 		app->stop(eof);
 	count_packets();
@@ -494,6 +496,12 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_wake;
 	sigaction(RING_WAKE_SIGNAL, &sa, NULL);
+	if (app->control) {
+		/* SIGHUP is read by the control thread; this one interrupts
+		   the data path's sleep when a call waits */
+		sigaction(APPCTL_WAKE_SIGNAL, &sa, NULL);
+		appctl_block_hup();
+	}
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigemptyset(&block);
@@ -530,6 +538,8 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	stage_take_over(prev);
 	if (app->start)
 		app->start();
+	if (app->control)
+		appctl_start(app->control, stats, label ? label : app->name);
 
 	/*
 	 * Busy time: one clock read per breath; a breath that moved packets
@@ -539,7 +549,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	 */
 	t_last = app_now_ns();
 	for (;;) {
-		int n = app->breathe();
+		int n;
+
+		appctl_poll();
+		n = app->breathe();
 		uint64_t t = app_now_ns();
 
 		if (n > 0) {

@@ -58,6 +58,7 @@
 #define SNB_APP_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ring.h"
 
@@ -95,6 +96,16 @@ struct app_desc {
 	int		(*breathe)(void);
 	/* Before exit: eof = 1 at end of stream, 0 when detaching. */
 	void		(*stop)(int eof);
+	/*
+	 * Optional: a request of snb-ctl GRAPH config LABEL WORDS... (argv:
+	 * the words), or SIGHUP (the request "reload", its reply on standard
+	 * error).  Runs in the runtime's control thread beside the data path,
+	 * one request at a time, from start() until before stop(): it may
+	 * read what breathe() reads but changes it only through
+	 * app_ctl_sync().  Writes its reply to out and returns 0, or writes
+	 * the reason and returns -1 (the runtime puts "error: " before it).
+	 */
+	int		(*control)(int argc, char **argv, FILE *out);
 };
 
 /* A bound port: one ring per link (inputs may have several: fan-in). */
@@ -177,6 +188,14 @@ void	 app_state_commit(void);
  * 0, or -1 after a warning naming the file.
  */
 int	app_write_counters(const char *path);
+
+/*
+ * From control(): run fn(arg) on the data path between two breaths, and
+ * return 0 once it ran; -1 if the stage stops first (fn does not run).
+ * The data path looks for such a call once a breath (one load); a
+ * sleeping one is woken.
+ */
+int	app_ctl_sync(void (*fn)(void *), void *arg);
 
 /* A source calls this when it has nothing more to send. */
 void	app_done(void);

@@ -13,6 +13,9 @@
  *						one a line (snb-top's order)
  *	    counters.base			snb-ctl clear's baseline
  *						(baseline.c)
+ *	    LABEL.ctl				a stage's own control socket,
+ *						if its app takes requests
+ *						(snb-ctl GRAPH config LABEL)
  *	    rings/				ring files FROM:PORT=TO:PORT,
  *						a directory (tmpfs) or a
  *						symlink to the hugetlbfs one:

@@ -1,9 +1,12 @@
 /*
  * snb-ctl: talk to a running graph through its control socket (ctl in its
  * graph directory, see rundir.h): show it, stop it, restart or swap a
- * stage.  clean removes a stale graph and needs no snb-run.
+ * stage.  config talks to one stage's own socket (LABEL.ctl beside its
+ * stage file) with the app's requests.  clean removes a stale graph and
+ * needs no snb-run.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <err.h>
@@ -17,7 +20,7 @@
 #include "rundir.h"
 
 static const char usage_text[] = "usage: snb-ctl NAME " SNB_CTL_REQUESTS
-    " | clean\n";
+    " | config LABEL REQUEST... | clean\n";
 
 static void __attribute__((noreturn))
 usage(void)
@@ -37,14 +40,99 @@ clean(const char *name)
 	return 0;
 }
 
+/*
+ * Send words to the socket at path, print the reply; exit 1 when it is
+ * an error.  why(errno) explains a socket that is not there.
+ */
+static int
+talk(const char *path, char **words, int n,
+    void (*why)(int, const void *), const void *arg)
+{
+	struct sockaddr_un sun;
+	char buf[8192];
+	ssize_t len;
+	int fd, i, failed = 0, first = 1;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		errx(2, "%s: path too long for a socket", path);
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		err(1, "socket");
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		why(errno, arg);
+		err(1, "%s", path);
+	}
+	for (i = 0; i < n; i++)
+		if (write(fd, words[i], strlen(words[i]) + 1) !=
+		    (ssize_t)strlen(words[i]) + 1)
+			err(1, "send");
+	shutdown(fd, SHUT_WR);
+	while ((len = read(fd, buf, sizeof(buf))) > 0) {
+		if (first && len >= 6 && strncmp(buf, "error:", 6) == 0)
+			failed = 1;
+		first = 0;
+		fwrite(buf, 1, (size_t)len, failed ? stderr : stdout);
+	}
+	if (len == -1)
+		err(1, "receive");
+	if (first)
+		errx(1, "%s closed the connection", path);
+	return failed;
+}
+
+struct where {
+	const char	*run, *graph, *label;
+};
+
+/* The graph's socket is not there: stale, or not running. */
+static void
+why_graph(int e, const void *arg)
+{
+	const struct where *w = arg;
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/%s", w->run, w->graph);
+	if (snb_graph_stale(dir))
+		errx(1, "graph '%s' is stale (its snb-run is gone): remove it "
+		    "with snb-ctl %s clean", w->graph, w->graph);
+	if (e == ENOENT || e == ECONNREFUSED)
+		errx(1, "no graph '%s' running (in %s)", w->graph, w->run);
+	errno = e;
+}
+
+/* A stage's socket is not there: which of graph, stage, app is missing. */
+static void
+why_stage(int e, const void *arg)
+{
+	const struct where *w = arg;
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s/ctl", w->run, w->graph);
+	if (stat(path, &st) == -1)
+		why_graph(ENOENT, arg);
+	snprintf(path, sizeof(path), "%s/%s/%s.stage", w->run, w->graph,
+	    w->label);
+	if (e == ENOENT && stat(path, &st) == -1)
+		errx(1, "no stage '%s' in graph '%s'", w->label, w->graph);
+	if (e == ENOENT)
+		errx(1, "stage '%s' of graph '%s' takes no config requests "
+		    "(see its app's manual), or has not started yet",
+		    w->label, w->graph);
+	if (e == ECONNREFUSED)
+		errx(1, "stage '%s' of graph '%s' is not running (it is "
+		    "restarting, or failed)", w->label, w->graph);
+	errno = e;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct sockaddr_un sun;
-	char errbuf[512], buf[8192], dir[PATH_MAX];
-	const char *run;
-	ssize_t n;
-	int fd, i, nargs, e, failed = 0, first = 1;
+	struct where w;
+	char errbuf[512], path[PATH_MAX];
+	int nargs;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
@@ -54,8 +142,10 @@ main(int argc, char **argv)
 	}
 	if (argc < 3)
 		usage();
-	if ((nargs = strcmp(argv[2], "clean") ? snb_ctl_nargs(argv[2]) : 0) ==
-	    -1) {
+	if (strcmp(argv[2], "config") == 0)
+		nargs = argc < 5 ? -2 : argc - 3;
+	else if ((nargs = strcmp(argv[2], "clean") ?
+	    snb_ctl_nargs(argv[2]) : 0) == -1) {
 		warnx("unknown command '%s'", argv[2]);
 		usage();
 	}
@@ -65,41 +155,19 @@ main(int argc, char **argv)
 		errx(2, "%s", errbuf);
 	if (strcmp(argv[2], "clean") == 0)
 		return clean(argv[1]);
-	if ((run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
+	if ((w.run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "run directory: %s", errbuf);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s/ctl",
-	    run, argv[1]) >= sizeof(sun.sun_path))
-		errx(2, "graph name too long");
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		err(1, "socket");
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		e = errno;
-		snprintf(dir, sizeof(dir), "%s/%s", run, argv[1]);
-		if (snb_graph_stale(dir))
-			errx(1, "graph '%s' is stale (its snb-run is gone): "
-			    "remove it with snb-ctl %s clean", argv[1],
-			    argv[1]);
-		if (e == ENOENT || e == ECONNREFUSED)
-			errx(1, "no graph '%s' running (in %s)", argv[1], run);
-		errno = e;
-		err(1, "%s", sun.sun_path);
+	w.graph = argv[1];
+	w.label = argv[3];
+	if (strcmp(argv[2], "config") == 0) {
+		/* labels share the graph names' alphabet: no '/' */
+		if (snb_graph_name_check(argv[3], errbuf, sizeof(errbuf)) ==
+		    -1)
+			errx(2, "bad label '%s'", argv[3]);
+		snprintf(path, sizeof(path), "%s/%s/%s.ctl", w.run, argv[1],
+		    argv[3]);
+		return talk(path, argv + 4, argc - 4, why_stage, &w);
 	}
-	for (i = 2; i < argc; i++)
-		if (write(fd, argv[i], strlen(argv[i]) + 1) !=
-		    (ssize_t)strlen(argv[i]) + 1)
-			err(1, "send");
-	shutdown(fd, SHUT_WR);
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (first && n >= 6 && strncmp(buf, "error:", 6) == 0)
-			failed = 1;
-		first = 0;
-		fwrite(buf, 1, (size_t)n, failed ? stderr : stdout);
-	}
-	if (n == -1)
-		err(1, "receive");
-	if (first)
-		errx(1, "graph '%s' closed the connection", argv[1]);
-	return failed;
+	snprintf(path, sizeof(path), "%s/%s/ctl", w.run, argv[1]);
+	return talk(path, argv + 2, argc - 2, why_graph, &w);
 }

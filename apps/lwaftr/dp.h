@@ -1,8 +1,10 @@
 /*
  * dp.h: the lwAFTR data path's internals.  Calls run one way:
  *
- *	main.c	app glue: options, configuration and reload, ports, the
- *		breathe loop, counters
+ *	main.c	app glue: options, configuration, ports, the breathe loop,
+ *		counters
+ *	ctl.c	config requests (snb-ctl, SIGHUP): binding-table changes,
+ *		made beside the data path and switched between breaths
  *	rx.c	ingress: bursts with batched lookups, VLAN, reassembly,
  *		ARP/NDP, echo, filters
  *	xlate.c	the softwire core: IPv4 -> B4 (encapsulation), B4 -> IPv4
@@ -27,6 +29,7 @@
 #include <arpa/inet.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "app.h"
@@ -209,6 +212,10 @@ lw_now(struct lw *lw)
 		lw->now = app_now_ns();
 	return lw->now;
 }
+
+/* ctl.c: a config request (app_desc's control; conf: CONF's path) */
+int	lw_control(struct lw *lw, const char *conf, int argc, char **argv,
+	    FILE *out);
 
 /* rx.c */
 int	rx_burst(struct side *in, struct ring *r);

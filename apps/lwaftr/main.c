@@ -5,12 +5,11 @@
  * This file is the app's glue: options, configuration, ports, counters
  * and the breathe loop, which takes a burst from each input (rx.c) and
  * commits what the bursts wrote into the output rings' slots (tx.c).
- * SIGHUP re-reads CONF and swaps in the new binding table if the whole
- * file is good.
+ * Config requests (snb-ctl GRAPH config LABEL ..., SIGHUP: reload) are
+ * ctl.c's, in the runtime's control thread.
  */
 #include <err.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,6 @@
 static struct stage {
 	struct lw		 lw;
 	struct lwaftr_conf	 conf;
-	struct lwaftr_conf	*bt_conf;	/* backs lw.bt after a reload */
 	const char		*path, *counters_out;
 	uint64_t		*pub[LW_NCOUNTERS];	/* stage file slots */
 	uint64_t		*memuse[2];	/* gauges, v4 and v6 */
@@ -33,7 +31,6 @@ static struct stage {
 	int			 bound;		/* ports looked up */
 } stage = { .lw = { .s4 = { .name = "v4" }, .s6 = { .name = "v6",
     .v6 = 1 } } };
-static volatile sig_atomic_t reload_requested;
 
 #define REASM4_TIMEOUT	15000000000ULL	/* RFC 791's suggested 15 s */
 #define REASM6_TIMEOUT	60000000000ULL	/* RFC 8200 4.5: 60 s */
@@ -178,13 +175,6 @@ side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 }
 
 static void
-on_hup(int sig)
-{
-	(void)sig;
-	reload_requested = 1;
-}
-
-static void
 usage(void)
 {
 	fprintf(stderr, "usage: snb-lwaftr [--deterministic] "
@@ -202,7 +192,6 @@ lw_init(int argc, char **argv)
 	};
 	struct stage *st = &stage;
 	struct lw *lw = &st->lw;
-	struct sigaction sa;
 	char errbuf[1024];
 	int ch, deterministic = 0;
 
@@ -227,56 +216,24 @@ lw_init(int argc, char **argv)
 	if ((lw->bt = lwaftr_bt_build_at(st->conf.sw, st->conf.nsw,
 	    st->conf.sw_at, st->path, errbuf, sizeof(errbuf))) == NULL)
 		errx(2, "%s", errbuf);
+	/* the table has its own copy: a million softwires are 40 MB */
+	free(st->conf.sw);
+	free(st->conf.sw_at);
+	st->conf.sw = NULL;
+	st->conf.sw_at = NULL;
+	st->conf.nsw = 0;
 	lw->s4.lw = lw->s6.lw = lw;
 	side_init(&lw->s4, &st->conf.ext, st->path);
 	side_init(&lw->s6, &st->conf.in, st->path);
 	/* The vectors number fragments from 0x4242 + 1 in --deterministic. */
 	lw->frag_id4 = deterministic ? 0x4242 : (uint16_t)arc4random();
 	lw->frag_id6 = deterministic ? 0x42424242 : arc4random();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_hup;		/* no SA_RESTART: wake the sleep */
-	sigaction(SIGHUP, &sa, NULL);
 }
 
-static void
-free_conf(struct lwaftr_conf *c)
+static int
+lw_ctl(int argc, char **argv, FILE *out)
 {
-	if (c != NULL) {
-		lwaftr_conf_free(c);
-		free(c);
-	}
-}
-
-/* Re-read CONF; swap in its binding table only if all of it is good. */
-static void
-reload(struct stage *st)
-{
-	struct lwaftr_conf *nc;
-	struct lwaftr_bt *nbt = NULL;
-	char errbuf[1024];
-
-	reload_requested = 0;
-	if ((nc = calloc(1, sizeof(*nc))) == NULL) {
-		warn("reload");
-		return;
-	}
-	if (lwaftr_conf_load(nc, st->path, errbuf, sizeof(errbuf)) == -1)
-		warnx("reload failed, keeping the current binding table: %s",
-		    errbuf);
-	else if ((nbt = lwaftr_bt_build_at(nc->sw, nc->nsw, nc->sw_at,
-	    st->path, errbuf, sizeof(errbuf))) == NULL)
-		warnx("reload failed, keeping the current binding table: %s",
-		    errbuf);
-	if (nbt == NULL) {
-		free_conf(nc);
-		return;
-	}
-	lwaftr_bt_free(st->lw.bt);
-	st->lw.bt = nbt;
-	free_conf(st->bt_conf);
-	st->bt_conf = nc;
-	warnx("%s: binding table reloaded (%zu softwires; other settings "
-	    "take effect on restart)", st->path, nc->nsw);
+	return lw_control(&stage.lw, stage.path, argc, argv, out);
 }
 
 static struct port *
@@ -360,8 +317,6 @@ lw_breathe(void)
 	lw->now = 0;
 	if (!stage.bound)
 		bind_ports(&stage);
-	if (reload_requested)
-		reload(&stage);
 	for (i = 0; i < 2; i++) {
 		side_start(side(lw, i));
 		tx_flush_held(side(lw, i));
@@ -410,7 +365,6 @@ lw_stop(int eof)
 	if (stage.counters_out)
 		write_counters(&stage);
 	lwaftr_bt_free(lw->bt);
-	free_conf(stage.bt_conf);
 	lwaftr_conf_free(&stage.conf);
 }
 
@@ -431,6 +385,7 @@ static const struct app_desc desc = {
 	.init = lw_init,
 	.breathe = lw_breathe,
 	.stop = lw_stop,
+	.control = lw_ctl,
 };
 
 int

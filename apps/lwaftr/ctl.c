@@ -1,0 +1,338 @@
+/*
+ * ctl.c: snb-ctl GRAPH config LABEL REQUEST..., the binding table changed
+ * while the lwAFTR forwards.  The requests, as words:
+ *
+ *	add softwire ipv4 A psid P b4-ipv6 B br-address R
+ *	    [psid-length L] [reserved-ports-bit-count N]
+ *	remove softwire ipv4 A psid P
+ *	set softwire ipv4 A psid P FIELD VALUE...	(the fields above)
+ *	get softwire ipv4 A psid P
+ *	load FILE	the binding table of FILE (a softwire-config file)
+ *	reload		the same with CONF (SIGHUP sends this too)
+ *
+ * They run in the runtime's control thread (libring/appctl.c): the new
+ * table is built beside the old one while the data path keeps forwarding
+ * with the old, then the data path switches to it between two breaths
+ * (app_ctl_sync: a pointer store, no lock), and only then is the old one
+ * freed.  A refused request builds nothing and changes nothing.  Only
+ * this thread makes tables, so the table it reads (lw->bt) is the one the
+ * data path uses, and no other change can slip in between.
+ */
+#include <arpa/inet.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dp.h"
+
+#define REQUESTS "add softwire FIELD VALUE... | remove softwire ipv4 A " \
+	"psid P | set softwire ipv4 A psid P FIELD VALUE... | get softwire " \
+	"ipv4 A psid P | load FILE | reload"
+
+static struct lwaftr_bt *next_bt;
+
+static double
+ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
+	    (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* On the data path, between two breaths. */
+static void
+adopt(void *arg)
+{
+	struct lw *lw = arg;
+
+	lw->bt = next_bt;
+}
+
+/*
+ * The data path takes nbt; the old table is freed once it cannot see it.
+ * what: the change, for the reply; built: when building began.
+ */
+static int
+commit(struct lw *lw, struct lwaftr_bt *nbt, const char *what,
+    const struct timespec *built, FILE *out)
+{
+	struct lwaftr_bt *old = lw->bt;
+	struct timespec t0;
+	double build_ms = ms_since(built);
+	size_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	next_bt = nbt;
+	if (app_ctl_sync(adopt, lw) == -1) {
+		lwaftr_bt_free(nbt);
+		fprintf(out, "the stage is stopping: nothing changed\n");
+		return -1;
+	}
+	lwaftr_bt_free(old);
+	lwaftr_bt_softwires(nbt, &n);
+	fprintf(out, "ok: %s (%zu softwires; built in %.1f ms, in use "
+	    "%.3f ms later)\n", what, n, build_ms, ms_since(&t0));
+	return 0;
+}
+
+static const char *
+fmt_sw(const struct softwire *s, char *buf, size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &s->ipv4, a, sizeof(a));
+	snprintf(buf, len, "softwire %s psid %u", a, s->psid);
+	return buf;
+}
+
+static int
+number(const char *field, const char *v, unsigned long max,
+    unsigned long *out, FILE *f)
+{
+	char *end;
+
+	if (*v < '0' || *v > '9' || (*out = strtoul(v, &end, 10),
+	    *end != '\0') || *out > max) {
+		fprintf(f, "bad %s '%s' (0 to %lu)\n", field, v, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* The fields given (a bit each) and their values. */
+#define F_IPV4	0x01
+#define F_PSID	0x02
+#define F_B4	0x04
+#define F_BR	0x08
+#define F_PLEN	0x10
+#define F_RESV	0x20
+
+/* FIELD VALUE pairs of argv into s; *given: which. */
+static int
+fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
+{
+	unsigned long v;
+	int i, bit;
+
+	*given = 0;
+	for (i = 0; i < argc; i += 2) {
+		const char *k = argv[i], *val = argv[i + 1];
+
+		if (i + 1 == argc) {
+			fprintf(f, "'%s' without a value\n", k);
+			return -1;
+		}
+		if (strcmp(k, "ipv4") == 0) {
+			bit = F_IPV4;
+			if (inet_pton(AF_INET, val, &s->ipv4) != 1)
+				goto bad;
+		} else if (strcmp(k, "psid") == 0) {
+			bit = F_PSID;
+			if (number(k, val, 65535, &v, f) == -1)
+				return -1;
+			s->psid = (uint16_t)v;
+		} else if (strcmp(k, "b4-ipv6") == 0) {
+			bit = F_B4;
+			if (inet_pton(AF_INET6, val, s->b4) != 1)
+				goto bad;
+		} else if (strcmp(k, "br-address") == 0) {
+			bit = F_BR;
+			if (inet_pton(AF_INET6, val, s->br) != 1)
+				goto bad;
+		} else if (strcmp(k, "psid-length") == 0) {
+			bit = F_PLEN;
+			if (number(k, val, 16, &v, f) == -1)
+				return -1;
+			s->psid_length = (uint8_t)v;
+		} else if (strcmp(k, "reserved-ports-bit-count") == 0) {
+			bit = F_RESV;
+			if (number(k, val, 16, &v, f) == -1)
+				return -1;
+			s->reserved_bits = (uint8_t)v;
+		} else {
+			fprintf(f, "unknown field '%s' (ipv4, psid, b4-ipv6, "
+			    "br-address, psid-length, reserved-ports-bit-"
+			    "count)\n", k);
+			return -1;
+		}
+		if (*given & bit) {
+			fprintf(f, "'%s' given twice\n", k);
+			return -1;
+		}
+		*given |= bit;
+		continue;
+bad:
+		fprintf(f, "bad %s '%s'\n", k, val);
+		return -1;
+	}
+	return 0;
+}
+
+/* Some softwire of ipv4 (network order), or NULL: its port set. */
+static const struct softwire *
+of_address(const struct lwaftr_bt *bt, uint32_t ipv4)
+{
+	const struct softwire *sw;
+	size_t n, lo = 0, hi, mid;
+
+	sw = lwaftr_bt_softwires(bt, &n);
+	for (hi = n; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (ntohl(sw[mid].ipv4) < ntohl(ipv4))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && sw[lo].ipv4 == ipv4 ? &sw[lo] : NULL;
+}
+
+static void
+print_sw(const struct softwire *s, FILE *f)
+{
+	char a[INET_ADDRSTRLEN], b4[INET6_ADDRSTRLEN], br[INET6_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &s->ipv4, a, sizeof(a));
+	inet_ntop(AF_INET6, s->b4, b4, sizeof(b4));
+	inet_ntop(AF_INET6, s->br, br, sizeof(br));
+	fprintf(f, "softwire {\n  ipv4 %s;\n  psid %u;\n  b4-ipv6 %s;\n"
+	    "  br-address %s;\n  port-set {\n    psid-length %u;\n", a,
+	    s->psid, b4, br, s->psid_length);
+	if (s->reserved_bits)
+		fprintf(f, "    reserved-ports-bit-count %u;\n",
+		    s->reserved_bits);
+	fprintf(f, "  }\n}\n");
+}
+
+/* add, remove, set, get: argv[0] is the verb, argv[1] "softwire". */
+static int
+softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
+{
+	struct softwire s;
+	const struct softwire *cur, *o;
+	struct lwaftr_bt *nbt;
+	struct timespec t0;
+	const char *verb = argv[0];
+	char err[512], what[128], name[64];
+	int given, add = strcmp(verb, "add") == 0;
+	int set = strcmp(verb, "set") == 0, key = F_IPV4 | F_PSID;
+
+	memset(&s, 0, sizeof(s));
+	if (argc < 2 || strcmp(argv[1], "softwire") != 0) {
+		fprintf(f, "%s what? (%s softwire ...)\n", verb, verb);
+		return -1;
+	}
+	if (fields(argc - 2, argv + 2, &s, &given, f) == -1)
+		return -1;
+	if ((given & key) != key) {
+		fprintf(f, "%s softwire: missing %s\n", verb,
+		    given & F_IPV4 ? "psid" : "ipv4");
+		return -1;
+	}
+	if (!add && !set && given != key) {
+		fprintf(f, "%s softwire: only ipv4 and psid name one\n", verb);
+		return -1;
+	}
+	cur = lwaftr_bt_find(lw->bt, s.ipv4, s.psid);
+	fmt_sw(&s, name, sizeof(name));
+	if (!add && cur == NULL) {
+		fprintf(f, "no %s in the binding table\n", name);
+		return -1;
+	}
+	if (strcmp(verb, "get") == 0) {
+		print_sw(cur, f);
+		return 0;
+	}
+	if (add && (given & (F_B4 | F_BR)) != (F_B4 | F_BR)) {
+		fprintf(f, "add softwire: missing %s\n", given & F_B4 ?
+		    "br-address" : "b4-ipv6");
+		return -1;
+	}
+	if (set) {
+		/* what is not given stays as it is */
+		struct softwire t = *cur;
+
+		if (given & F_B4)
+			memcpy(t.b4, s.b4, 16);
+		if (given & F_BR)
+			memcpy(t.br, s.br, 16);
+		if (given & F_PLEN)
+			t.psid_length = s.psid_length;
+		if (given & F_RESV)
+			t.reserved_bits = s.reserved_bits;
+		s = t;
+	} else if (add && (o = of_address(lw->bt, s.ipv4)) != NULL) {
+		/* an address's port set, unless given, is its own */
+		if (!(given & F_PLEN))
+			s.psid_length = o->psid_length;
+		if (!(given & F_RESV))
+			s.reserved_bits = o->reserved_bits;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	nbt = lwaftr_bt_change(lw->bt, add || set ? &s : NULL, add || set,
+	    add ? NULL : &s, !add, err, sizeof(err));
+	if (nbt == NULL) {
+		fprintf(f, "%s\n", err);
+		return -1;
+	}
+	snprintf(what, sizeof(what), "%s %s", add ? "added" : set ? "set" :
+	    "removed", name);
+	return commit(lw, nbt, what, &t0, f);
+}
+
+/* load FILE, reload: FILE's table, if it differs; reports the difference. */
+static int
+load(struct lw *lw, const char *path, FILE *f)
+{
+	struct lwaftr_conf c;
+	struct lwaftr_bt *nbt;
+	struct timespec t0;
+	size_t a, r, ch;
+	char err[1024], what[PATH_MAX + 160];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&c, 0, sizeof(c));
+	if (lwaftr_conf_load(&c, path, err, sizeof(err)) == -1) {
+		fprintf(f, "reload failed, keeping the current binding table: "
+		    "%s\n", err);
+		return -1;
+	}
+	nbt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, path, err,
+	    sizeof(err));
+	lwaftr_conf_free(&c);
+	if (nbt == NULL) {
+		fprintf(f, "reload failed, keeping the current binding table: "
+		    "%s\n", err);
+		return -1;
+	}
+	lwaftr_bt_diff(lw->bt, nbt, &a, &r, &ch);
+	if (a + r + ch == 0) {
+		lwaftr_bt_free(nbt);
+		fprintf(f, "ok: %s: binding table reloaded: no change\n",
+		    path);
+		return 0;
+	}
+	snprintf(what, sizeof(what), "%s: binding table reloaded: %zu "
+	    "added, %zu removed, %zu changed; other settings take effect on "
+	    "restart", path, a, r, ch);
+	return commit(lw, nbt, what, &t0, f);
+}
+
+int
+lw_control(struct lw *lw, const char *conf, int argc, char **argv, FILE *f)
+{
+	const char *v = argv[0];
+
+	if (strcmp(v, "add") == 0 || strcmp(v, "remove") == 0 ||
+	    strcmp(v, "set") == 0 || strcmp(v, "get") == 0)
+		return softwire_request(lw, argc, argv, f);
+	if (strcmp(v, "reload") == 0 && argc == 1)
+		return load(lw, conf, f);
+	if (strcmp(v, "load") == 0 && argc == 2)
+		return load(lw, argv[1], f);
+	fprintf(f, "unknown request '%s' (%s)\n", v, REQUESTS);
+	return -1;
+}

@@ -1,0 +1,311 @@
+/*
+ * appctl.c: a stage's own control socket, for apps with a control() hook
+ * (snb-ctl GRAPH config LABEL WORDS...).
+ *
+ * The socket is LABEL.ctl beside the stage file (rundir.h), mode 0600,
+ * made when the stage takes its rings over (a replacement in standby has
+ * none yet) and removed when it leaves.  The protocol is snb-run's: the
+ * words of one request, each ending in NUL, then EOF; one reply; close.
+ *
+ * Requests are served by a thread beside the data path, one at a time,
+ * so that a slow one (building a big binding table) never stalls a
+ * breath.  The data path learns of a request's result only through
+ * app_ctl_sync(): the thread posts a function, the breathe loop runs it
+ * between two breaths (one relaxed load a breath when there is none: no
+ * lock, no system call), and the thread waits for it.  SIGHUP is blocked
+ * in every thread and read here as the request "reload".
+ */
+#define _GNU_SOURCE
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "appctl.h"
+
+#define REQ_MAX		16384
+#define REQ_WORDS	64
+#define CLIENT_MS	5000	/* to send the request, to read the reply */
+#define CALL_POLL_NS	100000	/* the thread looks for the call's end */
+#define CALL_KICK_NS	5000000	/* and wakes a sleeping data path again */
+
+static int (*handler)(int, char **, FILE *);
+static pthread_t thread, data_path;
+static int running, listen_fd = -1, sig_fd = -1, stop_fd[2] = { -1, -1 };
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct stat sock_st;
+
+/* The one posted call: fn is set last (release), cleared when done. */
+void (*_Atomic appctl_call_fn)(void *);
+static void *call_arg;
+static atomic_int call_done, stopping;
+
+void
+appctl_block_hup(void)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+}
+
+void
+appctl_run_call(void)
+{
+	void (*fn)(void *) = atomic_load_explicit(&appctl_call_fn,
+	    memory_order_acquire);
+
+	if (fn == NULL || atomic_load(&stopping))
+		return;
+	fn(call_arg);
+	atomic_store_explicit(&appctl_call_fn, NULL, memory_order_relaxed);
+	atomic_store_explicit(&call_done, 1, memory_order_release);
+}
+
+int
+app_ctl_sync(void (*fn)(void *), void *arg)
+{
+	struct timespec ts = { 0, CALL_POLL_NS };
+	long waited = 0;
+
+	if (!running)		/* no thread: we are the data path */
+		return fn(arg), 0;
+	call_arg = arg;
+	atomic_store(&call_done, 0);
+	atomic_store_explicit(&appctl_call_fn, fn, memory_order_release);
+	/*
+	 * A data path asleep on its rings runs the call when it wakes: the
+	 * signal wakes it now (again now and then: one sent just before it
+	 * went to sleep is lost, and its sleep is capped anyway).
+	 */
+	for (;;) {
+		if (waited % CALL_KICK_NS == 0)
+			pthread_kill(data_path, APPCTL_WAKE_SIGNAL);
+		if (atomic_load_explicit(&call_done, memory_order_acquire))
+			return 0;
+		if (atomic_load(&stopping)) {
+			/* the loop runs no call once stopping is set */
+			atomic_store(&appctl_call_fn, NULL);
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+		waited += CALL_POLL_NS;
+	}
+}
+
+/* Read one request (until EOF), split it into words. */
+static int
+read_request(int fd, char *buf, char **w, int *nw)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	size_t len = 0;
+	ssize_t n;
+	char *s;
+
+	for (;;) {
+		if (poll(&p, 1, CLIENT_MS) != 1)
+			return -1;
+		n = read(fd, buf + len, REQ_MAX - 1 - len);
+		if (n == 0)
+			break;
+		if (n == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if ((len += (size_t)n) == REQ_MAX - 1)
+			return -1;
+	}
+	buf[len] = '\0';
+	for (*nw = 0, s = buf; s < buf + len && *nw < REQ_WORDS - 1;
+	    s += strlen(s) + 1)
+		w[(*nw)++] = s;
+	w[*nw] = NULL;
+	return 0;
+}
+
+/* Run a request; the reply in a malloc'd string. */
+static char *
+serve(int argc, char **argv)
+{
+	char *body = NULL, *reply;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	if ((f = open_memstream(&body, &len)) == NULL)
+		return NULL;
+	rc = argc == 0 ? (fprintf(f, "empty request\n"), -1) :
+	    handler(argc, argv, f);
+	if (fclose(f) == EOF)
+		return NULL;
+	if (rc == 0)
+		return body;
+	if (asprintf(&reply, "error: %s", body) == -1)
+		reply = NULL;
+	free(body);
+	return reply;
+}
+
+static void
+client(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	char *buf, *w[REQ_WORDS], *reply;
+	size_t off = 0, len;
+	ssize_t n;
+	int nw;
+
+	if ((buf = malloc(REQ_MAX)) == NULL)
+		return;
+	if (read_request(fd, buf, w, &nw) == 0 &&
+	    (reply = serve(nw, w)) != NULL) {
+		len = strlen(reply);
+		while (off < len && poll(&p, 1, CLIENT_MS) == 1) {
+			if ((n = write(fd, reply + off, len - off)) == -1 &&
+			    errno != EINTR && errno != EAGAIN)
+				break;
+			if (n > 0)
+				off += (size_t)n;
+		}
+		free(reply);
+	}
+	free(buf);
+}
+
+/* SIGHUP: "reload", answered on standard error. */
+static void
+hup(void)
+{
+	struct signalfd_siginfo si;
+	char *argv[] = { "reload", NULL }, *reply;
+
+	if (read(sig_fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if ((reply = serve(1, argv)) != NULL) {
+		reply[strcspn(reply, "\n")] = '\0';
+		warnx("SIGHUP: %s", reply);
+		free(reply);
+	}
+}
+
+static void *
+serve_loop(void *unused)
+{
+	struct pollfd p[3];
+	int fd;
+
+	(void)unused;
+	for (;;) {
+		p[0] = (struct pollfd){ stop_fd[0], POLLIN, 0 };
+		p[1] = (struct pollfd){ sig_fd, POLLIN, 0 };
+		p[2] = (struct pollfd){ listen_fd, POLLIN, 0 };
+		if (poll(p, listen_fd >= 0 ? 3 : 2, -1) == -1)
+			continue;
+		if (p[0].revents)
+			return NULL;
+		if (p[1].revents)
+			hup();
+		if (listen_fd >= 0 && (p[2].revents & POLLIN) &&
+		    (fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+			client(fd);
+			close(fd);
+		}
+	}
+}
+
+/* The socket beside the stage file; none (a warning) if it cannot be. */
+static void
+listen_at(const char *stats, const char *label)
+{
+	struct sockaddr_un sun;
+	const char *slash;
+	mode_t old;
+	int fd, len;
+
+	if (stats == NULL)
+		return;
+	slash = strrchr(stats, '/');
+	len = slash ? (int)(slash - stats) : 1;
+	if (snprintf(sock_path, sizeof(sock_path), "%.*s/%s.ctl", len,
+	    slash ? stats : ".", label) >= (int)sizeof(sock_path)) {
+		warnx("%.*s/%s.ctl: path too long for a socket: no config "
+		    "requests", len, stats, label);
+		sock_path[0] = '\0';
+		return;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, sock_path, sizeof(sock_path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		err(1, "socket");
+	unlink(sock_path);	/* a crashed predecessor's */
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, 8) == -1 || stat(sock_path, &sock_st) == -1) {
+		warn("%s: no config requests", sock_path);
+		umask(old);
+		close(fd);
+		sock_path[0] = '\0';
+		return;
+	}
+	umask(old);
+	listen_fd = fd;
+}
+
+void
+appctl_start(int (*fn)(int, char **, FILE *), const char *stats,
+    const char *label)
+{
+	sigset_t s;
+
+	handler = fn;
+	data_path = pthread_self();
+	sigemptyset(&s);
+	sigaddset(&s, SIGHUP);
+	if ((sig_fd = signalfd(-1, &s, SFD_CLOEXEC)) == -1 ||
+	    pipe2(stop_fd, O_CLOEXEC) == -1)
+		err(1, "control thread");
+	listen_at(stats, label);
+	if ((errno = pthread_create(&thread, NULL, serve_loop, NULL)) != 0)
+		err(1, "control thread");
+	running = 1;
+}
+
+void
+appctl_stop(void)
+{
+	struct stat st;
+
+	if (!running)
+		return;
+	atomic_store(&stopping, 1);
+	if (write(stop_fd[1], "", 1) != 1)
+		warn("control thread");
+	pthread_join(thread, NULL);
+	running = 0;
+	/* ours only: a successor may have made its own by now */
+	if (listen_fd >= 0 && stat(sock_path, &st) == 0 &&
+	    st.st_ino == sock_st.st_ino && st.st_dev == sock_st.st_dev)
+		unlink(sock_path);
+	if (listen_fd >= 0)
+		close(listen_fd);
+	close(sig_fd);
+	close(stop_fd[0]);
+	close(stop_fd[1]);
+	listen_fd = sig_fd = -1;
+}

@@ -1,0 +1,275 @@
+#!/usr/bin/env bats
+# snb-lwaftr's binding table changed while it forwards (snb-ctl GRAPH
+# config LABEL ...): 100 changes under a steady stream, every packet
+# accounted for; get; refused changes; SIGHUP and load apply the
+# difference.  Packets are made by scapy, counted by tcpdump.
+load helpers
+
+PY=/usr/bin/python3
+
+# A failed test stops its graph before the run directory is checked.
+eval "helpers_$(declare -f teardown)"
+teardown() {
+	exec 7>&-
+	if [ -n "${gpid:-}" ] && kill "$gpid" 2>/dev/null; then
+		wait "$gpid" || true
+	fi
+	helpers_teardown
+}
+
+# The configuration: one softwire that stays (198.51.100.1, whole
+# address), no ICMP errors (a drop is only a counter), next hops known.
+conf() {
+	cat <<'EOF'
+softwire-config {
+  binding-table {
+    softwire {
+      ipv4 198.51.100.1;
+      psid 0;
+      b4-ipv6 2001:db8:1::1;
+      br-address 2001:db8::ffff;
+      port-set {
+        psid-length 0;
+      }
+    }
+  }
+  external-interface {
+    generate-icmp-errors false;
+  }
+  internal-interface {
+    generate-icmp-errors false;
+  }
+  instance {
+    device test;
+    queue {
+      id 0;
+      external-interface {
+        ip 10.10.10.10;
+        mac 12:12:12:12:12:12;
+        next-hop {
+          mac 68:68:68:68:68:68;
+        }
+      }
+      internal-interface {
+        ip 2001:db8::ffff;
+        mac 22:22:22:22:22:22;
+        next-hop {
+          mac 44:44:44:44:44:44;
+        }
+      }
+    }
+  }
+}
+EOF
+}
+
+# $1: 64 IPv4 packets from the internet, one pass of the stream: 16 to the
+# softwire that stays, one to each of 10.1.0.1 .. 10.1.0.40 (added, some
+# changed, then removed while it runs), 8 to 10.2.0.1 (never there).
+chunk() {
+	$PY - "$1" <<'EOF'
+import sys
+from scapy.all import Ether, IP, UDP, Raw, wrpcap
+e = Ether(src="68:68:68:68:68:68", dst="12:12:12:12:12:12")
+def p(dst):
+    return e / IP(src="192.0.2.7", dst=dst) / UDP(sport=5555, dport=80) / Raw(b"x" * 10)
+ps = [p("198.51.100.1") for _ in range(16)]
+ps += [p("10.1.0.%d" % k) for k in range(1, 41)]
+ps += [p("10.2.0.1") for _ in range(8)]
+wrpcap(sys.argv[1], ps)
+EOF
+}
+
+npackets() {
+	tcpdump -r "$1" 2>/dev/null | wc -l
+}
+
+wait_for() {	# wait_for COMMAND...: up to 20 s
+	for _ in $(seq 200); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+ctr() {		# ctr NAME: a counter of --counters-out (0 if it never moved)
+	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$T/ctrs"
+}
+
+# Start graph $1: a fifo fed by the test, lwaftr "lw", IPv6 out to a pcap.
+start_graph() {
+	conf > "$T/lw.conf"
+	chunk "$T/chunk.pcap"
+	head -c 24 "$T/chunk.pcap" > "$T/hdr"
+	tail -c +25 "$T/chunk.pcap" > "$T/64"
+	mkfifo "$T/in4"
+	snb-run -n "$1" "pcap-read $T/in4 | [v4] lw: lwaftr --counters-out \
+	    $T/ctrs $T/lw.conf [v6] | pcap-write $T/out6.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 7> "$T/in4"
+	cat "$T/hdr" >&7
+	# its socket is there once the stage has taken its rings over
+	wait_for test -S "$SNB_RUN_DIR/$1/lw.ctl"
+}
+
+feed() {	# feed N: N passes, now
+	for _ in $(seq "$1"); do cat "$T/64"; done >&7
+}
+
+add() {		# add K: softwire 10.1.0.K to B4 2001:db8:2::K
+	snb-ctl lwlive config lw add softwire ipv4 "10.1.0.$1" psid 0 \
+	    b4-ipv6 "2001:db8:2::$1" br-address 2001:db8::ffff psid-length 0
+}
+
+@test "lwaftr live: 100 changes under a steady stream, every packet accounted for" {
+	start_graph lwlive
+	# Before any change: only the softwire that stays gets through.
+	feed 4
+	wait_for eval '[ "$(npackets "$T/out6.pcap")" -eq 64 ]'
+	# A steady stream meanwhile, counted in passes.
+	( n=0; while [ ! -e "$T/stop" ]; do cat "$T/64"; n=$((n + 1)); done;
+	    echo "$n" > "$T/passes" ) >&7 &
+	feeder=$!
+	for k in $(seq 40); do
+		run add "$k"
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+	done
+	# a refused change, in the middle, changes nothing
+	run add 7
+	[ "$status" -eq 1 ]
+	assert_output_has "error: softwire 10.1.0.7 psid 0 exists already"
+	for k in $(seq 20); do
+		run snb-ctl lwlive config lw set softwire ipv4 "10.1.0.$k" \
+		    psid 0 b4-ipv6 "2001:db8:3::$k"
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+	done
+	run snb-ctl lwlive config lw get softwire ipv4 10.1.0.5 psid 0
+	[ "$status" -eq 0 ]
+	assert_output_has "b4-ipv6 2001:db8:3::5;"
+	# traffic for every softwire added flows for a while
+	now=$(npackets "$T/out6.pcap")
+	wait_for eval '[ "$(npackets "$T/out6.pcap")" -gt $((now + 4000)) ]'
+	for k in $(seq 40); do
+		run snb-ctl lwlive config lw remove softwire ipv4 "10.1.0.$k" \
+		    psid 0
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+	done
+	touch "$T/stop"
+	wait "$feeder"
+	# After the last change: again only the softwire that stays.
+	feed 4
+	exec 7>&-
+	wait "$gpid"
+	cat "$T/err"
+	passes=$(( $(cat "$T/passes") + 8 ))
+	echo "passes $passes"
+	cat "$T/ctrs"
+
+	# Every packet: in = out + drops, exactly; the out count is tcpdump's.
+	out=$(npackets "$T/out6.pcap")
+	[ "$(ctr in-ipv4-packets)" -eq $((passes * 64)) ]
+	[ "$(ctr out-ipv6-packets)" -eq "$out" ]
+	[ "$(ctr drop-all-ipv4-iface-packets)" -eq \
+	    "$(ctr drop-no-dest-softwire-ipv4-packets)" ]
+	[ "$(ctr in-ipv4-packets)" -eq $((out + \
+	    $(ctr drop-no-dest-softwire-ipv4-packets))) ]
+
+	# Where each went: tcpdump prints "IP6 BR > B4: IP SRC > DST: ...".
+	tcpdump -nn -r "$T/out6.pcap" 2>/dev/null |
+	    awk '{ sub(":$", "", $5); sub("\\.80:$", "", $9); print $5, $9 }' \
+	    > "$T/flows"
+	# the one that stays: all of its packets, to its B4
+	[ "$(grep -c '^2001:db8:1::1 198.51.100.1$' "$T/flows")" -eq \
+	    $((passes * 16)) ]
+	# never there: none
+	! grep -q ' 10.2.0.1$' "$T/flows"
+	# the first and last 4 passes (before and after the changes): only it
+	head -n 64 "$T/flows" | grep -vq '^2001:db8:1::1 ' && false
+	tail -n 64 "$T/flows" | grep -vq '^2001:db8:1::1 ' && false
+	# each added softwire got traffic, to its B4 only: 10.1.0.1..20 to
+	# the old B4, then to the new, never back (no packet misrouted)
+	for k in $(seq 40); do
+		grep " 10.1.0.$k\$" "$T/flows" | awk '{ print $1 }' | uniq \
+		    > "$T/runs"
+		if [ "$k" -le 20 ]; then
+			[ "$(cat "$T/runs")" = "$(printf '2001:db8:2::%s\n2001:db8:3::%s' $k $k)" ] ||
+			    { echo "10.1.0.$k: $(cat "$T/runs")"; false; }
+		else
+			[ "$(cat "$T/runs")" = "2001:db8:2::$k" ] ||
+			    { echo "10.1.0.$k: $(cat "$T/runs")"; false; }
+		fi
+	done
+	# the stage's own socket is gone with it
+	[ ! -e "$SNB_RUN_DIR/lwlive/lw.ctl" ]
+}
+
+@test "lwaftr live: refused requests name the problem and change nothing" {
+	start_graph lwbad
+	run snb-ctl lwbad config lw remove softwire ipv4 10.9.9.9 psid 0
+	[ "$status" -eq 1 ]
+	assert_output_has "error: no softwire 10.9.9.9 psid 0 in the binding table"
+	run snb-ctl lwbad config lw add softwire ipv4 198.51.100.1 psid 1 \
+	    b4-ipv6 2001:db8::9 br-address 2001:db8::ffff psid-length 4
+	[ "$status" -eq 1 ]
+	assert_output_has "not that of softwire 198.51.100.1 psid 0"
+	run snb-ctl lwbad config lw add softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 1 ]
+	assert_output_has "error: add softwire: missing b4-ipv6"
+	run snb-ctl lwbad config lw add softwire ipv4 10.1.0.1 psid 99 \
+	    b4-ipv6 2001:db8::9 br-address 2001:db8::ffff psid-length 6
+	[ "$status" -eq 1 ]
+	assert_output_has "psid out of range for psid-length 6"
+	run snb-ctl lwbad config lw add softwire ipv4 10.1.0.300 psid 0
+	[ "$status" -eq 1 ]
+	assert_output_has "error: bad ipv4 '10.1.0.300'"
+	run snb-ctl lwbad config lw frob
+	[ "$status" -eq 1 ]
+	assert_output_has "error: unknown request 'frob'"
+	run snb-ctl lwbad config nosuch get softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 1 ]
+	assert_output_has "no stage 'nosuch' in graph 'lwbad'"
+	run snb-ctl lwbad config pcap-read get
+	[ "$status" -eq 1 ]
+	assert_output_has "stage 'pcap-read' of graph 'lwbad' takes no config requests"
+	run snb-ctl lwbad config lw
+	[ "$status" -eq 2 ]
+	# the table is as it was: the softwire forwards, nothing else does
+	feed 2
+	exec 7>&-
+	wait "$gpid"
+	[ "$(npackets "$T/out6.pcap")" -eq 32 ]
+}
+
+@test "lwaftr live: load and SIGHUP apply the difference of a file" {
+	start_graph lwload
+	# a file with one softwire more, and the first one's B4 moved
+	conf | sed 's/2001:db8:1::1;/2001:db8:1::2;/' |
+	    sed 's/^  binding-table {$/&\n    softwire { ipv4 10.1.0.1; psid 0; b4-ipv6 2001:db8:2::1; br-address 2001:db8::ffff; port-set { psid-length 0; } }/' \
+	    > "$T/new.conf"
+	run snb-ctl lwload config lw load "$T/new.conf"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "binding table reloaded: 1 added, 0 removed, 1 changed"
+	run snb-ctl lwload config lw load "$T/new.conf"
+	assert_output_has "binding table reloaded: no change"
+	run snb-ctl lwload config lw get softwire ipv4 10.1.0.1 psid 0
+	assert_output_has "b4-ipv6 2001:db8:2::1;"
+	feed 1
+	wait_for eval '[ "$(npackets "$T/out6.pcap")" -eq 17 ]'
+	# SIGHUP: back to CONF (reload), the difference reported on stderr
+	lw=$(stage_pid lwload lw)
+	kill -HUP "$lw"
+	wait_for grep -q "0 added, 1 removed, 1 changed" "$T/err"
+	# a bad file changes nothing
+	echo 'softwire-config {' > "$T/new.conf"
+	run snb-ctl lwload config lw load "$T/new.conf"
+	[ "$status" -eq 1 ]
+	assert_output_has "reload failed, keeping the current binding table: $T/new.conf:"
+	feed 1
+	exec 7>&-
+	wait "$gpid"
+	tcpdump -nn -r "$T/out6.pcap" 2>/dev/null | awk '{ print $5 }' |
+	    uniq -c | tr -s ' ' > "$T/dsts"
+	cat "$T/dsts"
+	[ "$(cat "$T/dsts")" = "$(printf ' 16 2001:db8:1::2:\n 1 2001:db8:2::1:\n 16 2001:db8:1::1:')" ]
+}
