@@ -10,6 +10,7 @@
  */
 #include <err.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,12 @@ lw_init(int argc, char **argv)
 	if (argc - optind != 1)
 		usage();
 	st->path = argv[optind];
+	/*
+	 * Big arrays (a table's) in their own mappings, whatever was freed
+	 * before: glibc's moving threshold would otherwise put the next
+	 * table's in the heap, and a freed table would stay resident.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	if (lwaftr_conf_load(&st->conf, st->path, errbuf,
 	    sizeof(errbuf)) == -1)
 		errx(2, "%s", errbuf);
