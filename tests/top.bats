@@ -4,6 +4,26 @@
 # the real promtool, curl and tmux.
 load helpers
 
+# A test that fails half-way must not leave its graph, exporter or tmux
+# running: stop them, then check the run directory as helpers.bash does.
+teardown() {
+	if [ -n "${xpid:-}" ] && kill "$xpid" 2>/dev/null; then
+		wait "$xpid" || true
+	fi
+	if [ -n "${S:-}" ]; then
+		tmux -S "$S" kill-server 2>/dev/null || true
+	fi
+	if [ -n "${gpid:-}" ] && kill -0 "$gpid" 2>/dev/null; then
+		kill -INT "$gpid"
+		wait "$gpid" || true
+	fi
+	if [ -d "$SNB_RUN_DIR" ]; then
+		left=$(ls -A "$SNB_RUN_DIR")
+		rm -rf "$SNB_RUN_DIR"
+		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
+	fi
+}
+
 # A graph of 3 stages whose labels do not sort in the graph's order, that
 # moved exactly 5000 packets and then idles (--hold).
 idle_graph() {
