@@ -16,8 +16,8 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 36 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 36 ]
+@test "lwaftr own: tests/lwaftr has the 42 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 42 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
@@ -170,6 +170,30 @@ own() {
 
 @test "lwaftr own 36: sctp-bound (vlan)" {
 	own 36
+}
+
+@test "lwaftr own 37: snb-icmpv6-quotes-no-softwire" {
+	own 37
+}
+
+@test "lwaftr own 38: snb-icmpv6-quotes-no-softwire (vlan)" {
+	own 38
+}
+
+@test "lwaftr own 39: snb-icmpv6-bad-checksum" {
+	own 39
+}
+
+@test "lwaftr own 40: snb-icmpv6-bad-checksum (vlan)" {
+	own 40
+}
+
+@test "lwaftr own 41: snb-icmpv4-rate-limit" {
+	own 41
+}
+
+@test "lwaftr own 42: snb-icmpv4-rate-limit (vlan)" {
+	own 42
 }
 
 wait_for() {	# wait_for COMMAND...: up to 10 s

@@ -486,6 +486,54 @@ case("sctp-bound",
      "TCP and UDP have it; SCTP to a softwire's port is encapsulated",
      icmp_on, [sf], [], [], [enc], c)
 
+# ---- Where snb differs from the reference on purpose (snb-lwaftr(1)
+# CAVEATS lists each difference and its reason)
+
+# An ICMPv6 error quoting a packet the AFTR never sent (its IPv4 goes to a
+# port of no softwire): not translated, so a B4 cannot make the AFTR send
+# ICMPv4 errors about others' traffic.
+forged4 = IP(src=INET_HOST, dst=SW80[0], ttl=40, id=0x98) / TCP(
+    sport=4444, dport=81, flags="S", seq=1)
+f = v6_frame(IPv6(src="2001:db8::1", dst=SW80[2], hlim=60) /
+             ICMPv6TimeExceeded(code=0) / Raw(bytes(to_b4(SW80, forged4))))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-in-by-rfc7596-icmpv6", "drop-all-ipv6-iface"):
+    add(c, k, flen(f))
+case("snb-icmpv6-quotes-no-softwire",
+     "snb, not the reference: an ICMPv6 error is translated only if it "
+     "quotes a packet tunnelled to a softwire (drop-in-by-rfc7596-icmpv6)",
+     icmp_on, [], [f], [], [], c)
+
+# An ICMPv6 error with a bad checksum is not translated (RFC 4443 2.3).
+f = icmp6_from_b4(ICMPv6TimeExceeded(code=0, cksum=0x4444))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-unknown-protocol-icmpv6", "drop-all-ipv6-iface"):
+    add(c, k, flen(f))
+case("snb-icmpv6-bad-checksum",
+     "snb, not the reference: ICMPv6 with a bad checksum is dropped "
+     "(RFC 4443 2.3)", icmp_on, [], [f], [], [], c)
+
+# ICMPv4 errors over the rate limit are counted, in
+# drop-over-rate-limit-icmpv4-packets.
+tcp = IP(src=INET_HOST, dst=SW7850[0], ttl=30, id=0x21) / TCP(
+    sport=5555, dport=7851, flags="S")
+tf = v4_frame(tcp)
+e = out4(IP(src=AFTR4, dst=INET_HOST, ttl=255, id=0, flags=0) /
+         ICMP(type=3, code=1) / Raw(bytes(tcp)))
+c = base(v4=2)
+for k in ("in-ipv4", "drop-no-dest-softwire-ipv4", "drop-all-ipv4-iface"):
+    add(c, k, flen(tf))
+    add(c, k, flen(tf))
+add(c, "out-icmpv4-error", flen(e))
+add(c, "out-ipv4", flen(e))
+c["out-ipv4-frag-not"] = 1
+c["drop-over-rate-limit-icmpv4-packets"] = 1
+case("snb-icmpv4-rate-limit",
+     "snb, not the reference: 'host unreachable' (lwaftr.lua "
+     "drop_ipv4_packet_to_unreachable_host) once, the second over the "
+     "limit counted in drop-over-rate-limit-icmpv4-packets", rate1,
+     [tf, tf], [], [e], [], c)
+
 write_pcap("empty.pcap", [])
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("# name\tconf\tin_v4\tin_v6\tout_v4\tout_v6\tcounters\n")
