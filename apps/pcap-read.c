@@ -1,8 +1,9 @@
 /*
- * snb-pcap-read: replay a pcap or pcapng file of Ethernet frames into the
- * graph, once or --loop N times, as fast as the graph takes them.  Records
- * are read only when the output has room, so nothing is ever held back or
- * lost, and timestamps keep libpcap's nanosecond precision.
+ * snb-pcap-read: replay a pcap or pcapng file into the graph (--loop N
+ * times), as fast as the graph takes it or paced (pace.h).  Records are
+ * read only when the output has room, so nothing is ever held back or
+ * lost; timestamps keep libpcap's nanosecond precision; other link types
+ * become Ethernet frames (linktype.h) or are refused by name.
  *
  * A restarted or swapped-in reader of the same file resumes where its
  * predecessor stopped.  The position comes from the output ring, which is
@@ -26,6 +27,8 @@
 #include <pcap/pcap.h>
 
 #include "app.h"
+#include "linktype.h"
+#include "pace.h"
 
 static const char *file;
 static int from_stdin, unresumable, ended;
@@ -36,16 +39,22 @@ static uint32_t cap;		/* the output's capacity: larger records
 static uint64_t loops = 1, pass, pass_sent, pass_skipped;
 static uint64_t pass_len, pass_oversize;	/* pass 0's figures, */
 static int pass_known;				/* once it has ended */
-static uint64_t *packets, *drop_oversize;
-static int warned, quiet;
+static uint64_t pass_nonether, pass_nonether0;	/* the same, and this */
+static uint64_t *packets, *drop_oversize, *drop_nonether;
+static int warned, warned_ne, quiet;
 static struct port *out;
+static int dlt;			/* the file's link type */
+static unsigned char *frame;	/* a record made Ethernet, cap bytes */
+
+static struct pace pace;	/* --timing (mult), --rate (pps) */
+#define PACED	(pace.mult != 0 || pace.pps != 0)
 
 /*
  * The hand-over state: where this file's stream began on the output ring
  * (base), the counters then, and which file it is (a swap to another
  * file starts that file from its beginning).
  */
-#define READ_MAGIC	0x31647270	/* "prd1" */
+#define READ_MAGIC	0x32647270	/* "prd2" */
 struct read_state {
 	uint32_t	magic;		/* READ_MAGIC once committed */
 	uint32_t	from_stdin;
@@ -53,6 +62,7 @@ struct read_state {
 	uint64_t	dev, ino, size;	/* the file */
 	uint64_t	packets0;	/* counters at base */
 	uint64_t	drops0;
+	uint64_t	nonether0;
 };
 
 /* A record to send; data is valid until the next read. */
@@ -109,7 +119,6 @@ open_file(char *msg, size_t len)
 	char errbuf[PCAP_ERRBUF_SIZE];
 	const char *lt;
 	FILE *fp;
-	int dlt;
 
 	/* Opening the file ourselves makes every message name it. */
 	if (from_stdin)
@@ -126,10 +135,11 @@ open_file(char *msg, size_t len)
 			fclose(fp);
 		return -1;
 	}
-	if ((dlt = pcap_datalink(pc)) != DLT_EN10MB) {
+	if (!linktype_known(dlt = pcap_datalink(pc))) {
 		lt = pcap_datalink_val_to_name(dlt);
-		snprintf(msg, len, "%s: link type %s (%d) is not supported, "
-		    "only EN10MB", file, lt ? lt : "unknown", dlt);
+		snprintf(msg, len, "%s: link type %s (%d) is not supported "
+		    "(" LINKTYPE_NAMES " are)", file, lt ? lt : "unknown",
+		    dlt);
 		pcap_close(pc);
 		pc = NULL;
 		return -1;
@@ -147,6 +157,7 @@ stream_reset(void)
 	cache_drop();
 	pass = pass_sent = pass_skipped = 0;
 	pass_len = pass_oversize = 0;
+	pass_nonether = pass_nonether0 = 0;
 	pass_known = 0;
 	ended = 0;
 	cur = 0;
@@ -164,6 +175,7 @@ read_record(struct rec *rc)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
+	unsigned type;
 	int rv;
 
 	if (cached) {
@@ -180,7 +192,28 @@ read_record(struct rec *rc)
 			return 0;
 		if (rv != 1)
 			return -1;
-		if (h->caplen > cap) {
+		rc->data = data;
+		rc->caplen = h->caplen;
+		rc->wirelen = h->len > h->caplen ? h->len : 0;
+		/* Another link type: made Ethernet in frame[] (one copy). */
+		if (dlt != DLT_EN10MB && (rv = linktype_to_ether(dlt, data,
+		    &rc->caplen, frame, cap, &type)) == 0) {
+			rc->data = frame;
+			if (rc->wirelen)
+				rc->wirelen += rc->caplen - h->caplen;
+		} else if (rv == LT_TOO_LONG)
+			rc->caplen = cap + 1;	/* skipped below */
+		else if (rv == LT_NOT_ETHER) {
+			(*drop_nonether)++;
+			pass_nonether++;
+			if (!warned_ne && !quiet)
+				warnx("%s: dropping records with no Ethernet "
+				    "form (first: protocol 0x%04x)", file,
+				    type);
+			warned_ne = 1;
+			continue;
+		}
+		if (rc->caplen > cap) {
 			(*drop_oversize)++;
 			pass_skipped++;
 			if (!warned && !quiet)
@@ -190,9 +223,6 @@ read_record(struct rec *rc)
 			warned = 1;
 			continue;
 		}
-		rc->data = data;
-		rc->caplen = h->caplen;
-		rc->wirelen = h->len != h->caplen ? h->len : 0;
 		/* Nanosecond precision: tv_usec holds nanoseconds. */
 		rc->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ULL +
 		    (uint64_t)h->ts.tv_usec;
@@ -209,13 +239,16 @@ next_pass(void)
 {
 	char msg[PCAP_ERRBUF_SIZE + 256];
 
-	if (cached)	/* the cache holds no oversized record: count them */
+	if (cached) {	/* the cache holds no skipped record: count them */
 		*drop_oversize += pass_oversize;
-	else if (!pass_known) {
+		*drop_nonether += pass_nonether0;
+	} else if (!pass_known) {
 		pass_len = pass_sent;
 		pass_oversize = pass_skipped;
+		pass_nonether0 = pass_nonether;
 		pass_known = 1;
 	}
+	pace_restart(&pace, 0);
 	if (pc != NULL)
 		pcap_close(pc);
 	pc = NULL;
@@ -225,7 +258,7 @@ next_pass(void)
 		ended = 1;
 		return 0;
 	}
-	pass_sent = pass_skipped = 0;
+	pass_sent = pass_skipped = pass_nonether = 0;
 	if (caching) {
 		caching = 0;
 		cached = 1;
@@ -270,25 +303,32 @@ skip_records(uint64_t k)
 			if (loops != 0 && w >= loops - pass) {
 				*drop_oversize += (loops - pass) *
 				    pass_oversize;
+				*drop_nonether += (loops - pass) *
+				    pass_nonether0;
 				ended = 1;
 				return 0;
 			}
 			pass += w;
 			k -= w * pass_len;
 			*drop_oversize += w * pass_oversize;
+			*drop_nonether += w * pass_nonether0;
 		}
 	}
 	return 1;
 }
+
+#define USAGE	"[--loop N] [--timing M | --rate PPS] FILE"
 
 static void
 pcap_read_init(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "loop", required_argument, NULL, 'l' },
+		{ "timing", required_argument, NULL, 't' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char msg[PCAP_ERRBUF_SIZE + 256];
+	char msg[PCAP_ERRBUF_SIZE + 256], *end;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -297,12 +337,26 @@ pcap_read_init(int argc, char **argv)
 			loops = (uint64_t)app_parse_num("--loop", optarg, 0,
 			    LLONG_MAX);
 			break;
+		case 't':
+			errno = 0;
+			pace.mult = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || errno ||
+			    !(pace.mult >= 0.0001 && pace.mult <= 1e6))
+				errx(2, "bad --timing '%s': must be a number "
+				    "0.0001..1000000", optarg);
+			break;
+		case 'r':
+			pace.pps = (uint64_t)app_parse_num("--rate", optarg, 1,
+			    1000000000);
+			break;
 		default:
-			errx(2, "usage: snb-pcap-read [--loop N] FILE");
+			errx(2, "usage: snb-pcap-read " USAGE);
 		}
 	}
 	if (argc - optind != 1)
-		errx(2, "usage: snb-pcap-read [--loop N] FILE");
+		errx(2, "usage: snb-pcap-read " USAGE);
+	if (pace.mult && pace.pps)
+		errx(2, "--timing and --rate are alternatives: give one");
 	file = argv[optind];
 	from_stdin = strcmp(file, "-") == 0;
 	if (from_stdin && loops != 1)
@@ -311,8 +365,11 @@ pcap_read_init(int argc, char **argv)
 	if ((out = app_port("out")) == NULL)
 		return;
 	cap = out->rings[0].capacity;
+	if ((frame = malloc(cap)) == NULL)
+		err(1, NULL);
 	packets = app_counter("packets");
 	drop_oversize = app_counter("drop-oversize");
+	drop_nonether = app_counter("drop-nonether");
 	stream_reset();
 	/*
 	 * Standard input is opened in start(): in standby, reading its
@@ -348,6 +405,8 @@ pcap_read_start(void)
 	uint64_t pos, k;
 	int rv;
 
+	/* The pace starts now, also for a successor: no burst to catch up. */
+	pace_restart(&pace, app_now_ns());
 	/* What this output has carried so far (see the top of the file). */
 	pos = r->head;
 	if (r->shm->hdr.flags & RING_FLAG_LEAKY)
@@ -368,9 +427,11 @@ pcap_read_start(void)
 		}
 		*packets = st->packets0 + k;
 		*drop_oversize = st->drops0;
+		*drop_nonether = st->nonether0;
 		quiet = 1;	/* the predecessor warned already */
 		rv = skip_records(k);
 		quiet = 0;
+		pace_restart(&pace, app_now_ns());
 		if (rv < 0)
 			errx(1, "%s: %s", file, pcap_geterr(pc));
 		if (rv == 0)
@@ -386,6 +447,7 @@ pcap_read_start(void)
 	st->size = (uint64_t)file_st.st_size;
 	st->packets0 = *packets;
 	st->drops0 = *drop_oversize;
+	st->nonether0 = *drop_nonether;
 	app_state_commit();
 	if (from_stdin && open_file(msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
@@ -407,8 +469,8 @@ replay_cached(struct ring *r, uint32_t n)
 	while (i < n) {
 		if (cur == cache_len) {
 			/* next_pass() of a cached pass with nothing to add */
-			if (pass_oversize == 0 && (loops == 0 ||
-			    pass + 1 < loops)) {
+			if (pass_oversize == 0 && pass_nonether0 == 0 &&
+			    (loops == 0 || pass + 1 < loops)) {
 				pass++;
 				pass_sent = 0;
 				cur = 0;
@@ -433,53 +495,78 @@ replay_cached(struct ring *r, uint32_t n)
 static int
 pcap_read_breathe(void)
 {
+	static struct rec rc;		/* a paced record, until it is due */
+	static uint64_t rc_due;
+	static int held;
 	struct ring *r = &out->rings[0];
 	struct packet *p;
-	struct rec rc;
-	uint64_t skipped = *drop_oversize;
-	uint32_t n, i = 0;
+	uint64_t skipped = *drop_oversize + *drop_nonether, now = 0;
+	uint32_t n, i = 0, pub = 0;	/* pub: published one by one */
 	int rv;
 
 	if (unresumable || ended)
 		return 0;
 	if ((n = ring_room(r, APP_BURST)) > APP_BURST)
 		n = APP_BURST;
-	if (cached)
+	if (PACED)
+		now = app_now_ns();	/* once a breath: a vDSO read */
+	/* Unpaced --loop passes from the cache: the bench's fast path. */
+	if (cached && !PACED)
 		i = replay_cached(r, n);
-	while (i < n && !cached) {
-		errno = 0;
-		if ((rv = read_record(&rc)) == 0) {
-			if (next_pass())
-				continue;
-			app_done();
+	while (i < n && !(cached && !PACED)) {
+		if (held)
+			held = 0;	/* rc is the record read before */
+		else {
+			errno = 0;
+			if ((rv = read_record(&rc)) == 0) {
+				if (next_pass())
+					continue;
+				app_done();
+				break;
+			}
+			if (rv < 0 && from_stdin && errno == EINTR) {
+				/*
+				 * SIGTERM while blocked on a pipe: detach
+				 * now, with what we have (the runtime saw
+				 * the signal).  The stream cannot go on
+				 * anyway: see start().
+				 */
+				break;
+			}
+			if (rv < 0) {
+				/* Deliver what we have, then end the stream
+				 * as a dying pipe writer would (a failure). */
+				ring_commit(r, i - pub);
+				ring_close_failed(r);
+				errx(1, "%s: %s", file, pcap_geterr(pc));
+			}
+			if (PACED)
+				rc_due = pace_due(&pace, rc.ts_ns);
+		}
+		if (PACED && rc_due > now) {
+			/* Not yet: the runtime sleeps until it is due. */
+			held = 1;
+			app_wake_at(rc_due);
 			break;
 		}
-		if (rv < 0 && from_stdin && errno == EINTR) {
-			/*
-			 * SIGTERM while blocked on a pipe: detach now, with
-			 * what we have (the runtime saw the signal).  The
-			 * stream cannot go on anyway: see start().
-			 */
-			break;
-		}
-		if (rv < 0) {
-			/* Deliver what we have, then end the stream as a
-			 * dying pipe writer would, so consumers finish. */
-			ring_commit(r, i);
-			ring_close(r);
-			errx(1, "%s: %s", file, pcap_geterr(pc));
-		}
-		p = ring_slot(r, i++);
+		p = ring_slot(r, i - pub);
 		p->len = (uint16_t)rc.caplen;
 		p->flags = 0;
 		p->wirelen = rc.wirelen;
 		p->ts_ns = rc.ts_ns;
 		memcpy(p->data, rc.data, rc.caplen);
+		i++;
+		/* A pipe's next record may be long in coming: publish this
+		 * one now, not with a burst the reader holds back. */
+		if (from_stdin) {
+			ring_commit(r, 1);
+			pub++;
+		}
 	}
-	ring_commit(r, i);
+	ring_commit(r, i - pub);
 	*packets += i;
 	/* Skipped records count as work: a breath of them is not idle. */
-	return (int)(i + (*drop_oversize - skipped));
+	return (int)(i + (*drop_oversize + *drop_nonether - skipped));
 }
 
 static void
@@ -491,15 +578,16 @@ pcap_read_stop(int eof)
 	cache_drop();
 	if (unresumable && eof) {
 		/* A failure at end of stream: the output ends first. */
-		ring_close(&out->rings[0]);
+		ring_close_failed(&out->rings[0]);
 		exit(1);
 	}
 }
 
 static const struct app_desc desc = {
 	.name = "pcap-read",
-	.usage = "[--loop N] FILE",
-	.summary = "Replay an Ethernet pcap/pcapng file (--loop 0: forever).",
+	.usage = USAGE,
+	.summary = "Replay a pcap/pcapng file (--loop 0: forever), paced or "
+	    "not.",
 	.ports = (const struct port_desc[]){ { "out", PORT_OUT | PORT_REQUIRED },
 	    { NULL, 0 } },
 	.init = pcap_read_init,

@@ -49,28 +49,31 @@
 void
 fuzz_write_scanner(const uint8_t *data, size_t size)
 {
+	static const uint32_t magics[] = { PCAP_MAGIC_US, PCAP_MAGIC_NS };
 	uint32_t rec[4];
 	off_t whole, off;
-	int f;
+	int f, m;
 
 	if ((f = memfd_create("pcap-write", 0)) == -1)
 		abort();
 	if (size > 0 && write(f, data, size) != (ssize_t)size)
 		abort();
-	if ((whole = pcap_whole(f, (off_t)size)) == -1) {
-		close(f);
-		return;
-	}
-	if (whole < HDR_LEN || whole > (off_t)size)
-		abort();
-	/* Whole records, one after the other, up to exactly there. */
-	for (off = HDR_LEN; off < whole; off += REC_HDR + (off_t)rec[2])
-		if (pread(f, rec, sizeof(rec), off) != (ssize_t)sizeof(rec))
+	for (m = 0; m < 2; m++) {
+		if ((whole = pcap_whole(f, (off_t)size, magics[m])) == -1)
+			continue;
+		if (whole < HDR_LEN || whole > (off_t)size)
 			abort();
-	if (off != whole)
-		abort();
-	if (ftruncate(f, whole) == -1 || pcap_whole(f, whole) != whole)
-		abort();
+		/* Whole records, one after the other, up to exactly there. */
+		for (off = HDR_LEN; off < whole; off += REC_HDR + (off_t)rec[2])
+			if (pread(f, rec, sizeof(rec), off) !=
+			    (ssize_t)sizeof(rec))
+				abort();
+		if (off != whole)
+			abort();
+		if (ftruncate(f, whole) == -1 ||
+		    pcap_whole(f, whole, magics[m]) != whole)
+			abort();
+	}
 	close(f);
 }
 
@@ -134,7 +137,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
 	file = path;
 	drop_oversize = &drops;
-	warned = 1;	/* no warning on every input */
+	drop_nonether = &drops;
+	if ((frame = malloc(256 * 64)) == NULL)	/* the largest cap */
+		abort();
+	warned = warned_ne = 1;	/* no warning on every input */
 	return 0;
 }
 

@@ -40,7 +40,7 @@ const struct port_desc app_device_ports[] = {
 static const struct app_desc *app;
 char		**app_argv;	/* the app's argv; global: apps keep pointers */
 static volatile sig_atomic_t detach_requested;
-static int done_requested;
+static int done_requested, end_requested;
 static uint64_t wake_at_ns;
 static struct pollfd app_fds[APP_MAX_FDS];
 static int app_nfds;
@@ -75,6 +75,12 @@ void
 app_done(void)
 {
 	done_requested = 1;
+}
+
+void
+app_end_graph(void)
+{
+	end_requested = 1;
 }
 
 void
@@ -260,6 +266,19 @@ inputs_finished(void)
 	return any;
 }
 
+int
+app_inputs_failed(void)
+{
+	int i, j;
+
+	for (i = 0; i < app_nports; i++)
+		for (j = 0; j < app_ports[i].nrings; j++)
+			if ((app_ports[i].flags & PORT_IN) &&
+			    ring_failed(&app_ports[i].rings[j]))
+				return 1;
+	return 0;
+}
+
 /* Sum of consumer tails and producer heads: our own packet counters. */
 static void
 count_packets(void)
@@ -363,7 +382,7 @@ idle_sleep(void)
 static void
 finish(int eof)
 {
-	int i, j;
+	int i, j, failed = eof && app_inputs_failed();
 
 	app_stage->exit_state = eof ? STAGE_EOF : STAGE_DETACHED;
 	appctl_stop();
@@ -372,7 +391,10 @@ finish(int eof)
 	count_packets();
 	for (i = 0; i < app_nports; i++)
 		for (j = 0; j < app_ports[i].nrings; j++) {
-			if (eof && (app_ports[i].flags & PORT_OUT))
+			/* A stream cut by a failure upstream stays so. */
+			if (eof && (app_ports[i].flags & PORT_OUT) && failed)
+				ring_close_failed(&app_ports[i].rings[j]);
+			else if (eof && (app_ports[i].flags & PORT_OUT))
 				ring_close(&app_ports[i].rings[j]);
 			ring_detach(&app_ports[i].rings[j]);
 		}
@@ -563,6 +585,12 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		app_stage->breaths++;
 		if (__builtin_expect(ring_corruptions != 0, 0))
 			fail_corrupt();
+		if (end_requested) {
+			finish(0);
+			/* Read by the launcher once we have exited. */
+			app_stage->exit_state = STAGE_ENDED;
+			return 0;
+		}
 		if (detach_requested) {
 			finish(0);
 			return 0;

@@ -16,6 +16,8 @@
  *		if every input is closed and drained, or the app called
  *		app_done(): desc->stop(1), close outputs, exit 0
  *		if SIGTERM: desc->stop(0), detach without closing, exit 0
+ *		if the app called app_end_graph(): the same, and the
+ *		launcher stops the whole graph (status 0)
  *		if n == 0: back off (spin, yield, then sleep on a ring futex)
  *	}
  *
@@ -197,8 +199,21 @@ int	app_write_counters(const char *path);
  */
 int	app_ctl_sync(void (*fn)(void *), void *arg);
 
+/*
+ * 1 when an input's stream was cut short by a failure upstream (see
+ * ring_close_failed): at end of stream, what came is not the whole of it.
+ */
+int	app_inputs_failed(void);
 /* A source calls this when it has nothing more to send. */
 void	app_done(void);
+/*
+ * The app ends the whole graph, successfully: its output's reader went
+ * away (EPIPE on a pipe), or it did all it was asked to (a count).  The
+ * stage leaves after this breath as on SIGTERM (stop(0), outputs left
+ * open), its stage file says STAGE_ENDED, and the launcher stops every
+ * other stage and exits 0, as a pipeline ends when its last reader does.
+ */
+void	app_end_graph(void);
 /*
  * A device app (a socket, a tap) registers the descriptors its idle sleep
  * must also wake for, e.g. app_wait_fd(sock, POLLIN).
@@ -244,5 +259,6 @@ struct stage_file {
 				   is final */
 #define STAGE_FINISHED	2	/* outputs closed, exit 0 */
 #define STAGE_DETACHED	3	/* SIGTERM: left without closing */
+#define STAGE_ENDED	4	/* app_end_graph(): stop the graph, exit 0 */
 
 #endif

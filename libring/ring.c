@@ -332,12 +332,31 @@ ring_commit(struct ring *r, uint32_t n)
 	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
 }
 
+static void
+close_as(struct ring *r, uint32_t how)
+{
+	atomic_store_explicit(&r->shm->prod.closed, how, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+}
+
 void
 ring_close(struct ring *r)
 {
-	atomic_store_explicit(&r->shm->prod.closed, 1, memory_order_release);
-	atomic_thread_fence(memory_order_seq_cst);
-	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+	close_as(r, RING_EOF);
+}
+
+void
+ring_close_failed(struct ring *r)
+{
+	close_as(r, RING_FAILED);
+}
+
+int
+ring_failed(const struct ring *r)
+{
+	return atomic_load_explicit(&r->shm->prod.closed,
+	    memory_order_acquire) == RING_FAILED;
 }
 
 void

@@ -95,7 +95,8 @@ struct ring_hdr {
 /* Written only by the producer. */
 struct ring_prod {
 	_Atomic uint64_t head;		/* next index to publish */
-	_Atomic uint32_t closed;	/* 1: no more packets will come (EOF) */
+	_Atomic uint32_t closed;	/* RING_EOF or RING_FAILED: no more
+					   packets will come */
 	_Atomic uint32_t waiting;	/* futex: producer sleeps for room */
 	_Atomic int32_t	pid;		/* attached producer, 0 = none */
 	uint32_t	pad;
@@ -247,6 +248,15 @@ ring_put(struct ring *r, uint32_t i, const void *data, uint16_t len)
 }
 /* End of stream: the consumer drains what is there, then sees EOF. */
 void	ring_close(struct ring *r);
+/*
+ * The same, for a stream cut short by a failure (a stage that could not
+ * go on, the launcher's drain after one): the consumer may tell a whole
+ * stream from a cut one (ring_failed), e.g. not to replace a file with
+ * an empty one.  The runtime passes it on downstream.
+ */
+#define RING_EOF	1
+#define RING_FAILED	2
+void	ring_close_failed(struct ring *r);
 /* Count packets a leaky ring had to drop. */
 void	ring_count_drops(struct ring *r, uint64_t n);
 
@@ -324,6 +334,8 @@ ring_put_packet(struct ring *r, uint32_t i, const struct packet *p,
 void	ring_release(struct ring *r, uint32_t n);
 /* True once the producer closed the ring and everything was read. */
 int	ring_eof(struct ring *r);
+/* True when the producer closed the ring with ring_close_failed(). */
+int	ring_failed(const struct ring *r);
 
 /* --- sleeping (both sides) --- */
 

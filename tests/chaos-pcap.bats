@@ -254,3 +254,25 @@ b = open(sys.argv[2], 'rb').read()[24:]
 assert b == a * 3
 EOF
 }
+
+@test "pcap-write -C: restart, SIGKILL and swap while it rotates keep every packet once, in order, across its files" {
+	R=$((20000 / SNB_TEST_SCALE))
+	timeout 120 snb-run -n pwc --restart=on-failure "source --rate $R --seq --size 1000 | w: pcap-write -C 1 $T/r.pcap" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages pwc 2
+	for ev in restart kill swap kill restart swap kill; do
+		sleep 0.2
+		chaos pwc w $ev "pcap-write -C 1 $T/r.pcap"
+	done
+	sleep 0.2
+	snb-ctl pwc stop
+	st=0; wait $pid || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	files=$(cd "$T" && ls | grep '^r\.pcap[0-9]*$' | sort -V)
+	[ "$(echo "$files" | wc -l)" -ge 2 ]
+	for f in $files; do reads_cleanly "$T/$f"; done
+	mergecap -a -F pcap -w "$T/all.pcap" $(for f in $files; do echo "$T/$f"; done)
+	n=$(seqs "$T/all.pcap")
+	[ "$n" -gt 0 ]
+}

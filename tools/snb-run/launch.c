@@ -324,7 +324,9 @@ forget_pid(int i, pid_t pid)
 			ring_forget(&owners[j], pid);
 }
 
-/* End stage i's output streams, as the death of a pipe's writer does. */
+/* End stage i's output streams, as the death of a pipe's writer does;
+ * a failure cut them (RING_FAILED: nothing downstream mistakes them for
+ * whole streams). */
 void
 close_outputs(int i)
 {
@@ -332,7 +334,7 @@ close_outputs(int i)
 
 	for (j = 0; j < g.nlinks; j++)
 		if (g.links[j].from == i)
-			ring_close(&owners[j]);
+			ring_close_failed(&owners[j]);
 }
 
 /* Stage i has outputs and every one is closed: it has nothing to do. */

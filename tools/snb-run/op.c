@@ -308,6 +308,14 @@ old_left(int status)
 		    "%s\n", g.stages[i].label, op.restart ? "restart" : "swap");
 		return;
 	}
+	if (status == 0 && st == STAGE_ENDED) {
+		/* It ended the graph (app_end_graph) before leaving. */
+		procs[i].done = 1;
+		stop_requested = 1;
+		op_end(SIGTERM, "error: %s ended the graph before the %s\n",
+		    g.stages[i].label, op.restart ? "restart" : "swap");
+		return;
+	}
 	if (status != 0 && op.state != OP_KILLED)
 		warnx("%s (pid %ld) left with status %d", g.stages[i].label,
 		    (long)op.old, WIFEXITED(status) ? WEXITSTATUS(status) :

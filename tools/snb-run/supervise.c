@@ -9,6 +9,8 @@
  *	exit 0, outputs closed (STAGE_FINISHED)	end of stream: done
  *	exit 0 after we asked it to leave		expected (swap, restart,
  *							stop)
+ *	exit 0, STAGE_ENDED (app_end_graph)		the graph is done: stop
+ *							it, status 0
  *	anything else					a failure, including a
  *							detach nobody asked for
  * A failure is restarted with --restart=on-failure unless it is final: the
@@ -139,6 +141,15 @@ stage_left(int i, pid_t pid, int status, int asked)
 
 	if (status == 0 && st == STAGE_FINISHED) {
 		p->done = 1;
+		return;
+	}
+	if (status == 0 && st == STAGE_ENDED) {
+		/* Like a pipeline whose reader left: everything stops. */
+		p->done = 1;
+		if (verbose)
+			warnx("%s ended the graph: stopping it",
+			    g.stages[i].label);
+		stop_requested = 1;
 		return;
 	}
 	if (asked && (drain_until || stopping)) {
