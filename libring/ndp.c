@@ -55,54 +55,67 @@ is_unspecified(const uint8_t a[16])
 }
 
 int
+ndp_is_solicited_node(const uint8_t a[16])
+{
+	static const uint8_t prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
+	    0, 0, 0, 0x01, 0xff };
+
+	return memcmp(a, prefix, 13) == 0;
+}
+
+int
 ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
 {
 	const uint8_t *icmp, *opt;
-	size_t plen, olen;
+	size_t plen, olen, n;
 	uint32_t w;
 	uint16_t c;
+	uint8_t want;
 
-	if (len < SNB_IPV6_HLEN + 24 || p[6] != SNB_IPPROTO_ICMPV6 ||
+	memset(m, 0, sizeof(*m));
+	if (len < SNB_IPV6_HLEN + 4 || p[6] != SNB_IPPROTO_ICMPV6 ||
 	    p[7] != 255)
-		return -1;
+		return NDP_BAD;
 	plen = ((size_t)p[4] << 8) | p[5];
-	if (plen < 24 || SNB_IPV6_HLEN + plen > len)
-		return -1;
 	icmp = p + SNB_IPV6_HLEN;
-	if ((icmp[0] != SNB_ICMP6_NEIGHBOR_SOLICIT &&
+	if (plen < 4 || SNB_IPV6_HLEN + plen > len ||
+	    (icmp[0] != SNB_ICMP6_NEIGHBOR_SOLICIT &&
 	    icmp[0] != SNB_ICMP6_NEIGHBOR_ADVERT) || icmp[1] != 0)
-		return -1;
+		return NDP_BAD;
 	memcpy(&c, icmp + 2, 2);
 	if (ipv6_l4_cksum(p, icmp, plen, SNB_IPPROTO_ICMPV6) != c)
-		return -1;
-	memset(m, 0, sizeof(*m));
+		return NDP_BAD;
 	m->type = icmp[0];
 	m->src = p + 8;
 	m->dst = p + 24;
+	if (plen < 24)
+		return NDP_INVALID;
 	m->target = icmp + 8;
 	memcpy(&w, icmp + 4, 4);
 	m->flags = ntohl(w);
 	if (m->target[0] == 0xff)
-		return -1;
+		return NDP_INVALID;
 	if (m->type == SNB_ICMP6_NEIGHBOR_ADVERT && m->dst[0] == 0xff &&
 	    (m->flags & NDP_NA_SOLICITED))
-		return -1;
+		return NDP_INVALID;
+	want = m->type == SNB_ICMP6_NEIGHBOR_SOLICIT ?
+	    SNB_ND_OPT_SOURCE_LLADDR : SNB_ND_OPT_TARGET_LLADDR;
 	for (opt = icmp + 24, olen = plen - 24; olen > 0; ) {
-		size_t n;
 		if (olen < 2 || opt[1] == 0 || (n = opt[1] * 8u) > olen)
-			return -1;
-		if (n >= 8 && ((m->type == SNB_ICMP6_NEIGHBOR_SOLICIT &&
-		    opt[0] == SNB_ND_OPT_SOURCE_LLADDR) ||
-		    (m->type == SNB_ICMP6_NEIGHBOR_ADVERT &&
-		    opt[0] == SNB_ND_OPT_TARGET_LLADDR)))
-			m->lladdr = opt + 2;
+			return NDP_INVALID;
+		if (opt[0] == want && m->lladdr == NULL && !m->lladdr_bad) {
+			if (n == 8)
+				m->lladdr = opt + 2;
+			else
+				m->lladdr_bad = 1;
+		}
 		opt += n;
 		olen -= n;
 	}
-	if (m->type == SNB_ICMP6_NEIGHBOR_SOLICIT && m->lladdr &&
-	    is_unspecified(m->src))
-		return -1;
-	return 0;
+	if (m->type == SNB_ICMP6_NEIGHBOR_SOLICIT && is_unspecified(m->src) &&
+	    (!ndp_is_solicited_node(m->dst) || m->lladdr || m->lladdr_bad))
+		return NDP_INVALID;
+	return NDP_OK;
 }
 
 void
@@ -156,14 +169,11 @@ build(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint8_t type,
 
 size_t
 ndp_build_ns(uint8_t *p, const uint8_t src[16], const uint8_t mac[6],
-    const uint8_t target[16], int multicast)
+    const uint8_t target[16])
 {
 	uint8_t dst[16];
 
-	if (multicast)
-		ndp_solicited_node(target, dst);
-	else
-		memcpy(dst, target, 16);
+	ndp_solicited_node(target, dst);
 	return build(p, src, dst, SNB_ICMP6_NEIGHBOR_SOLICIT, 0, target,
 	    SNB_ND_OPT_SOURCE_LLADDR, mac);
 }

@@ -16,15 +16,16 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 42 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 42 ]
+@test "lwaftr own: tests/lwaftr has the 56 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 56 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
 	/usr/bin/python3 -c 'import scapy' 2>/dev/null ||
 	    skip "python3-scapy not installed (tools/deps.sh)"
 	/usr/bin/python3 "$D/mkcases.py" "$T/gen"
-	cp "$D/lwaftr.conf.in" "$D/mkcases.py" "$D/README" "$T/gen/"
+	cp "$D/lwaftr.conf.in" "$D/mkcases.py" "$D/README" "$D/errata.tsv" \
+	    "$T/gen/"
 	diff -r "$D" "$T/gen"
 }
 
@@ -194,6 +195,62 @@ own() {
 
 @test "lwaftr own 42: snb-icmpv4-rate-limit (vlan)" {
 	own 42
+}
+
+@test "lwaftr own 43: solicit-at-start" {
+	own 43
+}
+
+@test "lwaftr own 44: solicit-at-start (vlan)" {
+	own 44
+}
+
+@test "lwaftr own 45: ns-answered" {
+	own 45
+}
+
+@test "lwaftr own 46: ns-answered (vlan)" {
+	own 46
+}
+
+@test "lwaftr own 47: ns-from-unspecified" {
+	own 47
+}
+
+@test "lwaftr own 48: ns-from-unspecified (vlan)" {
+	own 48
+}
+
+@test "lwaftr own 49: ns-hop-limit-64" {
+	own 49
+}
+
+@test "lwaftr own 50: ns-hop-limit-64 (vlan)" {
+	own 50
+}
+
+@test "lwaftr own 51: arp-request-answered" {
+	own 51
+}
+
+@test "lwaftr own 52: arp-request-answered (vlan)" {
+	own 52
+}
+
+@test "lwaftr own 53: na-first-solicited-wins" {
+	own 53
+}
+
+@test "lwaftr own 54: na-first-solicited-wins (vlan)" {
+	own 54
+}
+
+@test "lwaftr own 55: na-without-option" {
+	own 55
+}
+
+@test "lwaftr own 56: na-without-option (vlan)" {
+	own 56
 }
 
 wait_for() {	# wait_for COMMAND...: up to 10 s

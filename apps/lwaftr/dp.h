@@ -240,6 +240,8 @@ int	echo(struct lw *lw, struct side *s, struct pkt *pk);
 
 /* tx.c */
 #define TX_FILTER	0x1	/* the side's egress filter applies */
+#define SOLICIT_INTERVAL 3000000000ULL	/* ARP/NS while unresolved: the
+					   reference's 3 s */
 #define TX_NOFRAG	0x2	/* drop rather than fragment */
 
 void	tx_init(struct side *s);
@@ -248,7 +250,7 @@ uint8_t *tx_begin_slow(struct side *s, uint16_t type, size_t l3len,
 	    const uint8_t *dst, const uint8_t *src);
 int	tx_end_slow(struct side *s, int flags);
 void	tx_flush_held(struct side *s);
-void	tx_solicit(struct side *s, int directed);
+void	tx_solicit(struct side *s);
 void	tx_learn(struct side *s, const uint8_t mac[6]);
 uint32_t tx_frames_big(const struct side *s, size_t l3len);
 

@@ -35,7 +35,6 @@ static struct stage {
 
 #define REASM4_TIMEOUT	15000000000ULL	/* RFC 791's suggested 15 s */
 #define REASM6_TIMEOUT	60000000000ULL	/* RFC 8200 4.5: 60 s */
-#define SOLICIT_FIRST	1000000000ULL	/* first solicitation, if idle */
 
 #define LW_P_NAME(x, s)	s "-bytes", s "-packets",
 #define LW_S_NAME(x, s)	s,
@@ -155,8 +154,8 @@ side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 		memcpy(s->nh_mac, cf->nh_mac, 6);
 		s->nh_known = 1;
 	} else {
-		s->resolve = 1;
-		s->sol_due = app_now_ns() + SOLICIT_FIRST;
+		s->resolve = 1;	/* first solicitation at the first breath */
+		s->sol_due = 0;
 	}
 	if (cf->vlan_tag >= 0) {
 		s->vlan = 1;
@@ -303,7 +302,7 @@ timers(struct lw *lw)
 		if (!s->resolve || s->nh_known)
 			continue;
 		if (lw_now(lw) >= s->sol_due && room_for(s, 1)) {
-			tx_solicit(s, 0);
+			tx_solicit(s);
 			sent++;
 		}
 		if (wake == 0 || s->sol_due < wake)
@@ -359,7 +358,7 @@ lw_stop(int eof)
 			side_start(s);
 			if (s->resolve && !s->nh_known && !s->sol_sent &&
 			    room_for(s, 1))
-				tx_solicit(s, 0);
+				tx_solicit(s);
 			side_commit(s);
 		}
 		tx_fini(s);

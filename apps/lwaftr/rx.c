@@ -101,6 +101,14 @@ reassemble(struct side *s, struct pkt *pk)
 	return 1;
 }
 
+/*
+ * ARP on v4, as the reference's ARP app: every request is counted and
+ * one for our address answered (to its sender's hardware address); a
+ * reply is counted, and one from the next hop we resolve teaches us its
+ * MAC (the latest reply wins).  Requests teach nothing.  What is not
+ * Ethernet/IPv4 ARP, or neither request nor reply, is dropped: counted
+ * in drop-all-ipv4-iface where the reference drops it silently.
+ */
 static void
 arp_input(struct lw *lw, struct pkt *pk)
 {
@@ -109,7 +117,8 @@ arp_input(struct lw *lw, struct pkt *pk)
 	uint32_t own, nh;
 	uint8_t *o;
 
-	if (arp_parse(pk->l3, pk->len, &m) == -1) {
+	if (arp_parse(pk->l3, pk->len, &m) == -1 ||
+	    (m.op != SNB_ARP_REQUEST && m.op != SNB_ARP_REPLY)) {
 		cnt(lw, DROP_ALL_IPV4, pk->flen);
 		return;
 	}
@@ -117,58 +126,75 @@ arp_input(struct lw *lw, struct pkt *pk)
 	memcpy(&nh, s4->cf->nh_ip, 4);
 	if (m.op == SNB_ARP_REQUEST) {
 		cnt(lw, IN_ARP_REQUEST, pk->flen);
-		if (m.tpa == own) {
-			o = tx_begin(s4, SNB_ETH_ARP, ARP_PKT_LEN, m.sha, NULL);
-			arp_build(o, SNB_ARP_REPLY, s4->mac, own, m.sha, m.spa);
-			if (tx_end(s4, 0))
-				cnt(lw, OUT_ARP_REPLY,
-				    SNB_ETH_HLEN + ARP_PKT_LEN);
-		}
-	} else if (m.op == SNB_ARP_REPLY)
-		cnt(lw, IN_ARP_REPLY, pk->flen);
-	/* RFC 826: what a message says of its sender is news. */
+		if (m.tpa != own)
+			return;
+		o = tx_begin(s4, SNB_ETH_ARP, ARP_PKT_LEN, m.sha, NULL);
+		arp_build(o, SNB_ARP_REPLY, s4->mac, own, m.sha, m.spa);
+		/* counted when made, as the reference (before the filter) */
+		cnt(lw, OUT_ARP_REPLY, SNB_ETH_HLEN + ARP_PKT_LEN);
+		tx_end(s4, TX_FILTER);
+		return;
+	}
+	cnt(lw, IN_ARP_REPLY, pk->flen);
 	if (s4->resolve && m.spa == nh)
 		tx_learn(s4, m.sha);
 }
 
+/*
+ * Neighbour discovery on v6, as the reference's NDP app where RFC 4861
+ * lets it (snb-lwaftr(1) lists where it does not).  A message that fails
+ * the checks every one must pass (ndp_parse's NDP_BAD) is dropped and
+ * counted in drop-all-ipv6-iface; the rest count as in-ndp-ns/in-ndp-na.
+ *
+ * NS for our address: a solicited NA with Router and Solicited set (not
+ * Override, as the reference) to the solicitation's source, on its
+ * Ethernet source address; from the unspecified address (duplicate
+ * address detection) an NA with S clear to all-nodes (RFC 4861 7.2.4).
+ *
+ * NA: while the next hop is unknown, a solicited one for it gives its MAC
+ * (the target link-layer option, else the frame's source); the first
+ * one wins, later ones change nothing.
+ */
 static void
 nd_input(struct lw *lw, struct pkt *pk)
 {
-	static const uint8_t zero[16];
 	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
 	struct side *s6 = &lw->s6;
 	struct ndp_msg m;
 	uint8_t mac[6], *o;
 	const uint8_t *dst;
 	uint32_t flags;
+	int r;
 
-	if (ndp_parse(pk->l3, pk->len, &m) == -1) {
+	if ((r = ndp_parse(pk->l3, pk->len, &m)) == NDP_BAD) {
 		cnt(lw, DROP_ALL_IPV6, pk->flen);
 		return;
 	}
 	if (m.type == SNB_ICMP6_NEIGHBOR_SOLICIT) {
 		cnt(lw, IN_NDP_NS, pk->flen);
-		if (memcmp(m.target, s6->cf->ip, 16) != 0)
+		if (r != NDP_OK || memcmp(m.target, s6->cf->ip, 16) != 0)
 			return;
-		flags = NDP_NA_ROUTER | NDP_NA_OVERRIDE;
-		if (memcmp(m.src, zero, 16) == 0) {
-			dst = all_nodes;	/* RFC 4861 7.2.4 */
+		flags = NDP_NA_ROUTER;
+		if (m.src[0] == 0 && memcmp(m.src, m.src + 1, 15) == 0) {
+			dst = all_nodes;
 			ndp_multicast_mac(all_nodes, mac);
 		} else {
 			dst = m.src;
 			flags |= NDP_NA_SOLICITED;
-			memcpy(mac, m.lladdr ? m.lladdr : pk->eth + 6, 6);
+			memcpy(mac, pk->eth + 6, 6);
 		}
 		o = tx_begin(s6, SNB_ETH_IPV6, NDP_PKT_LEN, mac, NULL);
 		ndp_build_na(o, s6->cf->ip, dst, s6->mac, flags);
-		if (tx_end(s6, 0))
-			cnt(lw, OUT_NDP_NA, SNB_ETH_HLEN + NDP_PKT_LEN);
+		cnt(lw, OUT_NDP_NA, SNB_ETH_HLEN + NDP_PKT_LEN);
+		tx_end(s6, TX_FILTER);
 		return;
 	}
 	cnt(lw, IN_NDP_NA, pk->flen);
-	if (s6->resolve && m.lladdr != NULL &&
-	    memcmp(m.target, s6->cf->nh_ip, 16) == 0)
-		tx_learn(s6, m.lladdr);
+	if (r != NDP_OK || !s6->resolve || s6->nh_known ||
+	    !(m.flags & NDP_NA_SOLICITED) || m.lladdr_bad ||
+	    memcmp(m.target, s6->cf->nh_ip, 16) != 0)
+		return;
+	tx_learn(s6, m.lladdr ? m.lladdr : pk->eth + 6);
 }
 
 /*
@@ -214,6 +240,11 @@ input(struct side *s, uint8_t *data, uint32_t len,
 		looked_up = 0;
 	} else
 		lw->ctr[v6 ? IN_IPV6_FRAG_UNNEEDED : IN_IPV4_FRAG_UNNEEDED]++;
+	/* The reference filters right after reassembly: ARP, NDP and echo
+	 * requests pass the ingress filter too. */
+	if (s->ingress && snb_bpf_run(s->ingress, pk.eth, pk.flen,
+	    pk.flen) == 0)
+		return;
 	if (type == SNB_ETH_ARP && !v6) {
 		arp_input(lw, &pk);
 		return;
@@ -236,9 +267,6 @@ input(struct side *s, uint8_t *data, uint32_t len,
 		if (echo(lw, s, &pk))
 			return;
 	}
-	if (s->ingress && snb_bpf_run(s->ingress, pk.eth, pk.flen,
-	    pk.flen) == 0)
-		return;
 	if (v6)
 		from_b4(lw, &pk, sw, looked_up);
 	else

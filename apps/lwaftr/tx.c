@@ -246,9 +246,6 @@ hold(struct side *s)
 	h->len = (uint32_t)s->cur_l3len;
 	h->type = s->cur_type;
 	s->nheld++;
-	/* The first frame to wait asks for the next hop right away. */
-	if (!s->nh_known && !s->sol_sent)
-		tx_solicit(s, 1);
 }
 
 /* Forget the oldest held frame. */
@@ -309,40 +306,36 @@ tx_learn(struct side *s, const uint8_t mac[6])
 }
 
 /*
- * Ask for the next hop's MAC.  v4: an ARP request (broadcast).  v6: a
- * neighbour solicitation; the periodic one goes to the target's
- * solicited-node group (RFC 4861 7.2.2), the one a waiting packet
- * triggers straight to the target's address on the broadcast MAC, which
- * reaches it even where multicast listener state is not set up yet.
+ * Ask for the next hop's MAC, as the reference does: at the first breath,
+ * then every SOLICIT_INTERVAL while it is unknown (a frame waiting for it
+ * asks for nothing more).  v4: an ARP request, broadcast.  v6: a neighbour
+ * solicitation to the target's solicited-node group and that group's MAC
+ * (RFC 4861 7.2.2).  Counted when made; the egress filter applies, as it
+ * does to every frame the reference sends.
  */
 void
-tx_solicit(struct side *s, int directed)
+tx_solicit(struct side *s)
 {
 	static const uint8_t zero[6];
 	uint8_t dst[6], group[16], *o;
 	uint32_t spa, tpa;
 
 	if (s->v6) {
-		if (directed)
-			memcpy(dst, bcast, 6);
-		else {
-			ndp_solicited_node(s->cf->nh_ip, group);
-			ndp_multicast_mac(group, dst);
-		}
+		ndp_solicited_node(s->cf->nh_ip, group);
+		ndp_multicast_mac(group, dst);
 		o = tx_begin(s, SNB_ETH_IPV6, NDP_PKT_LEN, dst, NULL);
-		ndp_build_ns(o, s->cf->ip, s->mac, s->cf->nh_ip, !directed);
-		if (tx_end(s, 0))
-			cnt(s->lw, OUT_NDP_NS, SNB_ETH_HLEN + NDP_PKT_LEN);
+		ndp_build_ns(o, s->cf->ip, s->mac, s->cf->nh_ip);
+		cnt(s->lw, OUT_NDP_NS, SNB_ETH_HLEN + NDP_PKT_LEN);
 	} else {
 		memcpy(&spa, s->cf->ip, 4);
 		memcpy(&tpa, s->cf->nh_ip, 4);
 		o = tx_begin(s, SNB_ETH_ARP, ARP_PKT_LEN, bcast, NULL);
 		arp_build(o, SNB_ARP_REQUEST, s->mac, spa, zero, tpa);
-		if (tx_end(s, 0))
-			cnt(s->lw, OUT_ARP_REQUEST, SNB_ETH_HLEN + ARP_PKT_LEN);
+		cnt(s->lw, OUT_ARP_REQUEST, SNB_ETH_HLEN + ARP_PKT_LEN);
 	}
+	tx_end(s, TX_FILTER);
 	s->sol_sent = 1;
-	s->sol_due = lw_now(s->lw) + 1000000000ULL;
+	s->sol_due = lw_now(s->lw) + SOLICIT_INTERVAL;
 }
 
 void

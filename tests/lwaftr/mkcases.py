@@ -14,7 +14,8 @@ reference and snb count frames without their tag).
 
 The expected packets and counters are made here from the rules of Snabb's
 lwAFTR (src/apps/lwaftr/lwaftr.lua, src/apps/ipv4/echo.lua,
-src/apps/ipv6/echo.lua) and the RFCs each case names, with scapy building
+src/apps/ipv6/echo.lua, src/apps/ipv4/arp.lua, src/apps/lwaftr/ndp.lua and
+their wiring in src/program/lwaftr/setup.lua) and the RFCs each case names, with scapy building
 and checksumming them, never by running snb.  Output is deterministic:
 running it again gives the same bytes (tests/lwaftr.bats checks that).
 """
@@ -24,9 +25,10 @@ import sys
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply,
-                                ICMPv6EchoRequest, ICMPv6PacketTooBig,
-                                ICMPv6TimeExceeded, IPv6)
-from scapy.layers.l2 import Dot1Q, Ether
+                                ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
+                                ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr,
+                                ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6)
+from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
@@ -48,11 +50,17 @@ CONF_TEMPLATE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                   "lwaftr.conf.in")).read()
 
 
-def conf(name, generate="true", rate=600000, vlan=False, allow="true"):
-    """Write configuration `name` from the template; returns its file name."""
+def conf(name, generate="true", rate=600000, vlan=False, allow="true",
+         nh4=None, nh6=None):
+    """Write configuration `name` from the template; returns its file name.
+    nh4/nh6: next hops given by IP (resolved by ARP/NDP), else by MAC."""
     text = CONF_TEMPLATE
     text = text.replace("@GENERATE@", generate).replace("@RATE@", str(rate))
     text = text.replace("@ALLOW@", allow)
+    text = text.replace("@NH4@", "ip %s;" % nh4 if nh4 else
+                        "mac %s;" % NH4_MAC)
+    text = text.replace("@NH6@", "ip %s;" % nh6 if nh6 else
+                        "mac %s;" % NH6_MAC)
     text = text.replace("@VLAN4@", "vlan-tag %d;" % VLAN4 if vlan else "")
     text = text.replace("@VLAN6@", "vlan-tag %d;" % VLAN6 if vlan else "")
     fname = name + ("-vlan" if vlan else "") + ".conf"
@@ -533,6 +541,167 @@ case("snb-icmpv4-rate-limit",
      "drop_ipv4_packet_to_unreachable_host) once, the second over the "
      "limit counted in drop-over-rate-limit-icmpv4-packets", rate1,
      [tf, tf], [], [e], [], c)
+
+# ---- ARP and neighbour discovery (src/apps/ipv4/arp.lua,
+# src/apps/lwaftr/ndp.lua; RFC 826, RFC 4861)
+
+NH4_IP, NH6_IP = "4.5.6.7", "8:9:a:b:4:3:2:1"
+PEER_MAC = "00:01:02:03:04:05"
+
+
+def by_ip(vlan):
+    return conf("lwaftr-nh-ip", vlan=vlan, nh4=NH4_IP, nh6=NH6_IP)
+
+
+def by_ip6(vlan):
+    return conf("lwaftr-nh6-ip", vlan=vlan, nh6=NH6_IP)
+
+
+def ns_out():
+    """ndp.lua make_ns_packet: to the next hop's solicited-node group
+    (ff02::1:ffXX:XXXX) on its 33:33:ff:XX:XX:XX MAC, hop limit 255, a
+    source link-layer option."""
+    return (Ether(src=AFTR6_MAC, dst="33:33:ff:02:00:01") /
+            IPv6(src=AFTR6, dst="ff02::1:ff02:1", hlim=255) /
+            ICMPv6ND_NS(tgt=NH6_IP) / ICMPv6NDOptSrcLLAddr(lladdr=AFTR6_MAC))
+
+
+def arp_request_out():
+    """arp.lua make_arp_request: broadcast, target hardware address 0."""
+    return (Ether(src=AFTR4_MAC, dst="ff:ff:ff:ff:ff:ff") /
+            ARP(op=1, hwsrc=AFTR4_MAC, psrc=AFTR4, hwdst="00:00:00:00:00:00",
+                pdst=NH4_IP))
+
+
+def na_in(src_mac, solicited, lladdr):
+    """An NA from the next hop for itself (override set: ignored)."""
+    p = (Ether(src=src_mac, dst=AFTR6_MAC) /
+         IPv6(src=NH6_IP, dst=AFTR6, hlim=255) /
+         ICMPv6ND_NA(R=1, S=solicited, O=1, tgt=NH6_IP))
+    if lladdr:
+        p = p / ICMPv6NDOptDstLLAddr(lladdr=lladdr)
+    return p
+
+
+# A B4 of SW1 (all ports) to 178.79.150.233 port 80 (SW80): hairpinned,
+# so it leaves on v6 for the next hop (lwaftr.lua: TTL - 1, encapsulated
+# from SW80's br-address to its B4, hop limit 255).
+hp_ip = IP(src=SW1[0], dst=SW80[0], ttl=30, id=7) / TCP(sport=1234, dport=80,
+                                                         flags="S")
+hp_in = v6_frame(tunnel(SW1, hp_ip), src=NH6_MAC)
+hp_dec = IP(bytes(hp_ip))
+hp_dec.ttl = 29
+del hp_dec.chksum
+
+
+def hp_out(mac):
+    return Ether(src=AFTR6_MAC, dst=mac) / to_b4(SW80, IP(bytes(hp_dec)))
+
+
+def hairpins(c, n):
+    for _ in range(n):
+        add(c, "in-ipv6", flen(hp_in))
+        add(c, "hairpin-ipv4", flen(hp_in) - 40)
+        add(c, "out-ipv6", flen(hp_out(NH6_MAC)))
+
+
+c = base()
+add(c, "out-arp-request", flen(arp_request_out()))
+add(c, "out-ndp-ns", flen(ns_out()))
+c["out-ipv4-frag-not"] = c["out-ipv6-frag-not"] = 1
+case("solicit-at-start",
+     "arp.lua tick, ndp.lua maybe_send_ns_request: next hops given by IP are "
+     "asked for at once (then every 3 s): the ARP request broadcast, the NS "
+     "to the solicited-node group on its 33:33:ff MAC",
+     by_ip, [], [], [arp_request_out()], [ns_out()], c)
+
+ns = (Ether(src=PEER_MAC, dst="33:33:ff:0e:00:0f") /
+      IPv6(src="fe80::1", dst="ff02::1:ff0e:f", hlim=255) /
+      ICMPv6ND_NS(tgt=AFTR6) / ICMPv6NDOptSrcLLAddr(lladdr="0a:0b:0c:0d:0e:0f"))
+na = (Ether(src=AFTR6_MAC, dst=PEER_MAC) /
+      IPv6(src=AFTR6, dst="fe80::1", hlim=255) /
+      ICMPv6ND_NA(R=1, S=1, O=0, tgt=AFTR6) /
+      ICMPv6NDOptDstLLAddr(lladdr=AFTR6_MAC))
+c = base(v6=1)
+add(c, "in-ndp-ns", flen(ns))
+add(c, "out-ndp-na", flen(na))
+c["out-ipv6-frag-not"] = 1
+case("ns-answered",
+     "ndp.lua handle_ndp, make_na_packet: an NS for our address is answered "
+     "with Router and Solicited set, Override clear, to the NS's IPv6 source "
+     "on its Ethernet source (not its source link-layer option)",
+     icmp_on, [], [ns], [], [na], c)
+
+dad = (Ether(src=PEER_MAC, dst="33:33:ff:0e:00:0f") /
+       IPv6(src="::", dst="ff02::1:ff0e:f", hlim=255) / ICMPv6ND_NS(tgt=AFTR6))
+dad_na = (Ether(src=AFTR6_MAC, dst="33:33:00:00:00:01") /
+          IPv6(src=AFTR6, dst="ff02::1", hlim=255) /
+          ICMPv6ND_NA(R=1, S=0, O=0, tgt=AFTR6) /
+          ICMPv6NDOptDstLLAddr(lladdr=AFTR6_MAC))
+c = base(v6=1)
+add(c, "in-ndp-ns", flen(dad))
+add(c, "out-ndp-na", flen(dad_na))
+c["out-ipv6-frag-not"] = 1
+case("ns-from-unspecified",
+     "RFC 4861 7.2.4 (snb differs from ndp.lua, which drops this NS): an NS "
+     "from :: to our solicited-node group is answered to all-nodes on "
+     "33:33:00:00:00:01 with Solicited clear",
+     icmp_on, [], [dad], [], [dad_na], c)
+
+bad = ns.copy()
+bad[IPv6].hlim = 64
+c = base(v6=1)
+add(c, "drop-all-ipv6-iface", flen(bad))
+case("ns-hop-limit-64",
+     "RFC 4861 7.1.1, ndp.lua handle_ndp: hop limit not 255: dropped before "
+     "it counts as an NS; snb counts the drop in drop-all-ipv6-iface (the "
+     "reference drops it silently)",
+     icmp_on, [], [bad], [], [], c)
+
+arp_req = (Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /
+           ARP(op=1, hwsrc=PEER_MAC, psrc="10.10.10.1", hwdst="00:00:00:00:00:00",
+               pdst=AFTR4))
+arp_rep = (Ether(src=AFTR4_MAC, dst=PEER_MAC) /
+           ARP(op=2, hwsrc=AFTR4_MAC, psrc=AFTR4, hwdst=PEER_MAC,
+               pdst="10.10.10.1"))
+arp_other = (Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /
+             ARP(op=3, hwsrc=PEER_MAC, psrc="10.10.10.1", pdst=AFTR4))
+c = base(v4=2)
+add(c, "in-arp-request", flen(arp_req))
+add(c, "out-arp-reply", flen(arp_rep))
+add(c, "drop-all-ipv4-iface", flen(arp_other))
+c["out-ipv4-frag-not"] = 1
+case("arp-request-answered",
+     "arp.lua push: a request for our address is answered to its sender "
+     "hardware address; an ARP operation neither request nor reply is "
+     "dropped (counted in drop-all-ipv4-iface by snb, silently by arp.lua)",
+     icmp_on, [arp_req, arp_other], [], [arp_rep], [], c)
+
+seq = [hp_in, na_in("66:66:66:66:66:66", 0, "66:66:66:66:66:66"),
+       na_in("55:55:55:55:55:55", 1, NH6_MAC), hp_in,
+       na_in("77:77:77:77:77:77", 1, "77:77:77:77:77:77"), hp_in]
+c = base(v6=len(seq))
+for f in seq[1:2] + seq[2:3] + seq[4:5]:
+    add(c, "in-ndp-na", flen(f))
+add(c, "out-ndp-ns", flen(ns_out()))
+hairpins(c, 3)
+c["out-ipv6-frag-not"] = 4
+case("na-first-solicited-wins",
+     "ndp.lua handle_ndp, push: traffic for the next hop waits while it is "
+     "unknown; an unsolicited NA teaches nothing, the first solicited NA for "
+     "it gives its MAC (target link-layer option), later NAs change nothing",
+     by_ip6, [], seq, [], [ns_out()] + [hp_out(NH6_MAC)] * 3, c)
+
+seq = [hp_in, na_in(NH6_MAC, 1, None)]
+c = base(v6=2)
+add(c, "in-ndp-na", flen(seq[1]))
+add(c, "out-ndp-ns", flen(ns_out()))
+hairpins(c, 1)
+c["out-ipv6-frag-not"] = 2
+case("na-without-option",
+     "ndp.lua handle_ndp: a solicited NA for the next hop without a target "
+     "link-layer option gives the frame's Ethernet source",
+     by_ip6, [], seq, [], [ns_out(), hp_out(NH6_MAC)], c)
 
 write_pcap("empty.pcap", [])
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
