@@ -3,6 +3,8 @@
 # build/bin/snb-X, every libring/*.c goes into
 # build/libring.a.  BUILD=build-asan SAN=1 gives the sanitizer build.
 
+# The one version every tool's --version prints (libring/cli.c).
+VERSION := 0.1
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -64,6 +66,10 @@ $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# cli.o alone carries the version; it is rebuilt when the Makefile changes.
+$(BUILD)/libring/cli.o: CFLAGS += -DSNB_VERSION='"$(VERSION)"'
+$(BUILD)/libring/cli.o: Makefile
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -109,8 +115,9 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Packages by what they are for (tools/deps.sh): demo < build < check.
 deps:
-	@sh tools/deps.sh
+	@sh tools/deps.sh check
 
 # The whole suite, then the whole suite again under ASan+UBSan.
 check: deps
@@ -132,9 +139,13 @@ bench: deps
 	@$(MAKE) --no-print-directory -s all
 	@sh bench/run build
 
-demo: deps
-	@$(MAKE) --no-print-directory -s all
-	@sh examples/demo.sh build
+# The demo builds and needs only its own programs (no libxdp, no test peers).
+DEMO_BINS := $(addprefix $(BUILD)/bin/snb-,run pcap-read pcap-write filter source tee join sink) \
+             $(BUILD)/tests/mkpcap
+demo:
+	@sh tools/deps.sh demo
+	@$(MAKE) --no-print-directory -s $(DEMO_BINS)
+	@sh examples/demo.sh $(BUILD)
 
 # libFuzzer targets (clang): the lwAFTR's config parser and its data path,
 # snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and

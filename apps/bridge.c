@@ -98,7 +98,7 @@ static uint64_t *c_forwarded, *c_flooded, *c_flood_unknown, *c_flood_multi,
     *c_entries, *c_drop_runt, *c_drop_bad_src, *c_drop_link_local,
     *c_drop_same, *c_drop_split, *c_drop_no_out;
 
-#define USAGE	"[--age SECONDS] [--max-macs N] [--group PORT,PORT...]... " \
+#define USAGE	"[--age SECONDS] [--max-macs N] [--group PORT,PORT[,...]] " \
 		"[--counters-out FILE]"
 
 static void	bind_ports(void);
@@ -138,8 +138,7 @@ bridge_init(int argc, char **argv)
 			counters_out = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: snb-bridge " USAGE "\n");
-			exit(2);
+			app_usage();
 		}
 	}
 	if (optind != argc)

@@ -59,7 +59,7 @@ filter_init(int argc, char **argv)
 			need_reject = 1;
 			break;
 		default:
-			errx(2, "usage: snb-filter [--reject-port] EXPRESSION...");
+			app_usage();
 		}
 	}
 	expr = join_words(argc - optind, argv + optind);
@@ -118,7 +118,7 @@ static const struct port_desc ports[] = {
 
 static const struct app_desc desc = {
 	.name = "filter",
-	.usage = "[--reject-port] EXPRESSION...",
+	.usage = "[--reject-port] [EXPRESSION ...]",
 	.summary = "Pass packets matching a tcpdump filter expression; "
 	    "send the rest to 'reject' or drop them.",
 	.ports = ports,

@@ -13,9 +13,7 @@ static struct fwd fwd;
 static void
 join_init(int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
-		errx(2, "usage: snb-join");
+	app_no_words(argc, argv);
 	fwd_init(&fwd, (const char *[]){ "*", NULL },
 	    (const char *[]){ "out", NULL });
 	fwd.out[0].sent = app_counter("packets");	/* sent to out */

@@ -48,7 +48,7 @@ lb_init(int argc, char **argv)
 		else if (ch == 'k')
 			errx(2, "bad --key '%s': flow or softwire", optarg);
 		else
-			errx(2, "usage: snb-lb [--key flow|softwire]");
+			app_usage();
 	}
 	if (optind != argc)
 		errx(2, "unexpected argument '%s'", argv[optind]);

@@ -350,11 +350,11 @@ pcap_read_init(int argc, char **argv)
 			    1000000000);
 			break;
 		default:
-			errx(2, "usage: snb-pcap-read " USAGE);
+			app_usage();
 		}
 	}
 	if (argc - optind != 1)
-		errx(2, "usage: snb-pcap-read " USAGE);
+		app_usage();
 	if (pace.mult && pace.pps)
 		errx(2, "--timing and --rate are alternatives: give one");
 	file = argv[optind];

@@ -244,11 +244,11 @@ pcap_write_init(int argc, char **argv)
 				    "now)", optarg);
 			break;
 		default:
-			errx(2, "usage: snb-pcap-write " USAGE);
+			app_usage();
 		}
 	}
 	if (argc - optind != 1)
-		errx(2, "usage: snb-pcap-write " USAGE);
+		app_usage();
 	path = argv[optind];
 	to_stdout = strcmp(path, "-") == 0;
 	name = to_stdout ? "stdout" : path;

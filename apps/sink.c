@@ -88,9 +88,7 @@ sink_init(int argc, char **argv)
 			    LLONG_MAX);
 			break;
 		default:
-			errx(2, "usage: snb-sink [--check-seq [--allow-loss]] "
-			    "[--summary] [--expect N] [--latency "
-			    "[--latency-skip N]]");
+			app_usage();
 		}
 	}
 	if (optind != argc)
@@ -291,8 +289,8 @@ sink_stop(int eof)
 
 static const struct app_desc desc = {
 	.name = "sink",
-	.usage = "[--check-seq [--allow-loss]] [--summary] [--expect N] "
-	    "[--latency [--latency-skip N]]",
+	.usage = "[--check-seq [--allow-loss]] [--expect N] "
+	    "[--latency [--latency-skip N]] [--summary]",
 	.summary = "Count packets and discard them.",
 	.ports = (const struct port_desc[]){ { "in", PORT_IN | PORT_REQUIRED },
 	    { NULL, 0 } },

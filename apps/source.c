@@ -119,9 +119,7 @@ source_init(int argc, char **argv)
 			stamp = 1;
 			break;
 		default:
-			errx(2, "usage: snb-source [--size N|MIN-MAX] "
-			    "[--count N] [--rate PPS] [--seq] [--seed N] "
-			    "[--hold] [--stamp]");
+			app_usage();
 		}
 	}
 	if (optind != argc)
@@ -270,8 +268,8 @@ source_breathe(void)
 
 static const struct app_desc desc = {
 	.name = "source",
-	.usage = "[--size N|MIN-MAX] [--count N] [--rate PPS] [--seq] "
-	    "[--seed N] [--hold] [--stamp]",
+	.usage = "[--count N] [--hold] [--rate PPS] [--seed N] [--seq] "
+	    "[--size N | MIN-MAX] [--stamp]",
 	.summary = "Generate synthetic Ethernet/IPv4/UDP packets.",
 	.ports = (const struct port_desc[]){ { "out", PORT_OUT | PORT_REQUIRED },
 	    { NULL, 0 } },

@@ -13,9 +13,7 @@ static struct fwd fwd;
 static void
 tee_init(int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
-		errx(2, "usage: snb-tee");
+	app_no_words(argc, argv);
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "*", NULL });
 	fwd.packets = app_counter("packets");

@@ -58,15 +58,9 @@ static uint64_t *c_tagged, *c_untagged, *c_passed, *c_drop_runt,
     *c_drop_unknown_vid, *c_drop_no_trunk, *c_to_native;
 static uint64_t scratch;	/* per-port counts tag and untag do not keep */
 
-#define USAGE	"tag VID [--pcp N] | untag VID [--pass] | mux [--pcp N]" \
-		" [--counters-out FILE]"
-
-static void __attribute__((noreturn))
-usage(void)
-{
-	fprintf(stderr, "usage: snb-vlan " USAGE "\n");
-	exit(2);
-}
+#define USAGE	"tag VID [--pcp N] [--counters-out FILE]\n" \
+		"untag VID [--pass] [--counters-out FILE]\n" \
+		"mux [--pcp N] [--counters-out FILE]"
 
 /*
  * A VLAN id from the command line or a port name: decimal 1..4094, no
@@ -121,7 +115,7 @@ vlan_init(int argc, char **argv)
 	int ch, pcp = 0;
 
 	if (argc < 2)
-		usage();
+		app_usage();
 	cmd = argv[1];
 	if (strcmp(cmd, "tag") == 0)
 		mode = TAG;
@@ -129,8 +123,10 @@ vlan_init(int argc, char **argv)
 		mode = UNTAG;
 	else if (strcmp(cmd, "mux") == 0)
 		mode = MUX;
-	else
-		errx(2, "unknown subcommand '%s' (tag, untag, mux)", cmd);
+	else {
+		warnx("unknown subcommand '%s' (tag, untag, mux)", cmd);
+		app_usage();
+	}
 	argc--;
 	argv++;
 	/* getopt_long permutes: "tag 10 --pcp 3" and "tag --pcp 3 10". */
@@ -155,7 +151,7 @@ vlan_init(int argc, char **argv)
 			counters_out = optarg;
 			break;
 		default:
-			usage();
+			app_usage();
 		}
 	}
 	tci_pcp = (uint16_t)(pcp << SNB_VLAN_PCP_SHIFT);

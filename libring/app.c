@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE	/* ppoll */
 #include <err.h>
+#include <getopt.h>
 #include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,10 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bsd/stdlib.h>
 #include <bsd/string.h>
 
 #include "app.h"
 #include "appctl.h"
+#include "cli.h"
 #include "graph.h"
 #include "stage.h"
 
@@ -45,6 +48,9 @@ static uint64_t wake_at_ns;
 static struct pollfd app_fds[APP_MAX_FDS];
 static int app_nfds;
 static sigset_t wake_mask;	/* our mask with RING_WAKE_SIGNAL unblocked */
+static int checking;		/* --snb-check: init() only, see app.h */
+static uint32_t check_slots = RING_DEFAULT_SLOTS;
+static uint32_t check_capacity = RING_DEFAULT_CAPACITY;
 
 /* Back-off: empty breaths spent spinning, then yielding, then sleeping. */
 #define IDLE_SPIN	64
@@ -164,6 +170,32 @@ check_required(void)
 			    p->flags & PORT_IN ? "input" : "output", p->name);
 }
 
+int
+app_checking(void)
+{
+	return checking;
+}
+
+void
+app_usage(void)
+{
+	cli_usage_lines(stderr, getprogname(), app->usage);
+	exit(2);
+}
+
+void
+app_no_words(int argc, char **argv)
+{
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+
+	if (getopt_long(argc, argv, "+", none, NULL) != -1)
+		app_usage();
+	if (optind < argc) {
+		warnx("unexpected argument '%s'", argv[optind]);
+		app_usage();
+	}
+}
+
 static void
 describe(void)
 {
@@ -175,14 +207,16 @@ describe(void)
 	for (p = app->ports; p->name; p++)
 		printf("%s %s%s\n", p->flags & PORT_IN ? "in" : "out", p->name,
 		    p->flags & PORT_REQUIRED ? " required" : "");
+	/* Last: older launchers stop reading at a word too long for them. */
+	printf("summary %s\n", app->summary);
 }
 
-static void
-usage_help(FILE *f)
+void
+app_help(void)
 {
-	fprintf(f, "usage: snb-%s %s\n", app->name, app->usage);
-	if (f == stdout)
-		printf("%s\nSee snb-%s(1).\n", app->summary, app->name);
+	cli_usage_lines(stdout, getprogname(), app->usage);
+	printf("%s\nSee snb-%s(1).\n", app->summary, app->name);
+	exit(0);
 }
 
 static const struct port_desc *
@@ -229,7 +263,11 @@ bind_port(const char *arg, int dir)
 	if (p->rings == NULL)
 		err(1, NULL);
 	r = &p->rings[p->nrings];
-	if (ring_attach(r, eq + 1, dir == PORT_IN ? RING_CONSUMER :
+	if (checking) {
+		if (ring_geometry_only(r, eq + 1, check_slots, check_capacity,
+		    dir == PORT_IN ? RING_CONSUMER : RING_PRODUCER) == -1)
+			errx(2, "bad --snb-check geometry");
+	} else if (ring_attach(r, eq + 1, dir == PORT_IN ? RING_CONSUMER :
 	    RING_PRODUCER, errbuf, sizeof(errbuf)) == -1)
 		errx(1, "%s", errbuf);
 	p->nrings++;
@@ -478,6 +516,8 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	uint64_t restarts = 0, t_last;
 
 	app = desc;
+	/* The short name: getopt(3)'s messages use argv[0]. */
+	cli_begin(1, argv);
 	for (first = 1; first < argc; first++) {
 		a = argv[first];
 		if (strncmp(a, "--snb-in=", 9) == 0)
@@ -494,6 +534,12 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			prev_path = a + 11;
 		else if (strncmp(a, "--snb-restarts=", 15) == 0)
 			restarts = strtoull(a + 15, NULL, 10);
+		else if (strncmp(a, "--snb-check=", 12) == 0) {
+			checking = 1;
+			if (sscanf(a + 12, "%u:%u", &check_slots,
+			    &check_capacity) != 2)
+				errx(2, "bad %s (want SLOTS:CAPACITY)", a);
+		}
 		else
 			break;
 	}
@@ -503,9 +549,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	}
 	if (first < argc && (strcmp(argv[first], "--help") == 0 ||
 	    strcmp(argv[first], "-h") == 0)) {
-		usage_help(stdout);
-		return 0;
+		app_help();
 	}
+	if (first < argc && strcmp(argv[first], "--version") == 0)
+		cli_version();
 	if ((a = getenv("SNB_IDLE_CAP_MS")) != NULL && *a)
 		sleep_cap_ns = strtoull(a, NULL, 10) * 1000000ULL;
 	/* In standby, every word until "ready" is for the launcher. */
@@ -548,12 +595,14 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	if ((app_argv = calloc((size_t)(argc - first + 2), sizeof(char *))) ==
 	    NULL)
 		err(1, NULL);
-	app_argv[0] = argv[0];
+	app_argv[0] = argv[0];	/* the short name, see above */
 	for (i = first; i < argc; i++)
 		app_argv[i - first + 1] = argv[i];
 	optind = 1;
 	app->init(argc - first + 1, app_argv);
 	check_required();
+	if (checking)
+		return 0;	/* the words hold: nothing was started */
 	if (standby_fd >= 0)
 		prev = standby(standby_fd, saved_err, prev_path);
 	claim_rings();

@@ -55,6 +55,15 @@
  *				stage left) or SIGTERM (called off)
  *	--snb-prev=PATH		a replacement: its predecessor's stage file
  *	--snb-restarts=N	how often the launcher restarted this stage
+ *	--snb-check=SLOTS:CAPACITY
+ *				check only (snb-run -c): bind every port
+ *				to a ring of this geometry in private
+ *				memory (the PATHs are names only), run
+ *				init() and the required-port check, exit 0
+ *				if the words hold; start nothing
+ *
+ * The command line follows cli.h: --help, --version, "snb-APP: message",
+ * exit 2 for a usage error (app_usage()), 1 for a failure at run time.
  */
 #ifndef SNB_APP_H
 #define SNB_APP_H
@@ -78,14 +87,18 @@ struct port_desc {
 
 struct app_desc {
 	const char	*name;		/* "filter": the binary is snb-filter */
-	const char	*usage;		/* "[-r] EXPRESSION..." */
+	const char	*usage;		/* "[-r] [EXPRESSION ...]": as the
+					   man page's SYNOPSIS; one line
+					   per form */
 	const char	*summary;	/* one line for --help */
 	int		 device;	/* a device app (keyed by its argument) */
 	const struct port_desc *ports;	/* ended by { NULL, 0 } */
 	/*
 	 * Parse the app's own arguments and check everything that can
 	 * refuse them (ports are bound by now); exit with a message on
-	 * error.  No output is opened here: see start().
+	 * error.  No output is opened here: see start().  Under snb-run -c
+	 * (app_checking()) init() is all that runs: it may read files, but
+	 * must bind, create or open for writing nothing.
 	 */
 	void		(*init)(int argc, char **argv);
 	/*
@@ -126,6 +139,15 @@ main(int argc, char **argv)						\
 {									\
 	return app_main(&(desc), argc, argv);				\
 }
+
+/* --help: the usage lines and summary to standard output, exit 0. */
+void	app_help(void) __attribute__((noreturn));
+/* Print the app's usage lines to standard error and exit 2. */
+void	app_usage(void) __attribute__((noreturn));
+/* For apps that take no words: a bad option or any word is a usage error. */
+void	app_no_words(int argc, char **argv);
+/* 1 when the launcher only checks the words (--snb-check): see init(). */
+int	app_checking(void);
 
 /* The ports of a device app: what it receives to "out", "in" it sends. */
 extern const struct port_desc app_device_ports[];

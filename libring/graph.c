@@ -1095,6 +1095,12 @@ app_info_parse(struct app_info *info, const char *text, char *errbuf,
 
 	memset(info, 0, sizeof(*info));
 	while (*s) {
+		/* "summary": one line of prose for snb-run --list. */
+		if (strncmp(s + strspn(s, space), "summary ", 8) == 0) {
+			s += strcspn(s, "\n");
+			s += *s == '\n';
+			continue;
+		}
 		/* The first three words of the line; the rest is ignored. */
 		memset(w, 0, sizeof(w));
 		for (nw = 0; *(s += strspn(s, space)) && *s != '\n'; s += n) {

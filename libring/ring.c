@@ -186,6 +186,31 @@ bad:
 	return -1;
 }
 
+int
+ring_geometry_only(struct ring *r, const char *name, uint32_t nslots,
+    uint32_t capacity, enum ring_side side)
+{
+	struct ring_shm *shm;
+
+	memset(r, 0, sizeof(*r));
+	if (nslots < 2 || (nslots & (nslots - 1)) || nslots > (1u << 24) ||
+	    capacity < 64 || capacity > RING_MAX_CAPACITY ||
+	    (shm = calloc(1, sizeof(*shm))) == NULL)
+		return -1;
+	shm->hdr.magic = RING_MAGIC;
+	shm->hdr.version = RING_VERSION;
+	shm->hdr.nslots = nslots;
+	shm->hdr.slot_size = slot_size_for(capacity);
+	shm->hdr.capacity = capacity;
+	r->shm = shm;
+	r->mask = nslots - 1;
+	r->slot_size = shm->hdr.slot_size;
+	r->capacity = capacity;
+	r->side = side;
+	strlcpy(r->path, name, sizeof(r->path));
+	return 0;
+}
+
 void
 ring_mark_corrupt(struct ring *r, uint64_t head, uint64_t tail)
 {

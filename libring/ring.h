@@ -173,6 +173,13 @@ int	ring_attach(struct ring *r, const char *path, enum ring_side side,
  * more would reach a consumer that may have left).
  */
 int	ring_claim(struct ring *r, char *errbuf, size_t errlen);
+/*
+ * A ring's geometry in private memory, without slots or a peer: what an
+ * app's init() may look at (capacity, slot count) when the launcher only
+ * checks its words (snb-run -c).  -1 with errno set on a bad geometry.
+ */
+int	ring_geometry_only(struct ring *r, const char *name, uint32_t nslots,
+	    uint32_t capacity, enum ring_side side);
 /* Unmap; a producer or consumer clears its claim if it is still ours. */
 void	ring_detach(struct ring *r);
 /*

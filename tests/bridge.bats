@@ -499,7 +499,8 @@ EOF
 	assert_output_has "tag: missing VLAN id"
 	run snb-vlan frob 10
 	[ "$status" -eq 2 ]
-	[ "$output" = "snb-vlan: unknown subcommand 'frob' (tag, untag, mux)" ]
+	[ "${lines[0]}" = "snb-vlan: unknown subcommand 'frob' (tag, untag, mux)" ]
+	[ "${lines[1]}" = "usage: snb-vlan tag VID [--pcp N] [--counters-out FILE]" ]
 	run snb-vlan
 	[ "$status" -eq 2 ]
 	assert_output_has "usage: snb-vlan"
@@ -529,7 +530,7 @@ EOF
 	[ "$status" -ne 0 ]
 	assert_output_has "--group a,z: port 'z' is not connected"
 	run snb-bridge --describe
-	[ "$output" = "$(printf 'snb-describe 1\napp bridge\nin *\nout *')" ]
+	[ "$output" = "$(printf 'snb-describe 1\napp bridge\nin *\nout *\nsummary %s' "$(snb-bridge --help | sed -n 2p)")" ]
 }
 
 @test "examples/switch.sh runs, pings every pair, and leaves nothing behind" {

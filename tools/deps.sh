@@ -1,7 +1,27 @@
 #!/bin/sh
-# Install the Debian packages snb needs to build, test and benchmark.
-# As root it runs apt-get; otherwise it prints the line to run and fails.
-pkgs="gcc make libc6-dev libpcap-dev libbsd-dev libxdp-dev libbpf-dev bats tcpdump tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux"
+# tools/deps.sh [--list] [SET]: install the Debian packages a set needs
+# (the sets nest: each needs all those before it):
+#	demo	make demo: build the demo's programs and compare with tcpdump
+#	build	every program (snb-nic's AF_XDP back-end: libxdp, libbpf)
+#	check	make check, check-vm and bench: the tests' peers and tools
+# The default is check.  As root it runs apt-get; otherwise it prints the
+# line to run and fails.  --list prints the set's packages, one a line.
+demo="gcc make libc6-dev libpcap-dev libbsd-dev tcpdump"
+build="$demo libxdp-dev libbpf-dev"
+check="$build bats tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux"
+
+list=0
+[ "${1:-}" = --list ] && { list=1; shift; }
+case "${1:-check}" in
+demo) pkgs=$demo ;;
+build) pkgs=$build ;;
+check) pkgs=$check ;;
+*) echo "deps: unknown set '$1' (demo, build, check)" >&2; exit 2 ;;
+esac
+if [ $list -eq 1 ]; then
+	for p in $pkgs; do echo "$p"; done
+	exit 0
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -17,10 +17,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "rundir.h"
 
-static const char usage_text[] = "usage: snb-ctl NAME " SNB_CTL_REQUESTS
-    " | config LABEL REQUEST... | clean\n";
+/* One line per request, as snb-ctl(1)'s SYNOPSIS. */
+static const char usage_text[] =
+    "usage: snb-ctl GRAPH show\n"
+    "       snb-ctl GRAPH stop\n"
+    "       snb-ctl GRAPH clear\n"
+    "       snb-ctl GRAPH restart LABEL\n"
+    "       snb-ctl GRAPH swap LABEL 'APP ARGS ...'\n"
+    "       snb-ctl GRAPH config LABEL REQUEST ...\n"
+    "       snb-ctl GRAPH clean\n";
 
 static void __attribute__((noreturn))
 usage(void)
@@ -134,11 +142,17 @@ main(int argc, char **argv)
 	char errbuf[512], path[PATH_MAX];
 	int nargs;
 
+	cli_begin(argc, argv);
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
 		printf("%sControl a running graph, or remove a stale one.  "
 		    "See snb-ctl(1).\n", usage_text);
 		return 0;
+	}
+	/* No options but these: a word that looks like one is a mistake. */
+	if (argc > 1 && argv[1][0] == '-') {
+		warnx("unknown option '%s'", argv[1]);
+		usage();
 	}
 	if (argc < 3)
 		usage();

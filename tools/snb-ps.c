@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "rundir.h"
 #include "stats.h"
 
@@ -96,6 +97,7 @@ main(int argc, char **argv)
 	const char *run;
 	int ch, json = 0, n;
 
+	cli_begin(argc, argv);
 	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':

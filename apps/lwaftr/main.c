@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bsd/stdlib.h>
 #include <pcap/pcap.h>
@@ -175,14 +176,6 @@ side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 }
 
 static void
-usage(void)
-{
-	fprintf(stderr, "usage: snb-lwaftr [--deterministic] "
-	    "[--counters-out FILE] CONF\n");
-	exit(2);
-}
-
-static void
 lw_init(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -204,11 +197,11 @@ lw_init(int argc, char **argv)
 			st->counters_out = optarg;
 			break;
 		default:
-			usage();
+			app_usage();
 		}
 	}
 	if (argc - optind != 1)
-		usage();
+		app_usage();
 	st->path = argv[optind];
 	/*
 	 * Big arrays (a table's) in their own mappings, whatever was freed
@@ -216,6 +209,9 @@ lw_init(int argc, char **argv)
 	 * table's in the heap, and a freed table would stay resident.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	/* Missing or unreadable is a failure (1), bad contents a usage error. */
+	if (access(st->path, R_OK) == -1)
+		err(1, "%s", st->path);
 	if (lwaftr_conf_load(&st->conf, st->path, errbuf,
 	    sizeof(errbuf)) == -1)
 		errx(2, "%s", errbuf);

@@ -50,7 +50,7 @@
 #include "forward.h"
 #include "memif.h"
 
-#define USAGE	"SOCKET [--id N] [--master|--slave] [--secret S] " \
+#define USAGE	"SOCKET [--id N] [--master|--slave] [--secret STRING] " \
 		"[--ring-size N] [--buffer-size N] [--lossless] [--linger MS]"
 
 char sockname[108];
@@ -507,14 +507,13 @@ memif_init(int argc, char **argv)
 			    3600000);
 			break;
 		case 'h':
-			printf("usage: snb-memif " USAGE "\n");
-			exit(0);
+			app_help();
 		default:
-			errx(2, "usage: snb-memif " USAGE);
+			app_usage();
 		}
 	}
 	if (optind != argc - 1)
-		errx(2, "usage: snb-memif " USAGE);
+		app_usage();
 	path = argv[optind];
 	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path))
 		errx(2, "bad SOCKET '%s' (1..%zu bytes)", path,
@@ -548,6 +547,8 @@ memif_init(int argc, char **argv)
 	}
 	for (i = 0; i < MEMIF_MAX_RINGS; i++)
 		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd = conn.tx[i].efd = -1;
+	if (app_checking())
+		return;		/* snb-run -c: the words hold; bind nothing */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
 	app_wait_fd(epfd, POLLIN);

@@ -55,8 +55,9 @@ static struct port *out;
 static struct fwd txf;			/* the "in" rings, taken in turn */
 static uint64_t last_check, full_since;
 
-#define USAGE	"[afpacket:|xdp:|tap:]IFNAME | pci:ADDR [--promisc] " \
-		"[--queue N] [--mtu N] [--fanout GROUP]"
+#define USAGE	"[afpacket:|xdp:|tap:]IFNAME [--promisc] [--queue N] " \
+		"[--mtu BYTES] [--fanout GROUP]\n" \
+		"pci:ADDRESS [--promisc]"
 
 int
 nic_fail(char *errbuf, size_t len, int e, const char *fmt, ...)
@@ -201,14 +202,13 @@ nic_init(int argc, char **argv)
 			    65535);
 			break;
 		case 'h':
-			printf("usage: snb-nic " USAGE "\n");
-			exit(0);
+			app_help();
 		default:
-			errx(2, "usage: snb-nic " USAGE);
+			app_usage();
 		}
 	}
 	if (optind != argc - 1)
-		errx(2, "usage: snb-nic " USAGE);
+		app_usage();
 	spec = argv[optind];
 	strlcpy(nic.spec, spec, sizeof(nic.spec));
 	/* ':' cannot occur in a Linux interface name: it is the prefix. */

@@ -94,14 +94,13 @@ vhost_init(int argc, char **argv)
 			    0, 3600000) * MS;
 			break;
 		case 'h':
-			printf("usage: snb-vhost " USAGE "\n");
-			exit(0);
+			app_help();
 		default:
-			errx(2, "usage: snb-vhost " USAGE);
+			app_usage();
 		}
 	}
 	if (optind != argc - 1)
-		errx(2, "usage: snb-vhost " USAGE);
+		app_usage();
 	if (argv[optind][0] == '\0' ||
 	    strlcpy(sock_path, argv[optind], sizeof(sock_path)) >=
 	    sizeof(sock_path))

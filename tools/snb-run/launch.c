@@ -23,6 +23,9 @@
 #include "rundir.h"
 #include "run.h"
 
+/* >= 0: the next spawned stage's standard error (snb-run -c's checks). */
+int		 spawn_stderr = -1;
+
 /* One read-write view per link: close a dead producer's ring, forget. */
 static struct ring	*owners;
 
@@ -70,16 +73,15 @@ find_app(const char *app, char *out, size_t outlen)
 }
 
 /*
- * Run `path --describe` and parse what it says.  An app that says
- * nothing within DESCRIBE_MS is killed: snb-ctl swap runs this while the
- * graph is being supervised.
+ * Run `path --describe` and keep what it says in buf (len bytes at most,
+ * NUL included).  An app that says nothing within DESCRIBE_MS is killed:
+ * snb-ctl swap runs this while the graph is being supervised.
  */
 #define DESCRIBE_MS	5000
 int
-describe(const char *path, struct app_info *info, char *errbuf,
+describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
     size_t errlen)
 {
-	char buf[8192];
 	struct pollfd pfd;
 	uint64_t deadline = now_ms() + DESCRIBE_MS;
 	size_t len = 0;
@@ -102,10 +104,10 @@ describe(const char *path, struct app_info *info, char *errbuf,
 	close(fds[1]);
 	pfd.fd = fds[0];
 	pfd.events = POLLIN;
-	while (len < sizeof(buf) - 1 && now_ms() < deadline) {
+	while (len < buflen - 1 && now_ms() < deadline) {
 		if (poll(&pfd, 1, (int)(deadline - now_ms())) <= 0)
 			continue;
-		if ((n = read(fds[0], buf + len, sizeof(buf) - 1 - len)) == 0)
+		if ((n = read(fds[0], buf + len, buflen - 1 - len)) == 0)
 			break;
 		if (n > 0)
 			len += (size_t)n;
@@ -119,6 +121,18 @@ describe(const char *path, struct app_info *info, char *errbuf,
 		snprintf(errbuf, errlen, "%s --describe failed", path);
 		return -1;
 	}
+	return 0;
+}
+
+/* `path --describe`, parsed. */
+int
+describe(const char *path, struct app_info *info, char *errbuf,
+    size_t errlen)
+{
+	char buf[8192];
+
+	if (describe_text(path, buf, sizeof(buf), errbuf, errlen) == -1)
+		return -1;
 	return app_info_parse(info, buf, errbuf, errlen);
 }
 
@@ -211,7 +225,8 @@ create_rings(void)
 /*
  * Fork and exec stage i's app (exe with words), bound to the stage's
  * rings.  stats is the counter file; standby_fd >= 0 starts it in standby
- * (a swap), with prev its predecessor's stage file.
+ * (a swap), with prev its predecessor's stage file.  stats NULL: only
+ * check the words (--snb-check, snb-run -c), the rings need not exist.
  */
 pid_t
 spawn(int i, const char *exe, char **words, int nwords, const char *stats,
@@ -230,8 +245,13 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 	if (argv == NULL)
 		err(1, NULL);
 	argv[a++] = (char *)exe;
-	if (asprintf(&argv[a++], "--snb-label=%s", s->label) == -1 ||
-	    asprintf(&argv[a++], "--snb-stats=%s", stats) == -1 ||
+	if (asprintf(&argv[a++], "--snb-label=%s", s->label) == -1)
+		err(1, NULL);
+	if (stats == NULL) {
+		if (asprintf(&argv[a++], "--snb-check=%u:%u", ring_slots,
+		    ring_capacity) == -1)
+			err(1, NULL);
+	} else if (asprintf(&argv[a++], "--snb-stats=%s", stats) == -1 ||
 	    asprintf(&argv[a++], "--snb-restarts=%d", procs[i].restarts) == -1)
 		err(1, NULL);
 	if (standby_fd >= 0 &&
@@ -263,11 +283,13 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 			_exit(1);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (spawn_stderr >= 0)
+			dup2(spawn_stderr, 2);
 		execv(argv[0], argv);
 		warn("%s", argv[0]);
 		_exit(127);
 	}
-	if (verbose)
+	if (verbose && stats)
 		warnx("started %s (pid %ld)", s->label, (long)pid);
 	for (j = 1; j < nfree; j++)
 		free(argv[j]);

@@ -17,14 +17,18 @@
 
 #include <bsd/string.h>
 
+#include "cli.h"
 #include "rundir.h"
 #include "run.h"
 
+/* As snb-run(1)'s SYNOPSIS; an indented line continues a form. */
+#define OPTS \
+	"[-cv] [-n name] [--restart=policy] [--max-restarts count]\n" \
+	"               [--slots count] [--capacity bytes] [--stats]"
 #define USAGE \
-	"usage: snb-run [-cv] [-n name] [--restart=no|on-failure] " \
-	"[--max-restarts N]\n" \
-	"               [--slots N] [--capacity N] [--stats] " \
-	"('GRAPH' | -f file)\n" \
+	"usage: snb-run " OPTS " graph ...\n" \
+	"       snb-run " OPTS " -f file\n" \
+	"       snb-run -l\n" \
 	"       snb-run --clean\n"
 
 struct graph	 g;
@@ -37,7 +41,7 @@ int		 stop_requested;
 static char	 where[PATH_MAX];	/* "FILE:" or "" for errors */
 static char	 name[GRAPH_NAME_MAX];	/* -n, or made up */
 static const char *file;		/* -f */
-static int	 check_only, clean, print_stats;
+static int	 check_only, clean, print_stats, list;
 char		*text;		/* the graph's source (global for LSan) */
 
 static void __attribute__((noreturn))
@@ -57,10 +61,10 @@ read_file(const char *path)
 	ssize_t n;
 
 	if (f == NULL)
-		err(2, "%s", path);
+		err(1, "%s", path);	/* missing: a failure, as in every app */
 	if ((n = getdelim(&buf, &cap, '\0', f)) == -1) {	/* empty */
 		if (ferror(f) || (!buf && (buf = malloc(1)) == NULL))
-			err(2, "%s", path);
+			err(1, "%s", path);
 		buf[0] = '\0';
 	}
 	if (n > 0 && (buf[n - 1] == '\0' || fgetc(f) != EOF))
@@ -141,7 +145,7 @@ static int		 nkinds;
 static struct app_kind *
 kind_of(const struct stage *s)
 {
-	char errbuf[1024];
+	char errbuf[1024], near[APP_NAME_MAX];
 	struct app_kind *k;
 	int i;
 
@@ -154,10 +158,15 @@ kind_of(const struct stage *s)
 	k = &kinds[nkinds];
 	memset(k, 0, sizeof(*k));
 	strlcpy(k->name, s->app, sizeof(k->name));
-	if (find_app(s->app, k->path, sizeof(k->path)) == -1)
+	if (find_app(s->app, k->path, sizeof(k->path)) == -1) {
+		if (closest_app(s->app, near, sizeof(near)) == 0)
+			errx(2, "%s%d:%d: unknown app '%s': did you mean %s? "
+			    "(snb-run --list)", where, s->pos.line, s->pos.col,
+			    s->app, near);
 		errx(2, "%s%d:%d: unknown app '%s' (no snb-%s next to snb-run, "
-		    "in SNB_PATH or PATH)", where, s->pos.line, s->pos.col,
-		    s->app, s->app);
+		    "in SNB_PATH or PATH; snb-run --list)", where, s->pos.line,
+		    s->pos.col, s->app, s->app);
+	}
 	if (describe(k->path, &k->info, errbuf, sizeof(errbuf)) == -1)
 		errx(2, "%s%d:%d: %s: %s", where, s->pos.line, s->pos.col,
 		    s->app, errbuf);
@@ -217,6 +226,7 @@ options(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "check", no_argument, NULL, 'c' },
 		{ "clean", no_argument, NULL, 'K' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "restart", required_argument, NULL, 'r' },
@@ -230,11 +240,11 @@ options(int argc, char **argv)
 	};
 	/* The options that only set a flag. */
 	static int *const flag[128] = { ['c'] = &check_only, ['K'] = &clean,
-	    ['S'] = &print_stats, ['v'] = &verbose };
+	    ['S'] = &print_stats, ['v'] = &verbose, ['l'] = &list };
 	char errbuf[1024];
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+cf:n:vh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+cf:ln:vh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			file = optarg;
@@ -284,9 +294,15 @@ main(int argc, char **argv)
 	char errbuf[1024];
 	int i, rc, lock;
 
+	cli_begin(argc, argv);
 	i = options(argc, argv);
 	argc -= i;
 	argv += i;
+	if (list) {
+		if (file || argc || clean || check_only)
+			usage();
+		return list_apps();
+	}
 	if (clean) {
 		if (file || argc)
 			usage();
@@ -299,6 +315,8 @@ main(int argc, char **argv)
 	read_graph(file, argc, argv);
 	check_graph();
 	if (check_only) {
+		if ((rc = check_stages(where)) != 0)
+			return rc;
 		print_plan();
 		return 0;
 	}

@@ -9,6 +9,8 @@
  *	ctl.c		the control socket: requests read and answered
  *			without blocking the loop
  *	op.c		the swap and restart state machines (one at a time)
+ *	apps.c		the installed apps (--list, "did you mean"), and
+ *			-c's check of every stage's words
  */
 #ifndef SNB_RUN_H
 #define SNB_RUN_H
@@ -52,6 +54,8 @@ extern int		 stop_requested;	/* snb-ctl stop */
 /* launch.c */
 uint64_t now_ms(void);
 int	find_app(const char *app, char *out, size_t outlen);
+int	describe_text(const char *path, char *buf, size_t buflen,
+	    char *errbuf, size_t errlen);
 int	describe(const char *path, struct app_info *info, char *errbuf,
 	    size_t errlen);
 void	stage_path(int i, char *out, size_t len);
@@ -59,6 +63,7 @@ void	create_rings(void);
 pid_t	spawn(int i, const char *exe, char **words, int nwords,
 	    const char *stats, int standby_fd, const char *prev);
 void	start_stage(int i);
+extern int spawn_stderr;
 int	stage_exit_state(int i);
 void	forget_pid(int i, pid_t pid);
 void	close_outputs(int i);
@@ -67,6 +72,11 @@ void	rings_show(FILE *out);
 void	stage_totals(void);
 void	cleanup(void);
 void	die_cleanup(int status) __attribute__((noreturn));
+
+/* apps.c */
+int	list_apps(void);
+int	closest_app(const char *name, char *out, size_t outlen);
+int	check_stages(const char *where);
 
 /* supervise.c */
 const sigset_t *block_signals(void);

@@ -17,11 +17,13 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "rundir.h"
 #include "top.h"
 
-#define USAGE "usage: snb-top [-1bjp] [-d | -i seconds] [-n count] " \
-    "[--listen address:port] [graph]\n"
+/* As snb-top(1)'s SYNOPSIS. */
+#define USAGE "usage: snb-top [-1bjp] [-d | -i seconds] [-n count] [graph]\n" \
+    "       snb-top --listen address:port [graph]\n"
 
 volatile sig_atomic_t	quit;
 
@@ -159,6 +161,7 @@ main(int argc, char **argv)
 	long count = -1, i;
 	int ch, batch = 0, json = 0, prom = 0, n, fd;
 
+	cli_begin(argc, argv);
 	while ((ch = getopt_long(argc, argv, "1bd:i:n:jph", opts, NULL)) !=
 	    -1) {
 		switch (ch) {

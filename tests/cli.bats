@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# One command-line convention for every tool (libring/cli.h): messages
+# "snb-TOOL: ...", exit 2 for usage errors and 1 for failures, --version,
+# --help as the man page's SYNOPSIS; snb-run --list, "did you mean", and
+# snb-run -c asking every app whether its words hold.
+load helpers
+
+ROOT="$BATS_TEST_DIRNAME/.."
+TOOLS="bridge filter join lb lwaftr pcap-read pcap-write sink source tee vlan
+nic memif vhost run ctl top ps"
+
+# The version the Makefile gives every tool.
+version() {
+	sed -n 's/^VERSION *:*= *//p' "$ROOT/Makefile"
+}
+
+# A tool's usage forms, one a line, as --help prints them: "usage: " and
+# the indentation gone, a line that does not start with the tool's name
+# joined to the form before it; lower case, no white space.
+help_forms() {
+	"snb-$1" --help | awk -v p="snb-$1" '
+		NR == 1 { sub(/^usage: /, ""); f = $0; next }
+		/^[ \t]/ {
+			sub(/^[ \t]+/, "")
+			if (index($0, p) == 1) { print f; f = $0 } else f = f " " $0
+			next
+		}
+		{ exit }
+		END { print f }' | tr 'A-Z' 'a-z' | tr -d ' \t'
+}
+
+# The same of the man page's SYNOPSIS, as mandoc renders it.
+man_forms() {
+	mandoc -T ascii -O width=400 "$ROOT/man/snb-$1.1" | col -b |
+	    awk '/^SYNOPSIS/ { p = 1; next } /^[A-Z]/ { p = 0 } p && NF' |
+	    sed 's/^ *//' | tr 'A-Z' 'a-z' | tr -d ' \t'
+}
+
+@test "the 18 tools are built" {
+	for t in $TOOLS; do
+		[ -x "$SNB_BUILD/bin/snb-$t" ] || { echo "no snb-$t"; return 1; }
+	done
+	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 18 ]
+}
+
+@test "every tool: --help, --version, a bad option (message form, status)" {
+	v=$(version)
+	[ -n "$v" ]
+	for t in $TOOLS; do
+		echo "== snb-$t"
+		# --help: usage on standard output, nothing on standard error.
+		rc=0; out=$("$SNB_BUILD/bin/snb-$t" --help 2>"$T/err") || rc=$?
+		[ $rc -eq 0 ] || { echo "--help: status $rc"; return 1; }
+		[ ! -s "$T/err" ]
+		case "$out" in "usage: snb-$t"*) ;; *) echo "$out"; return 1 ;; esac
+		echo "$out" | grep -q "See snb-$t(1)"
+		# --version: the Makefile's version, by the tool's short name.
+		rc=0; out=$("$SNB_BUILD/bin/snb-$t" --version 2>"$T/err") || rc=$?
+		[ $rc -eq 0 ] || { echo "--version: status $rc"; return 1; }
+		[ "$out" = "snb-$t $v" ] || { echo "--version: '$out'"; return 1; }
+		[ ! -s "$T/err" ]
+		# A bad option: status 2, "snb-TOOL: " naming it, then usage;
+		# never the path the binary was run by.
+		rc=0; out=$("$SNB_BUILD/bin/snb-$t" --no-such-option 2>"$T/err" </dev/null) || rc=$?
+		cat "$T/err"
+		[ $rc -eq 2 ] || { echo "bad option: status $rc"; return 1; }
+		[ -z "$out" ]
+		head -1 "$T/err" | grep -q "^snb-$t: .*--no-such-option"
+		grep -q "^usage: snb-$t" "$T/err"
+		! grep -q "$SNB_BUILD" "$T/err"
+		! grep -qi "^error:" "$T/err"
+	done
+}
+
+@test "--help agrees with the man page's SYNOPSIS" {
+	command -v mandoc >/dev/null || skip "mandoc not installed"
+	bad=0
+	for t in $TOOLS; do
+		h=$(help_forms "$t")
+		m=$(man_forms "$t")
+		[ -n "$m" ] && [ -n "$h" ]
+		[ "$h" = "$m" ] || { echo "snb-$t --help:"; echo "$h"; echo "snb-$t(1):"; echo "$m"; bad=1; }
+	done
+	[ $bad -eq 0 ]
+}
+
+@test "a missing file is status 1 in every tool that reads one" {
+	run snb-run -f "$T/no-such-graph"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-run: $T/no-such-graph: No such file"
+	run snb-run -c "pcap-read $T/none.pcap | sink"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-pcap-read: $T/none.pcap: No such file"
+	run snb-run -c "source | [v4] lw: lwaftr $T/none.conf [v4] | sink
+	    source | [v6] @lw [v6] | sink"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-lwaftr: $T/none.conf: No such file"
+	# Every stage that refuses says so, the status is the first one's.
+	run snb-run -c "pcap-read $T/none.pcap | f: filter tcp prot 80 | sink"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-pcap-read: $T/none.pcap: No such file"
+	assert_output_has "snb-filter: bad filter expression"
+	# A file whose contents are wrong is a usage error (2).
+	echo "not a graph |" > "$T/bad.graph"
+	run snb-run -f "$T/bad.graph"
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-run: $T/bad.graph:1:"
+}
+
+@test "snb-run --list: every installed app with its summary, no tools" {
+	run snb-run --list
+	[ "$status" -eq 0 ]
+	echo "$output"
+	n=0
+	for b in "$SNB_BUILD"/bin/snb-*; do
+		a=${b##*/snb-}
+		case " run ctl top ps " in
+		*" $a "*)
+			! echo "$output" | grep -q "^$a " ;;
+		*)
+			# The summary is the one --help prints after the usage.
+			sum=$("$b" --help | grep -v '^usage:\|^ \|^See ' | head -1)
+			echo "$output" | grep -qxF "$(printf '%-12s %s' "$a" "$sum")" ||
+			    { echo "missing: $a: $sum"; return 1; }
+			n=$((n + 1)) ;;
+		esac
+	done
+	[ "$n" -eq 14 ]
+	# Nothing else but the test apps of the build (tests/ is in PATH).
+	[ "$(echo "$output" | wc -l)" -eq $((n + $(ls "$SNB_BUILD"/tests/snb-* 2>/dev/null | wc -l))) ]
+	[ "$(snb-run -l)" = "$output" ]
+	# An app elsewhere in SNB_PATH is installed too; a file that does not
+	# describe itself is not an app.
+	mkdir "$T/more"
+	cp "$SNB_BUILD/bin/snb-sink" "$T/more/snb-mysink"
+	printf '#!/bin/sh\nexit 2\n' > "$T/more/snb-notapp"
+	chmod +x "$T/more/snb-notapp"
+	SNB_PATH="$T/more" run snb-run --list
+	assert_output_has "mysink       Count packets"
+	! echo "$output" | grep -q notapp
+}
+
+@test "an unknown app: did you mean the closest installed one" {
+	for typo in filtr fliter filterr; do
+		run snb-run -c "source | $typo tcp | sink"
+		echo "$output"
+		[ "$status" -eq 2 ]
+		assert_output_has "1:10: unknown app '$typo': did you mean filter?"
+	done
+	run snb-run -c "pcap-reed x.pcap | sink"
+	assert_output_has "did you mean pcap-read?"
+	run snb-run -c "source | zzzzzz | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "unknown app 'zzzzzz'"
+	! echo "$output" | grep -q "did you mean"
+}
+
+@test "snb-run -c: every app checks its own words, and nothing starts" {
+	run snb-run -c "source | filter tcp prot 80 | sink"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-filter: bad filter expression 'tcp prot 80'"
+	assert_output_has "snb-run: 1:10: stage 'filter' (filter) refuses its words"
+	! echo "$output" | grep -q "^stage "
+	run snb-run -c "pcap-read | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "usage: snb-pcap-read"
+	run snb-run -c "source | filter --reject-port tcp | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-filter: --reject-port given but port 'reject' is not connected"
+	run snb-run -c "source | f: filter --reject-port tcp | sink
+	    @f [reject] | sink"
+	[ "$status" -eq 0 ]
+	run snb-run -c "source --size 2000 | sink"
+	[ "$status" -eq 0 ]
+	run snb-run -c --capacity 1000 "source --size 2000 | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-source: --size 2000 does not fit"
+	run snb-run -c "source | vlan tag 5000 | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-vlan: tag: bad VLAN id '5000'"
+	# A good graph: the plan, and no file, socket or graph made.
+	run snb-run -c "source --count 1 | t: tee | pcap-write $T/out.pcap
+	    @t [x] | memif $T/m.sock --master | sink"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "stage pcap-write: snb-pcap-write '$T/out.pcap'"
+	[ ! -e "$T/out.pcap" ] && [ ! -e "$T/m.sock" ]
+	[ -z "$(ls -A "$SNB_RUN_DIR" 2>/dev/null)" ]
+}

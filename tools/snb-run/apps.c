@@ -1,0 +1,335 @@
+/*
+ * apps.c: the installed apps (snb-run --list, "did you mean"), and
+ * snb-run -c's question to every stage: do your words hold?
+ *
+ * An installed app is an executable snb-NAME where find_app() looks
+ * (next to snb-run, then $SNB_PATH, then $PATH; the first of a name
+ * wins) that answers --describe; the tools (snb-run, snb-ctl, snb-top,
+ * snb-ps) are not apps.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <err.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bsd/string.h>
+
+#include "app.h"
+#include "run.h"
+
+static const char *const tools[] = { "run", "ctl", "top", "ps", NULL };
+
+struct found {
+	char	name[APP_NAME_MAX];
+	char	path[PATH_MAX];
+};
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct found *)a)->name,
+	    ((const struct found *)b)->name);
+}
+
+/* Every snb-NAME in dir not seen before, added to *f (n of them). */
+static void
+scan_dir(const char *dir, struct found **f, int *n)
+{
+	struct dirent *de;
+	struct stat st;
+	char path[PATH_MAX];
+	const char *name;
+	DIR *d;
+	int i;
+
+	if ((d = opendir(*dir ? dir : ".")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "snb-", 4) != 0 ||
+		    strlen(de->d_name + 4) >= APP_NAME_MAX)
+			continue;
+		name = de->d_name + 4;
+		for (i = 0; tools[i] && strcmp(tools[i], name); i++)
+			;
+		if (tools[i] || !name_ok(name))
+			continue;
+		for (i = 0; i < *n && strcmp((*f)[i].name, name); i++)
+			;
+		snprintf(path, sizeof(path), "%s/%s", *dir ? dir : ".",
+		    de->d_name);
+		if (i < *n || stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    access(path, X_OK) == -1)
+			continue;
+		if ((*f = reallocarray(*f, (size_t)*n + 1, sizeof(**f))) ==
+		    NULL)
+			err(1, NULL);
+		strlcpy((*f)[*n].name, name, sizeof((*f)[0].name));
+		strlcpy((*f)[*n].path, path, sizeof((*f)[0].path));
+		(*n)++;
+	}
+	closedir(d);
+}
+
+/* The snb-* executables where find_app() looks, in its order. */
+static int
+scan(struct found **f)
+{
+	const char *env[2] = { getenv("SNB_PATH"), getenv("PATH") };
+	char self[PATH_MAX], *slash, *dirs, *d, *save;
+	ssize_t len;
+	int i, n = 0;
+
+	*f = NULL;
+	if ((len = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[len] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			scan_dir(self, f, &n);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		if (env[i] == NULL || (dirs = strdup(env[i])) == NULL)
+			continue;
+		for (d = strtok_r(dirs, ":", &save); d;
+		    d = strtok_r(NULL, ":", &save))
+			scan_dir(d, f, &n);
+		free(dirs);
+	}
+	return n;
+}
+
+int
+list_apps(void)
+{
+	char text[8192], errbuf[1024], *s, *nl;
+	struct found *f;
+	int i, n;
+
+	n = scan(&f);
+	qsort(f, (size_t)n, sizeof(*f), by_name);
+	for (i = 0; i < n; i++) {
+		/* Not an app if it does not describe itself. */
+		if (describe_text(f[i].path, text, sizeof(text), errbuf,
+		    sizeof(errbuf)) == -1 || strncmp(text, "snb-describe ",
+		    13) != 0)
+			continue;
+		s = strstr(text, "\nsummary ");
+		s = s ? s + 9 : "";
+		if ((nl = strchr(s, '\n')) != NULL)
+			*nl = '\0';
+		printf("%-12s %s\n", f[i].name, s);
+	}
+	free(f);
+	return 0;
+}
+
+/*
+ * Optimal string alignment distance: insertions, deletions,
+ * substitutions and swaps of two neighbours ("fliter") cost 1 each.
+ */
+static int
+distance(const char *a, const char *b)
+{
+	int d[APP_NAME_MAX + 1][APP_NAME_MAX + 1];
+	int la = (int)strlen(a), lb = (int)strlen(b), i, j, c, v;
+
+	if (la > APP_NAME_MAX || lb > APP_NAME_MAX)
+		return APP_NAME_MAX;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			c = a[i - 1] != b[j - 1];
+			v = d[i - 1][j - 1] + c;
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+int
+closest_app(const char *name, char *out, size_t outlen)
+{
+	struct found *f;
+	int i, n, d, best = -1, best_d = 0;
+	/* A third of the name may be wrong, at least one letter, at most 3. */
+	int limit = (int)strlen(name) / 3;
+
+	limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+	n = scan(&f);
+	qsort(f, (size_t)n, sizeof(*f), by_name);
+	for (i = 0; i < n; i++)
+		if ((d = distance(name, f[i].name)) <= limit &&
+		    (best < 0 || d < best_d)) {
+			best = i;
+			best_d = d;
+		}
+	if (best >= 0)
+		strlcpy(out, f[best].name, outlen);
+	free(f);
+	return best < 0 ? -1 : 0;
+}
+
+/*
+ * What decides a stage's check: its app, its words, and its ports (name
+ * and direction of every link end), as one string.  ends[] holds the
+ * stage's links (n of them), in the graph's order.
+ */
+static char *
+check_key(int i, const int *ends, int n)
+{
+	struct stage *s = &g.stages[i];
+	struct link *l;
+	char *key;
+	size_t len;
+	FILE *f;
+	int j;
+
+	if ((f = open_memstream(&key, &len)) == NULL)
+		err(1, NULL);
+	fprintf(f, "%s", s->app);
+	for (j = 0; j < s->argc; j++)
+		fprintf(f, "\001%s", s->argv[j]);
+	for (j = 0; j < n; j++) {
+		l = &g.links[ends[j]];
+		if (l->to == i)
+			fprintf(f, "\002in %s", l->to_port);
+		if (l->from == i)
+			fprintf(f, "\002out %s", l->from_port);
+	}
+	if (fclose(f) != 0)
+		err(1, NULL);
+	return key;
+}
+
+/* The checks under way, in the graph's order; see check_stages(). */
+struct check {
+	int	 stage;
+	pid_t	 pid;
+	int	 err;		/* its standard error, a memfd */
+};
+
+/*
+ * Wait for check c, copy what it said to our standard error, then say
+ * where the stage is if it refused.  Returns its status for check_stages.
+ */
+static int
+finish_check(struct check *c, const char *where)
+{
+	char buf[4096];
+	struct stage *s = &g.stages[c->stage];
+	ssize_t n;
+	off_t off = 0;
+	int st;
+
+	while (waitpid(c->pid, &st, 0) == -1)
+		if (errno != EINTR)
+			err(1, "waitpid");
+	while ((n = pread(c->err, buf, sizeof(buf), off)) > 0) {
+		fwrite(buf, 1, (size_t)n, stderr);
+		off += n;
+	}
+	close(c->err);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	warnx("%s%d:%d: stage '%s' (%s) refuses its words", where,
+	    s->pos.line, s->pos.col, s->label, s->app);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
+}
+
+/*
+ * snb-run -c: run every stage's app with --snb-check (its ports bound to
+ * rings of the graph's geometry in private memory, see app.h): its init()
+ * checks its words as it would at start, and nothing is started.  Stages
+ * of the same app, words and ports are asked once (a chain of 20,000
+ * filters is one question), CHECK_PARALLEL at a time.  What each app says
+ * is kept apart and shown whole, in the graph's order, each refusal
+ * followed by where the stage is.  Returns 0, or the first refusing
+ * stage's status (2 for words that are wrong, 1 for what is missing,
+ * such as a file).
+ */
+#define CHECK_PARALLEL	8
+int
+check_stages(const char *where)
+{
+	struct check run[CHECK_PARALLEL];
+	char **keys;
+	int i, j, r, rc = 0, nkeys = 0, head = 0, n = 0;
+	int *first, *ends, *fill;
+
+	/* Every stage's links, in one array: first[i] .. first[i + 1]. */
+	if ((keys = calloc((size_t)g.nstages, sizeof(*keys))) == NULL ||
+	    (first = calloc((size_t)g.nstages + 1, sizeof(*first))) == NULL ||
+	    (fill = calloc((size_t)g.nstages, sizeof(*fill))) == NULL ||
+	    (ends = calloc((size_t)g.nlinks * 2 + 1, sizeof(*ends))) == NULL)
+		err(1, NULL);
+	for (j = 0; j < g.nlinks; j++) {
+		first[g.links[j].from + 1]++;
+		if (g.links[j].to != g.links[j].from)
+			first[g.links[j].to + 1]++;
+	}
+	for (i = 0; i < g.nstages; i++)
+		first[i + 1] += first[i];
+	for (j = 0; j < g.nlinks; j++) {
+		i = g.links[j].from;
+		ends[first[i] + fill[i]++] = j;
+		if ((i = g.links[j].to) != g.links[j].from)
+			ends[first[i] + fill[i]++] = j;
+	}
+	for (i = 0; i <= g.nstages; i++) {
+		if (i < g.nstages) {
+			keys[nkeys] = check_key(i, ends + first[i],
+			    first[i + 1] - first[i]);
+			for (j = 0; j < nkeys && strcmp(keys[j], keys[nkeys]);
+			    j++)
+				;
+			if (j < nkeys) {
+				free(keys[nkeys]);
+				continue;
+			}
+			nkeys++;
+		}
+		/* A full window (or the end): the oldest check finishes. */
+		while (n == CHECK_PARALLEL || (i == g.nstages && n > 0)) {
+			if ((r = finish_check(&run[head], where)) && !rc)
+				rc = r;
+			head = (head + 1) % CHECK_PARALLEL;
+			n--;
+		}
+		if (i == g.nstages)
+			break;
+		j = (head + n) % CHECK_PARALLEL;
+		run[j].stage = i;
+		if ((run[j].err = memfd_create("snb-run-check", MFD_CLOEXEC)) ==
+		    -1)
+			err(1, "memfd_create");
+		spawn_stderr = run[j].err;
+		run[j].pid = spawn(i, procs[i].path, g.stages[i].argv,
+		    g.stages[i].argc, NULL, -1, NULL);
+		spawn_stderr = -1;
+		n++;
+	}
+	for (j = 0; j < nkeys; j++)
+		free(keys[j]);
+	free(keys);
+	free(first);
+	free(fill);
+	free(ends);
+	return rc;
+}
