@@ -16,8 +16,8 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 56 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 56 ]
+@test "lwaftr own: tests/lwaftr has the 58 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 58 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
@@ -292,4 +292,12 @@ memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 	[ "$(memuse)" -ge "$(($(stat -c %s "$T/frag.pcap") - 24 - 16 - 14))" ]
 	exec 7>&-
 	wait "$pid"
+}
+
+@test "lwaftr own 57: snb-icmpv6-quotes-icmpv4-error" {
+	own 57
+}
+
+@test "lwaftr own 58: snb-icmpv6-quotes-icmpv4-error (vlan)" {
+	own 58
 }

@@ -123,27 +123,40 @@ error_ok(struct side *s, int never, int relay, size_t bytes)
 }
 
 /*
+ * RFC 1812 4.3.2.7: no ICMPv4 error about the IPv4 packet at ip (len
+ * bytes) if it is an ICMP error (an ICMP too short to say what it is
+ * counts as one), a fragment other than the first, or from a broadcast,
+ * multicast, zero or loopback source.
+ */
+static int
+no_error_about(const uint8_t *ip, size_t len)
+{
+	size_t hlen = (ip[0] & 0x0f) * 4u;
+
+	return (ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
+	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
+	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127;
+}
+
+/*
  * An ICMPv4 error about the IPv4 packet at ip (len bytes): from our
  * external address to its source, quoting as much of it as fits in 576
  * bytes.  mtu: the next-hop MTU of a "fragmentation needed"; relay: it
- * translates an ICMPv6 error (see error_ok).  Built in lw->err4; returns its length, 0 if error_ok() or RFC 1812 4.3.2.7
- * (never about an ICMP error, a fragment or a broadcast source) say no.
+ * translates an ICMPv6 error (see error_ok).  Built in lw->err4; returns
+ * its length, 0 if error_ok() or no_error_about() say no.
  */
 size_t
 icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
     uint8_t code, uint16_t mtu, int relay)
 {
 	uint8_t *e = lw->err4, *icmp = e + SNB_IPV4_HLEN;
-	size_t quote = len, total, hlen = (ip[0] & 0x0f) * 4u;
+	size_t quote = len, total;
 	uint16_t v;
 
 	if (quote > ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN)
 		quote = ICMP4_ERR_MAX - SNB_IPV4_HLEN - SNB_ICMP_HLEN;
 	total = SNB_IPV4_HLEN + SNB_ICMP_HLEN + quote;
-	/* An ICMP too short to say what it is counts as an error. */
-	if (!error_ok(&lw->s4, (ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
-	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
-	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127, relay,
+	if (!error_ok(&lw->s4, no_error_about(ip, len), relay,
 	    SNB_ETH_HLEN + total))
 		return 0;
 	e[0] = 0x45;
@@ -221,7 +234,9 @@ icmp6_error(struct lw *lw, const struct pkt *pk, const uint8_t *src,
  * of our BR addresses to the softwire's B4, carrying IPv4 for that
  * softwire), tell the IPv4 host that sent it: "fragmentation needed" with
  * the MTU less our 40 bytes for "packet too big", "host unreachable" for
- * anything else.  Returns the length of that error, as icmp4_error().
+ * anything else.  Returns the length of that error, as icmp4_error();
+ * an error not translated is counted as a drop, one over the rate limit
+ * in drop-over-rate-limit-icmpv4-packets.
  */
 size_t
 icmp6_translate(struct lw *lw, struct pkt *pk)
@@ -265,6 +280,15 @@ icmp6_translate(struct lw *lw, struct pkt *pk)
 		sw = lwaftr_bt_lookup(lw->bt, dst, port);
 	if (sw == NULL || memcmp(sw->b4, q6 + 24, 16) != 0 ||
 	    memcmp(sw->br, q6 + 8, 16) != 0) {
+		drop6(lw, pk, DROP_IN_RFC7596_ICMPV6);
+		return 0;
+	}
+	/*
+	 * Nor one quoting what no ICMPv4 error may be about: it is not
+	 * relayed either, as the reference's drop of an ICMPv4 packet it
+	 * would answer with an error (drop-in-by-rfc7596-icmpv4) is counted.
+	 */
+	if (no_error_about(q4, q4len)) {
 		drop6(lw, pk, DROP_IN_RFC7596_ICMPV6);
 		return 0;
 	}

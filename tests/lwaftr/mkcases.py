@@ -703,6 +703,24 @@ case("na-without-option",
      "link-layer option gives the frame's Ethernet source",
      by_ip6, [], seq, [], [ns_out(), hp_out(NH6_MAC)], c)
 
+# An ICMPv6 error quoting a tunnelled packet that is itself an ICMPv4 error
+# (the internet host's "port unreachable" about the softwire's TCP from
+# port 80): RFC 1812 4.3.2.7 forbids an ICMPv4 error about it, so it is
+# not translated, and is counted as dropped.
+b4tcp = IP(src=SW80[0], dst=INET_HOST, ttl=63, id=0x31) / TCP(
+    sport=80, dport=4444, flags="SA")
+err4 = IP(src=INET_HOST, dst=SW80[0], ttl=40, id=0x97) / ICMP(
+    type=3, code=3) / Raw(bytes(b4tcp))
+f = v6_frame(IPv6(src="2001:db8::1", dst=SW80[2], hlim=60) /
+             ICMPv6TimeExceeded(code=0) / Raw(bytes(to_b4(SW80, err4))))
+c = base(v6=1)
+for k in ("in-ipv6", "drop-in-by-rfc7596-icmpv6", "drop-all-ipv6-iface"):
+    add(c, k, flen(f))
+case("snb-icmpv6-quotes-icmpv4-error",
+     "snb, not the reference: an ICMPv6 error quoting an ICMPv4 error is "
+     "not translated (RFC 1812 4.3.2.7), counted in "
+     "drop-in-by-rfc7596-icmpv6", icmp_on, [], [f], [], [], c)
+
 write_pcap("empty.pcap", [])
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("# name\tconf\tin_v4\tin_v6\tout_v4\tout_v6\tcounters\n")
