@@ -147,37 +147,44 @@ app_state_commit(void)
 	atomic_store_explicit(&f->state_gen, gen + 1, memory_order_release);
 }
 
-/* The counter called name, made if new. */
+/*
+ * The counter called name, made with flags if new.  Readers (snb-top,
+ * snb-ctl clear) look without a lock while the stage runs, and an app may
+ * make a counter mid-stream: it is written whole, then counted in
+ * ncounters (release), so a reader never sees one without its name or
+ * its gauge flag.
+ */
 static struct stage_counter *
-counter(const char *name)
+counter(const char *name, uint64_t flags)
 {
 	struct stage_counter *c;
-	uint32_t i;
+	uint32_t i, n = app_stage->ncounters;
 
-	for (i = 0; i < app_stage->ncounters; i++)
+	for (i = 0; i < n; i++)
 		if (strncmp(app_stage->counters[i].name, name,
-		    sizeof(c->name)) == 0)
+		    sizeof(c->name)) == 0) {
+			app_stage->counters[i].flags |= flags;
 			return &app_stage->counters[i];
-	if (app_stage->ncounters == STAGE_MAX_COUNTERS)
+		}
+	if (n == STAGE_MAX_COUNTERS)
 		errx(1, "too many counters (adding '%s')", name);
-	c = &app_stage->counters[app_stage->ncounters++];
+	c = &app_stage->counters[n];
 	strlcpy(c->name, name, sizeof(c->name));
+	c->flags = flags;
+	__atomic_store_n(&app_stage->ncounters, n + 1, __ATOMIC_RELEASE);
 	return c;
 }
 
 uint64_t *
 app_counter(const char *name)
 {
-	return &counter(name)->value;
+	return &counter(name, 0)->value;
 }
 
 uint64_t *
 app_gauge(const char *name)
 {
-	struct stage_counter *c = counter(name);
-
-	c->flags |= STAGE_COUNTER_GAUGE;
-	return &c->value;
+	return &counter(name, STAGE_COUNTER_GAUGE)->value;
 }
 
 void

@@ -1,0 +1,81 @@
+/*
+ * test_stage: a counter an app makes while the stage runs (app_counter,
+ * app_gauge: lwaftr's memuse-* once non-zero) appears whole to a reader
+ * of the stage file (snb-top, snb-ctl clear, the Prometheus exporter),
+ * which reads without a lock: once it counts the counter in ncounters,
+ * the counter's name and its gauge flag are there.  A reader thread
+ * checks that while this one makes counters, round after round.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "stage.h"
+
+#define ROUNDS	4000
+
+static _Atomic int done;
+static _Atomic unsigned long torn;
+static struct stage_file *_Atomic cur;	/* the file being filled */
+
+static void *
+reader(void *arg)
+{
+	const struct stage_file *f;
+	uint32_t n;
+	unsigned long seen = 0;
+
+	while (!atomic_load(&done)) {
+		f = atomic_load(&cur);
+		n = __atomic_load_n(&f->ncounters, __ATOMIC_ACQUIRE);
+		if (n == 0 || n > STAGE_MAX_COUNTERS)
+			continue;
+		/* The last one made: odd ones are gauges ("g..."). */
+		const struct stage_counter *c = &f->counters[n - 1];
+		if (c->name[0] == '\0' || (c->name[0] == 'g' &&
+		    !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) &
+		    STAGE_COUNTER_GAUGE)))
+			atomic_fetch_add(&torn, 1);
+		seen++;
+	}
+	return (void *)seen;
+}
+
+int
+main(void)
+{
+	struct stage_file *f, *all;
+	pthread_t t;
+	char name[32];
+	int r, i;
+	void *seen;
+
+	/* A fresh file each round, as a new stage's (none reused: the
+	 * reader may still look at an old one). */
+	if ((all = calloc(ROUNDS, sizeof(*all))) == NULL)
+		return 1;
+	atomic_store(&cur, all);
+	if (pthread_create(&t, NULL, reader, NULL) != 0)
+		return 1;
+	for (r = 0; r < ROUNDS; r++) {
+		f = &all[r];
+		app_stage = f;
+		atomic_store(&cur, f);
+		for (i = 0; i < 64; i++) {
+			snprintf(name, sizeof(name), "%c%d-%d", i & 1 ? 'g' :
+			    'c', r, i);
+			if (i & 1)
+				app_gauge(name);
+			else
+				app_counter(name);
+		}
+	}
+	atomic_store(&done, 1);
+	pthread_join(t, &seen);
+	printf("1..1\n%s 1 - counters made under a reader: %lu torn of %lu "
+	    "looks\n", torn ? "not ok" : "ok", (unsigned long)torn,
+	    (unsigned long)seen);
+	free(all);
+	return torn != 0;
+}
