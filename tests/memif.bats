@@ -514,6 +514,35 @@ EOF
 	clean_exit
 }
 
+@test "snb-memif master: a slave resizing its region during ADD_REGION never kills it (issue 17)" {
+	# tests/tools/memif-race-slave.py shrinks and regrows its memfd until
+	# the master's seal lands; checked before sealing, that gave SIGBUS
+	# within a second.  The stage must keep its pid, refuse every region
+	# it found too small after sealing (counted), and serve a good slave.
+	start "m: memif $SOCK | s: sink"
+	wait_sock
+	pid=$(stage_pid "$G" m)
+	[ -n "$pid" ]
+	run python3 "$BATS_TEST_DIRNAME/tools/memif-race-slave.py" "$SOCK" 5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has " closed=0 "
+	refused=$(echo "$output" | sed -n 's/.* refused=\([0-9]*\) .*/\1/p')
+	connected=$(echo "$output" | sed -n 's/.* connected=\([0-9]*\) .*/\1/p')
+	[ $((refused + connected)) -gt 10 ]
+	[ "$(stage_pid "$G" m)" = "$pid" ]
+	[ "$(snb-ps --json "$G" | jq '.graphs[0].stages[] | select(.label=="m") | .restarts')" -eq 0 ]
+	[ "$(ctr m bad-messages)" -eq "$refused" ]
+	[ "$(grep -c "region 0: file of [0-9]* bytes" "$T/run.err")" -eq "$refused" ]
+	# A good slave afterwards: snb-memif's own, 1000 packets reach the sink.
+	snb-run -n "${G}b" "source --count 1000 | memif $SOCK --slave --linger 1000" \
+	    2> "$T/b.err" 3>&- &
+	B_PID=$!
+	wait_ctr s packets 1000 100
+	[ "$(stage_pid "$G" m)" = "$pid" ]
+	clean_exit
+}
+
 @test "snb-memif slave: a master offering another version is refused cleanly, the slave retries" {
 	start "m: memif $SOCK --slave | s: sink"
 	run peer master-bad-version "$SOCK"

@@ -167,7 +167,11 @@ bad_ring(const char *fmt, ...)
 /*
  * A region fd from the slave: a regular file at least as big as announced,
  * sealed against shrinking (we add the seal if the slave did not), so a
- * peer cannot pull pages from under our mapping (SIGBUS).
+ * peer cannot pull pages from under our mapping (SIGBUS).  The seal comes
+ * first and the size check after it: checked the other way round, a slave
+ * that resizes the file meanwhile gets the seal onto an empty file that
+ * passed the check (issue 17).  Growing stays allowed: it takes no page
+ * from us.  A file that cannot be sealed is refused.
  */
 static int
 map_region(unsigned i, int fd, char *why, size_t whylen)
@@ -178,15 +182,17 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
 		return WHY("region %u: not a memory file", i);
-	if ((uint64_t)st.st_size < conn.s.region_size[i])
-		return WHY("region %u: file of %lld bytes, %llu announced", i,
-		    (long long)st.st_size,
-		    (unsigned long long)conn.s.region_size[i]);
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals == -1 || (!(seals & F_SEAL_SHRINK) &&
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == -1))
 		return WHY("region %u: cannot be sealed against shrinking",
 		    i);
+	if (fstat(fd, &st) == -1)
+		return WHY("region %u: fstat: %s", i, strerror(errno));
+	if ((uint64_t)st.st_size < conn.s.region_size[i])
+		return WHY("region %u: file of %lld bytes, %llu announced", i,
+		    (long long)st.st_size,
+		    (unsigned long long)conn.s.region_size[i]);
 	a = mmap(NULL, conn.s.region_size[i], PROT_READ | PROT_WRITE, MAP_SHARED,
 	    fd, 0);
 	if (a == MAP_FAILED)
