@@ -16,7 +16,6 @@
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 
-#include <err.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +58,7 @@ struct xdp {
 	uint64_t		 free[TX_FRAMES];
 	struct xdp_statistics	 last;		/* kernel's cumulative counts */
 	uint64_t		*ring_full, *fill_empty, *fill_short;
+	uint64_t		*tx_full;
 };
 
 /* libxdp and libbpf talk on stderr; keep their last warning as a reason. */
@@ -182,6 +182,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 	x->ring_full = app_counter("xdp-rx-ring-full");
 	x->fill_empty = app_counter("xdp-fill-empty");
 	x->fill_short = app_counter("xdp-fill-short");
+	x->tx_full = app_counter("xdp-tx-ring-full");
 	nic->fd = x->fd;
 	return 0;
 }
@@ -273,9 +274,17 @@ xdp_tx(struct nic *nic, struct ring *in, uint32_t n)
 	for (i = 0; i < n; i++)
 		if ((lens[i] = nic_tx_len(in, ring_peek(in, i))) <= FRAME_SIZE)
 			ok++;
-	/* See TXQ: this cannot fail. */
-	if (ok && xsk_ring_prod__reserve(&x->tx, ok, &idx) != ok)
-		errx(1, "%s: AF_XDP tx ring full", nic->ifname);
+	/*
+	 * See TXQ: this should not fail.  Should the kernel lag all the same,
+	 * it is transient: take nothing, count, push the kernel along, and
+	 * the caller retries the same packets next breath (never a reason
+	 * to stop the stage, issue 17).
+	 */
+	if (ok && xsk_ring_prod__reserve(&x->tx, ok, &idx) != ok) {
+		(*x->tx_full)++;
+		kick(nic, x);
+		return 0;
+	}
 	for (i = 0, k = 0; i < n; i++) {
 		if (lens[i] > FRAME_SIZE) {
 			(*nic->c.drop_tx_error)++;
