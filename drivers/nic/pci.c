@@ -43,7 +43,11 @@
 #include "pci.h"
 
 #define SYSFS		"/sys/bus/pci/devices"
+#define IOMMU_GROUPS	"/sys/kernel/iommu_groups"
 #define HUGEPAGE	(2UL << 20)
+/* 2 MiB pages by name: MAP_HUGETLB alone takes the default size, 1 GiB on
+ * some hosts, and HUGEPAGE is what we munmap. */
+#define MAP_HUGE_2MIB	(21 << MAP_HUGE_SHIFT)
 
 #define PCI_COMMAND	0x04
 #define CMD_IO		0x0001
@@ -176,6 +180,66 @@ in_use(struct pci_dev *d, char *errbuf, size_t len)
 	return busy ? EBUSY : 0;
 }
 
+/* True when directory path exists and holds anything but . and .. */
+static int
+dir_has_entries(const char *path)
+{
+	glob_t g;
+	char pat[PATH_MAX];
+	int r;
+
+	snprintf(pat, sizeof(pat), "%s/*", path);
+	r = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	return r;
+}
+
+/*
+ * Our drivers give the device physical addresses (/proc/self/pagemap).
+ * Behind an IOMMU that translates, those are not the addresses the device
+ * sees and its DMA would fault, silently.  So: a device in an IOMMU group
+ * is refused unless the group is an identity map (iommu=pt); with no group
+ * of its own but IOMMU groups on the host, it is refused too, as we cannot
+ * tell.  Such a device wants VFIO, which snb does not drive yet.
+ */
+static int
+iommu_blocks(struct pci_dev *d, char *errbuf, size_t len)
+{
+	char path[PATH_MAX], type[32] = "", *nl;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SYSFS "/%s/iommu_group", d->addr);
+	if (stat(path, &st) == 0) {
+		snprintf(path, sizeof(path), SYSFS "/%s/iommu_group/type",
+		    d->addr);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+			if ((n = read(fd, type, sizeof(type) - 1)) > 0)
+				type[n] = '\0';
+			close(fd);
+		}
+		if ((nl = strchr(type, '\n')) != NULL)
+			*nl = '\0';
+		if (strcmp(type, "identity") == 0)
+			return 0;
+		snprintf(errbuf, len, "PCI %s is behind an active IOMMU (its "
+		    "group's type: %s), so it cannot reach memory by physical "
+		    "address: snb's PCI drivers need the IOMMU off or in "
+		    "passthrough (iommu=pt), or a VFIO driver (vfio-pci, as "
+		    "DPDK uses), which snb does not have yet", d->addr,
+		    type[0] ? type : "unknown");
+		return EPERM;
+	}
+	if (!dir_has_entries(IOMMU_GROUPS))
+		return 0;
+	snprintf(errbuf, len, "PCI %s: an IOMMU is active (%s is not empty), "
+	    "so the device may not reach memory by physical address: snb's "
+	    "PCI drivers need the IOMMU off, or a VFIO driver (vfio-pci, as "
+	    "DPDK uses), which snb does not have yet", d->addr, IOMMU_GROUPS);
+	return EPERM;
+}
+
 /* Unbind the kernel driver, if one is bound; 0 or an errno. */
 static int
 unbind(struct pci_dev *d, char *errbuf, size_t len)
@@ -279,7 +343,8 @@ pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 
 	if ((e = pci_probe(d, addr, errbuf, len)) != 0)
 		return e;
-	if ((e = in_use(d, errbuf, len)) != 0)
+	if ((e = in_use(d, errbuf, len)) != 0 ||
+	    (e = iommu_blocks(d, errbuf, len)) != 0)
 		return e;
 	snprintf(path, sizeof(path), SYSFS "/%s/config", d->addr);
 	if ((d->config_fd = open(path, O_RDWR | O_CLOEXEC)) == -1)
@@ -394,7 +459,8 @@ dma_alloc(size_t len, struct dma_mem *m, char *errbuf, size_t errlen)
 		return nic_fail(errbuf, errlen, EINVAL, "DMA memory: %zu "
 		    "bytes", len);
 	p = mmap(NULL, HUGEPAGE, PROT_READ | PROT_WRITE, MAP_SHARED |
-	    MAP_ANONYMOUS | MAP_HUGETLB | MAP_LOCKED | MAP_POPULATE, -1, 0);
+	    MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MIB | MAP_LOCKED |
+	    MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return nic_fail(errbuf, errlen, errno, "DMA memory: a 2 MiB "
 		    "hugepage (/proc/sys/vm/nr_hugepages)");
