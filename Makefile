@@ -171,7 +171,7 @@ fuzz:
 	    fuzz/corpus/vhost
 	@mkdir -p build/fuzz-memif-corpus
 	clang $(FUZZ_CFLAGS) -Idrivers/memif fuzz/memif_msg_fuzz.c \
-	    drivers/memif/ctl.c libring/*.c -lpcap -lbsd -o build/fuzz_memif
+	    libring/*.c -lpcap -lbsd -o build/fuzz_memif
 	build/fuzz_memif -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 \
 	    build/fuzz-memif-corpus fuzz/corpus/memif
 	@# Capture files: snb-pcap-read's reading and resuming, snb-pcap-write's

@@ -7,19 +7,22 @@
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring -Idrivers/memif \
- *	    fuzz/memif_msg_fuzz.c drivers/memif/ctl.c libring/[a-z]*.c \
+ *	    fuzz/memif_msg_fuzz.c libring/[a-z]*.c \
  *	    -lpcap -lbsd -o build/fuzz_memif
  *	mkdir -p build/fuzz-memif-corpus
  *	build/fuzz_memif -max_total_time=600 -close_fd_mask=2 \
  *	    build/fuzz-memif-corpus fuzz/corpus/memif
  *
- * Control messages: one byte of set-up (bit 0: play master, else slave;
- * bits 1-7: the interface id the master expects), then records of one
- * length byte and that many bytes, each one message as it would come off
- * the socket.  Beyond "no crash": a decoded message encodes and decodes to
+ * Control messages: one byte of set-up below 0xe0 (bit 0: play master,
+ * else slave; bits 1-7: the interface id the master expects), then
+ * records of one length byte and that many bytes, each one message as it
+ * would come off the socket.  Beyond "no crash": a decoded message encodes and decodes to
  * itself; a master that reaches CONNECT holds only rings inside announced
  * regions, numbered without gaps; a slave's ring size never exceeds what
  * it asked for or what HELLO allowed.
+ *
+ * A region's fd, when the first byte is 0xe0-0xef (ctl.c's map_region(),
+ * included): see fuzz_region().
  *
  * The data path, when the first byte is 0xf0 or more: snb-memif's own
  * rx_ring() and tx_ring() (memif.c is included) run against a ring and
@@ -28,7 +31,10 @@
  * the region (ASan sees the mapping's edges: it is placed between guard
  * pages), and every packet handed to the graph fits its slot.
  */
+#define _GNU_SOURCE		/* memfd_create, seals: ctl.c */
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +46,7 @@
 #define main snb_memif_main
 #include "../drivers/memif/memif.c"
 #undef main
+#include "../drivers/memif/ctl.c"	/* for map_region(), static there */
 
 static struct ring outp, outc, inp, inc;	/* producer/consumer views */
 static struct port out_port;
@@ -184,6 +191,73 @@ fuzz_rings(const uint8_t *data, size_t size)
 	munmap(guard, len + 2 * page);
 }
 
+/*
+ * A region fd as a slave would pass it (first byte 0xe0-0xef): a memfd
+ * with or without sealing allowed, already sealed against shrinking or
+ * against more seals, a file smaller or larger than announced, or no
+ * memory file at all.  map_region() must refuse, or hand back a mapping
+ * whose every page is backed by a file that can no longer shrink.
+ */
+static void
+fuzz_region(const uint8_t *d, size_t n)
+{
+	char why[MEMIF_REASON_LEN] = "";
+	uint64_t announced, fsize;
+	volatile unsigned char sum = 0;
+	struct memif_conn saved;
+	struct stat st;
+	size_t off;
+	int fd, p[2], kind, r;
+
+	if (n < 5)
+		return;
+	kind = d[0] & 3;
+	announced = ((uint64_t)d[1] << 8 | d[2]) % 4096 * 256;
+	fsize = ((uint64_t)d[3] << 8 | d[4]) % 4096 * 256;
+	if (kind == 2) {
+		if (pipe(p) == -1)
+			abort();
+		close(p[1]);
+		fd = p[0];
+	} else if (kind == 3)
+		fd = eventfd(0, 0);
+	else
+		fd = memfd_create("fuzz", kind == 0 ? MFD_ALLOW_SEALING : 0);
+	if (fd == -1)
+		abort();
+	if (kind < 2) {
+		if (ftruncate(fd, (off_t)fsize) == -1)
+			abort();
+		if (d[0] & 4)
+			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+		if (d[0] & 8)
+			fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL);
+	}
+	saved = conn;
+	memset(&conn, 0, sizeof(conn));
+	conn.s.region_size[0] = announced;
+	r = map_region(0, fd, why, sizeof(why));
+	if (r != 0) {
+		if (why[0] == '\0' || conn.nregions != 0)
+			abort();
+		close(fd);
+		conn = saved;
+		return;
+	}
+	/* Accepted: sealed, big enough, and it stays so. */
+	if (kind != 0 || !(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK) ||
+	    fstat(fd, &st) == -1 || (uint64_t)st.st_size < announced ||
+	    ftruncate(fd, 0) == 0 || conn.nregions != 1 ||
+	    conn.reg[0].size != announced)
+		abort();
+	for (off = 0; off < announced; off += 4096)
+		sum += conn.reg[0].addr[off];	/* SIGBUS if not backed */
+	(void)sum;
+	munmap(conn.reg[0].addr, conn.reg[0].size);
+	close(fd);
+	conn = saved;
+}
+
 static void
 same(const struct memif_msg *a, const struct memif_msg *b)
 {
@@ -266,6 +340,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (data[0] >= 0xf0) {
 		fuzz_rings(data + 1, size - 1);
+		return 0;
+	}
+	if (data[0] >= 0xe0) {
+		fuzz_region(data, size);
 		return 0;
 	}
 	is_master = data[0] & 1;
