@@ -177,7 +177,7 @@ G
 @test "a killed stage is reported and the rest of the graph is stopped" {
 	snb-run -n kill 'source | filter udp | sink' 2> "$T/err" 3>&- &
 	pid=$!
-	sleep 1
+	wait_stages kill 3
 	f=$(cat "$SNB_RUN_DIR/kill/filter.stage" >/dev/null && ps -o pid=,args= --ppid $pid | awk '/snb-filter/ {print $1}')
 	[ -n "$f" ]
 	kids=$(children_of $pid)
@@ -192,7 +192,7 @@ G
 @test "--restart=on-failure restarts a killed stage on the same rings" {
 	snb-run -n rs --restart=on-failure 'source --rate 2000 --count 6000 | filter udp | sink' 2> "$T/err" 3>&- &
 	pid=$!
-	sleep 1
+	wait_stages rs 3
 	f=$(ps -o pid=,args= --ppid $pid | awk '/snb-filter/ {print $1}')
 	kill -9 "$f"
 	st=0; wait $pid || st=$?
@@ -287,7 +287,7 @@ G
 	for n in 2000 20000; do
 		python3 -c "print(' | '.join(['source'] + ['filter ip']*$n + ['sink']))" > "$T/chain.snb"
 		t0=$(date +%s.%N)
-		run timeout 20 snb-run -c -f "$T/chain.snb"
+		run timeout 60 snb-run -c -f "$T/chain.snb"
 		t1=$(date +%s.%N)
 		[ "$status" -eq 0 ]
 		echo "# snb-run -c, $n-stage chain: $(echo "$t1 - $t0" | bc) s" >&3
@@ -295,6 +295,6 @@ G
 		assert_output_has "link filter$n.out -> sink.in"
 	done
 	# Given as words, as the issue's command line does.
-	run timeout 20 snb-run -c "$(python3 -c "print(' | '.join(['source'] + ['filter ip']*2000 + ['sink']))")"
+	run timeout 60 snb-run -c "$(python3 -c "print(' | '.join(['source'] + ['filter ip']*2000 + ['sink']))")"
 	[ "$status" -eq 0 ]
 }
