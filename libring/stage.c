@@ -101,10 +101,18 @@ stage_take_over(const struct stage_file *prev)
 
 	if (prev == NULL || !same_app(prev, f->app))
 		return;
-	/* The predecessor has exited: its file no longer changes. */
+	/*
+	 * The predecessor has exited: its file no longer changes.  Counts
+	 * go on from its values; a gauge was a level of that process (a
+	 * bridge's table, lwaftr's reassembly buffers), not of this one,
+	 * which sets its own: it starts at 0.
+	 */
 	for (i = 0; i < prev->ncounters; i++)
-		*app_counter(prev->counters[i].name) =
-		    prev->counters[i].value;
+		if (prev->counters[i].flags & STAGE_COUNTER_GAUGE)
+			*app_gauge(prev->counters[i].name) = 0;
+		else
+			*app_counter(prev->counters[i].name) =
+			    prev->counters[i].value;
 	f->breaths = prev->breaths;
 	f->idle_sleeps = prev->idle_sleeps;
 	f->busy_ns = prev->busy_ns;
