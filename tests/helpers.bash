@@ -85,3 +85,18 @@ wait_count() {
 	echo "stage $2 of $1 did not count $3 packets (last: $n)"
 	return 1
 }
+
+# wait_for COMMAND...: run it every 0.1 s until it succeeds, for up to
+# $WAIT_FOR_S seconds (20 by default); fail if it never does.
+wait_for() {
+	for _ in $(seq $((${WAIT_FOR_S:-20} * 10))); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The packets in pcap $1 (0 while the file is not there yet).
+npackets() {
+	tcpdump -r "$1" 2>/dev/null | wc -l
+}

@@ -29,14 +29,6 @@ teardown() {
 	netns_teardown "$A" "$K"
 }
 
-wait_for() {	# wait_for COMMAND...: up to 15 s
-	for _ in $(seq 150); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 @test "lwaftr kernel peer: ARP and NDP both ways, then traffic to the learnt next hop" {
 	# Next hops by IP: tests/lwaftr's configuration for that.
 	ip netns exec "$A" snb-run -n lwk "lw: lwaftr --counters-out $T/ctr \

@@ -80,18 +80,6 @@ wrpcap(sys.argv[1], ps)
 EOF
 }
 
-npackets() {
-	tcpdump -r "$1" 2>/dev/null | wc -l
-}
-
-wait_for() {	# wait_for COMMAND...: up to 20 s
-	for _ in $(seq 200); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 ctr() {		# ctr NAME: a counter of --counters-out (0 if it never moved)
 	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$T/ctrs"
 }

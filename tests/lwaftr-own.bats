@@ -253,14 +253,6 @@ own() {
 	own 56
 }
 
-wait_for() {	# wait_for COMMAND...: up to 10 s
-	for _ in $(seq 100); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 	snb-top --json --once -i 0.01 lwicmpmem 2>/dev/null | jq -r \
 	    '.graphs[0].stages[] | select(.label == "lw") |

@@ -316,19 +316,6 @@ small_conf() {
 	[ "$output" = "snb-lwaftr: $T/c.conf:20:5: softwire (178.79.150.3 psid 5) shares its ipv4 with the one at 18:5 but not its port set (psid-length 6 there, 8 here; reserved-ports-bit-count 0 there, 0 here)" ]
 }
 
-# The packets in pcap $1 (0 while the file is not there yet).
-npackets() {
-	tcpdump -r "$1" 2>/dev/null | wc -l
-}
-
-wait_for() {	# wait_for COMMAND...: up to 10 s
-	for _ in $(seq 100); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 @test "lwaftr: SIGHUP swaps in a good binding table, keeps the old on a bad file" {
 	[ -f "$V/cases.tsv" ] || skip "no vectors in $V (set SNB_SHARED)"
 	pkt="$V/tcp-frominet-bound.pcap"	# to 178.79.150.233 port 80

@@ -23,53 +23,7 @@
 #include "util.h"
 #include "../../apps/lwaftr/bt.c"
 
-/* RFC 7597 as the README states it, written out independently. */
-static uint32_t
-ref_psid(const struct softwire *s, uint16_t port_host)
-{
-	int shift = 16 - s->reserved_bits - s->psid_length;
-
-	if (s->psid_length == 0)
-		return 0;
-	return ((uint32_t)port_host >> shift) & ((1u << s->psid_length) - 1);
-}
-
-static const struct softwire *
-brute(const struct softwire *sw, size_t n, uint32_t ipv4, uint16_t port)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (sw[i].ipv4 == ipv4 && ref_psid(&sw[i], ntohs(port)) ==
-		    sw[i].psid)
-			return &sw[i];
-	return NULL;
-}
-
-/* Same softwire: the table hands out its own copies. */
-static int
-same(const struct softwire *a, const struct softwire *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return memcmp(a, b, sizeof(*a)) == 0;
-}
-
-static void
-fill_sw(struct softwire *s, uint32_t ipv4_host, uint32_t psid, int plen,
-    int resv, uint32_t tag)
-{
-	memset(s, 0, sizeof(*s));
-	s->ipv4 = htonl(ipv4_host);
-	s->psid = (uint16_t)psid;
-	s->psid_length = (uint8_t)plen;
-	s->reserved_bits = (uint8_t)resv;
-	s->b4[0] = 0x20;
-	memcpy(s->b4 + 8, &ipv4_host, 4);
-	memcpy(s->b4 + 12, &tag, 4);
-	s->br[0] = 0xfe;
-	s->br[15] = (uint8_t)(tag % 3);
-}
+#include "bt_ref.h"
 
 /* A random table: distinct addresses, each with its own port-set shape. */
 static size_t
