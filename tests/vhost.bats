@@ -303,6 +303,43 @@ EOF
 	grep -q "malformed descriptor chain" "$T/graph.err"
 }
 
+# good_peer: testpmd connects after a bad frontend and traffic flows both
+# ways through snb-vhost (the graph's source is swapped in, labelled src).
+good_peer() {
+	local tx0=$(counter v tx-packets) rx0=$(counter v rx-packets)
+	testpmd tp io
+	start_source tp "source --rate 10k"
+	wait_counter v tx-packets $((tx0 + 1000))
+	wait_counter v rx-packets $((rx0 + 1000))
+	wait_counter s packets 1000
+	stop_testpmd tp
+}
+
+# stage_restarts: how often snb-run restarted a stage of the graph.
+stage_restarts() {
+	snb-top --json --once -i 0.01 "$G" | jq '[.graphs[0].stages[].restarts] | add'
+}
+
+@test "vhost: kick, call and err fds that are not eventfds end the connection, not the stage" {
+	graph "src: source --count 0 --hold | v: vhost $SOCK | s: sink"
+	n=0
+	# request (12 kick, 13 call, 14 err), queue, what we send instead
+	for c in "12 1 memfd" "12 0 pipe" "13 0 pipe" "13 1 memfd" "14 0 socket"; do
+		out=$(python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" fd-type $c 2>&1) || true
+		echo "case $c: $out"
+		[ "$(echo "$out" | tail -1)" = closed ]
+		kill -0 "$RUN_PID"	# the graph still runs
+		n=$((n + 1))
+		wait_counter v disconnects $n
+	done
+	[ "$(counter v bad-messages)" -eq $n ]
+	[ "$(stage_restarts)" -eq 0 ]
+	good_peer
+	stop_graph
+	cat "$T/graph.err"
+	[ "$(grep -c "the descriptor is not an eventfd; disconnecting" "$T/graph.err")" -eq $n ]
+}
+
 @test "vhost: a Linux guest (QEMU) pings the host through snb-vhost and a tap" {
 	local t
 	for t in qemu-system-x86_64 cpio; do

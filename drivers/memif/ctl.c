@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eventfd_check.h"
 #include "memif.h"
 
 /* The reason in why (whylen bytes), and -1. */
@@ -202,18 +203,6 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 	return 0;
 }
 
-/* An interrupt fd must be an eventfd; writes to it must never block. */
-static int
-is_eventfd(int fd)
-{
-	char path[64], link[64] = "";	/* readlink() adds no NUL */
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return readlink(path, link, sizeof(link) - 1) != -1 &&
-	    strcmp(link, "anon_inode:[eventfd]") == 0 &&
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0;
-}
-
 static void
 ring_use(struct mring *r, const struct memif_ring_cfg *cfg, int efd)
 {
@@ -384,7 +373,7 @@ handle(const struct memif_msg *m, int *fd)
 		bad_message(why);
 		return;
 	case MEMIF_A_ACK_RING:
-		if (*fd >= 0 && !is_eventfd(*fd)) {
+		if (*fd >= 0 && !fd_is_eventfd(*fd)) {
 			bad_message("ring interrupt fd is not an eventfd");
 			return;
 		}

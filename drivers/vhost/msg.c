@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eventfd_check.h"
 #include "msg.h"
 
 /* Payload layouts (vhost-user spec, "Message types"). */
@@ -291,6 +292,10 @@ set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		    vu_request_name(m->request), nfds, want);
 	if ((i = vring_index(d, m, (uint32_t)(v & 0xff))) < 0)
 		return -1;
+	/* Anything else could make epoll fail or a write block. */
+	if (want && !fd_is_eventfd(fds[0]))
+		return fail(d, "%s: queue %d: the descriptor is not an eventfd",
+		    vu_request_name(m->request), i);
 	slot = m->request == VU_SET_VRING_KICK ? &d->vq[i].kick :
 	    m->request == VU_SET_VRING_CALL ? &d->vq[i].call : &d->vq[i].err;
 	close_fd(slot);
