@@ -61,6 +61,7 @@ failed(void)
 static struct vh_counters c = {
 	&cnt[0], &cnt[1], &cnt[2], &cnt[3], &cnt[4], &cnt[5], &cnt[6],
 	&cnt[7], &cnt[8], &cnt[9], &cnt[10], &cnt[11], &cnt[12], &cnt[13],
+	&cnt[14],
 };
 
 static void

@@ -340,6 +340,27 @@ stage_restarts() {
 	[ "$(grep -c "the descriptor is not an eventfd; disconnecting" "$T/graph.err")" -eq $n ]
 }
 
+@test "vhost: a call eventfd whose counter is full does not block the stage" {
+	graph "src: source --rate 10k | v: vhost $SOCK | s: sink"
+	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" call-full 3 > "$T/fe.out" 2>&1 &
+	FE=$!
+	PIDS="$PIDS $FE"
+	# Frames reach the frontend; each burst's call finds the counter
+	# full.  A blocking write there froze the stage: it never saw the
+	# frontend go away.
+	wait_counter v tx-packets 100
+	wait "$FE"
+	cat "$T/fe.out"
+	grep -q '^ready' "$T/fe.out"
+	wait_counter v disconnects 1
+	[ "$(counter v calls-full)" -ge 2 ]
+	[ "$(counter v bad-messages)" -eq 0 ]
+	[ "$(stage_restarts)" -eq 0 ]
+	snb-ctl "$G" swap src "source --count 0 --hold"
+	good_peer
+	stop_graph
+}
+
 @test "vhost: a Linux guest (QEMU) pings the host through snb-vhost and a tap" {
 	local t
 	for t in qemu-system-x86_64 cpio; do

@@ -132,6 +132,7 @@ make_counters(void)
 	c.ring_errors = app_counter("ring-errors");
 	c.kicks = app_counter("kicks");
 	c.calls = app_counter("calls");
+	c.calls_full = app_counter("calls-full");
 }
 
 static void

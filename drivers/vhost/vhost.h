@@ -24,6 +24,9 @@ struct vh_counters {
 	uint64_t	*bad_messages;		/* malformed or refused requests */
 	uint64_t	*ring_errors;		/* malformed virtqueue contents */
 	uint64_t	*kicks, *calls;		/* notifications in and out */
+	uint64_t	*calls_full;		/* call eventfd's counter full:
+						   the frontend is signalled
+						   already, nothing lost */
 };
 
 /*

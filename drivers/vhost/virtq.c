@@ -16,6 +16,7 @@
  * store-released.  Notification decisions need a full fence between our
  * store and the load of the other side's flags (as in ring.h's sleeping).
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,8 +115,12 @@ notify(struct vu_vring *vq, struct vh_counters *c)
 	if (vq->call < 0 || (__atomic_load_n(&vq->avail->flags,
 	    __ATOMIC_RELAXED) & VRING_AVAIL_F_NO_INTERRUPT))
 		return;
+	/* Non-blocking (msg.c made sure): a full counter (EAGAIN) means
+	 * the frontend has a call pending it has not read. */
 	if (write(vq->call, &one, sizeof(one)) == sizeof(one))
 		(*c->calls)++;
+	else if (errno == EAGAIN)
+		(*c->calls_full)++;
 }
 
 static void
