@@ -17,18 +17,25 @@
  *	op % 4 == 0  a request: [nfds:1][header:12][payload: size bytes,
  *		     zero-filled past the end of the input].  SET_MEM_TABLE
  *		     gets nfds (0..8) duplicates of a 64 KiB memfd, any other
- *		     request nfds % 4 eventfds.
+ *		     request nfds % 4 descriptors of the kind nfds / 4 % 4
+ *		     picks: an eventfd (0, 1; we keep a copy, as a frontend
+ *		     does, and signal it), the memfd (2), a pipe (3).
  *	op % 4 == 1  write into the frontend's memory: [offset:2][len:1][bytes]
  *	op % 4 == 2  a breath: [npackets:1][size:1] packets into the
  *		     receive queue, then up to 64 frames out of the transmit
  *		     queue, as the driver would with both queues live
  *	op % 4 == 3  the frontend disconnects (vu_reset)
  * A refused request resets the device, as the driver's disconnect does.
- * Every input starts from zeroed memory and a fresh device.  With
+ * Every input starts from zeroed memory and a fresh device.  Queue 1's
+ * kick fd is watched in an epoll set, as the driver does; after the
+ * device is reset that set must be empty although our copies of the
+ * eventfds are still open and signalled (no registration outlives the
+ * driver's fd).  With
  * FUZZ_VHOST_DEBUG set, each input's counters and last error go to stderr
  * (to check that the seeds in fuzz/corpus/vhost reach the data path).
  */
 #define _GNU_SOURCE		/* memfd_create */
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 
@@ -44,7 +51,8 @@
 
 #define MEM_SIZE	65536
 
-static int memfd = -1;
+static int memfd = -1, ep = -1;
+static int held[256], nheld;	/* our copies of the eventfds we sent */
 static uint8_t *mem;
 static struct vu_dev dev;
 static struct ring in_p, in_c, out_p, out_c;
@@ -63,6 +71,30 @@ static struct vh_counters c = {
 	&cnt[7], &cnt[8], &cnt[9], &cnt[10], &cnt[11], &cnt[12], &cnt[13],
 	&cnt[14],
 };
+
+/* A descriptor of the kind k for a request that takes an eventfd. */
+static int
+some_fd(int k)
+{
+	int fd, pfd[2];
+
+	switch (k) {
+	case 2:
+		return dup(memfd);
+	case 3:
+		if (pipe(pfd) == -1)
+			return -1;
+		close(pfd[0]);
+		return pfd[1];
+	default:
+		if ((fd = eventfd(0, 0)) == -1)
+			return -1;
+		if (nheld < (int)(sizeof(held) / sizeof(held[0])))
+			held[nheld++] = dup(fd);
+		eventfd_write(fd, 1);
+		return fd;
+	}
+}
 
 static void
 make_ring(const char *name, struct ring *prod, struct ring *cons)
@@ -94,7 +126,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		err(1, "mmap");
 	make_ring("in", &in_p, &in_c);
 	make_ring("out", &out_p, &out_c);
+	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		err(1, "epoll_create1");
 	vu_init(&dev);
+	vu_watch_kicks(&dev, ep, 1);
 	return 0;
 }
 
@@ -147,7 +182,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct vu_msg m, reply;
 	const uint8_t *p = data, *end = data + size;
-	int fds[VU_MAX_FDS], nfds, i;
+	struct epoll_event ev;
+	int fds[VU_MAX_FDS], nfds, kind, i;
 	size_t rlen, k;
 	uint32_t off, len;
 
@@ -159,7 +195,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0:
 			if (end - p < 1 + VU_HDR_SIZE)
 				goto out;
-			nfds = *p++;
+			nfds = *p;
+			kind = *p++ / 4 % 4;
 			memcpy(&m, p, VU_HDR_SIZE);
 			p += VU_HDR_SIZE;
 			if (vu_check_header(&dev, &m) == -1) {
@@ -175,7 +212,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    nfds % 4;
 			for (i = 0; i < nfds; i++)
 				fds[i] = m.request == VU_SET_MEM_TABLE ?
-				    dup(memfd) : eventfd(0, EFD_NONBLOCK);
+				    dup(memfd) : some_fd(kind);
 			if (vu_handle(&dev, &m, fds, nfds, &reply, &rlen) ==
 			    -1)
 				failed();
@@ -216,6 +253,10 @@ out:
 	memset(cnt, 0, sizeof(cnt));
 	lasterr[0] = '\0';
 	vu_reset(&dev);
+	if (epoll_wait(ep, &ev, 1, 0) != 0)
+		__builtin_trap();	/* a kick registration outlived its fd */
+	while (nheld > 0)
+		close(held[--nheld]);
 	drain(&in_c);
 	drain(&out_c);
 	return 0;

@@ -361,6 +361,35 @@ stage_restarts() {
 	stop_graph
 }
 
+@test "vhost: replacing the kick fd over and over leaves the stage idle" {
+	graph "src: source --count 0 --hold | v: vhost $SOCK | s: sink"
+	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" kick-replace 5 8 > "$T/fe.out" 2>&1 &
+	FE=$!
+	PIDS="$PIDS $FE"
+	for i in $(seq 200); do grep -q '^ready' "$T/fe.out" && break; sleep 0.05; done
+	grep -q '^ready' "$T/fe.out"
+	wait_counter v connects 1
+	sleep 0.5
+	# The stage's user + system CPU over 2 s with the frontend idle: a
+	# registration left behind by a replaced kick fd keeps epoll ready,
+	# a whole core.  A loose bound, not a speed check.
+	pid=$(snb-top --json --once -i 0.01 "$G" | jq '.graphs[0].stages[] | select(.label == "v") | .pid')
+	t0=$(awk '{print $14 + $15}' /proc/$pid/stat)
+	sleep 2
+	t1=$(awk '{print $14 + $15}' /proc/$pid/stat)
+	hz=$(getconf CLK_TCK)
+	echo "snb-vhost (pid $pid): $((t1 - t0)) ticks of $((2 * hz)) in 2 s"
+	[ $((t1 - t0)) -lt "$hz" ]	# < 50% of one core
+	kill -0 "$FE"	# still connected through the measurement
+	[ "$(counter v kicks)" -ge 1 ]
+	wait "$FE" || true
+	cat "$T/fe.out"
+	wait_counter v disconnects 1
+	[ "$(counter v bad-messages)" -eq 0 ]
+	good_peer
+	stop_graph
+}
+
 @test "vhost: a Linux guest (QEMU) pings the host through snb-vhost and a tap" {
 	local t
 	for t in qemu-system-x86_64 cpio; do

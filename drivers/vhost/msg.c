@@ -8,6 +8,7 @@
  * REPLY_ACK negotiated, a request carrying NEED_REPLY gets a u64 status
  * unless it has a reply of its own.
  */
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -118,10 +119,52 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
-static void
-vring_clear(struct vu_vring *vq)
+/*
+ * The one place a kick fd comes and goes.  A frontend keeps its own copy
+ * of the fd it sent us, so closing ours would not take the file out of an
+ * epoll set: its registration would stay, its events naming an fd we no
+ * longer read, and the stage would spin on them.  Hence epoll first.
+ */
+static int
+set_kick(struct vu_dev *d, int q, int fd)
 {
-	close_fd(&vq->kick);
+	struct vu_vring *vq = &d->vq[q];
+	struct epoll_event ev;
+	int watched = d->watch_ep >= 0 && q == d->watch_q;
+
+	if (vq->kick >= 0) {
+		if (watched)
+			epoll_ctl(d->watch_ep, EPOLL_CTL_DEL, vq->kick, NULL);
+		close(vq->kick);
+	}
+	vq->kick = fd;
+	if (fd < 0 || !watched)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (epoll_ctl(d->watch_ep, EPOLL_CTL_ADD, fd, &ev) == -1) {
+		close(fd);
+		vq->kick = -1;
+		return fail(d, "queue %d: kick fd: epoll_ctl: %s", q,
+		    strerror(errno));
+	}
+	return 0;
+}
+
+void
+vu_watch_kicks(struct vu_dev *d, int ep, int q)
+{
+	d->watch_ep = ep;
+	d->watch_q = q;
+}
+
+static void
+vring_clear(struct vu_dev *d, int q)
+{
+	struct vu_vring *vq = &d->vq[q];
+
+	set_kick(d, q, -1);
 	close_fd(&vq->call);
 	close_fd(&vq->err);
 	memset(vq, 0, sizeof(*vq));
@@ -135,6 +178,7 @@ vu_init(struct vu_dev *d)
 
 	memset(d, 0, sizeof(*d));
 	d->hdr_len = 10;
+	d->watch_ep = -1;
 	for (i = 0; i < VU_NQUEUES; i++)
 		d->vq[i].kick = d->vq[i].call = d->vq[i].err = -1;
 }
@@ -154,10 +198,13 @@ vu_reset(struct vu_dev *d)
 {
 	int i;
 
+	int ep = d->watch_ep, q = d->watch_q;
+
 	unmap_all(d);
 	for (i = 0; i < VU_NQUEUES; i++)
-		vring_clear(&d->vq[i]);
+		vring_clear(d, i);
 	vu_init(d);
+	vu_watch_kicks(d, ep, q);
 }
 
 /*
@@ -282,7 +329,7 @@ static int
 set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 {
 	uint64_t v = m->p.u64;
-	int i, want = (v & VU_VRING_NOFD) ? 0 : 1, *slot;
+	int i, fd, want = (v & VU_VRING_NOFD) ? 0 : 1, *slot;
 
 	if (v & ~(uint64_t)(VU_VRING_NOFD | 0xff))
 		return fail(d, "%s: bad payload %#llx",
@@ -296,16 +343,21 @@ set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	if (want && !fd_is_eventfd(fds[0]))
 		return fail(d, "%s: queue %d: the descriptor is not an eventfd",
 		    vu_request_name(m->request), i);
-	slot = m->request == VU_SET_VRING_KICK ? &d->vq[i].kick :
-	    m->request == VU_SET_VRING_CALL ? &d->vq[i].call : &d->vq[i].err;
-	close_fd(slot);
-	*slot = want ? fds[0] : -1;
 	if (m->request == VU_SET_VRING_KICK) {
+		fd = want ? fds[0] : -1;
+		fds[0] = -1;	/* set_kick owns it now, even when it fails */
+		if (set_kick(d, i, fd) == -1)
+			return -1;
 		/* No fd: the queue is polled, which is what we do anyway. */
 		d->vq[i].started = 1;
 		if (!(d->features & (1ULL << VHOST_USER_F_PROTOCOL_FEATURES)))
 			d->vq[i].enabled = 1;
+		return 0;
 	}
+	slot = m->request == VU_SET_VRING_CALL ? &d->vq[i].call :
+	    &d->vq[i].err;
+	close_fd(slot);
+	*slot = want ? fds[0] : -1;
 	return 0;
 }
 
@@ -378,7 +430,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 	case VU_RESET_OWNER:
 		/* Deprecated; QEMU sends it on stop.  Forget the queues. */
 		for (i = 0; i < VU_NQUEUES; i++)
-			vring_clear(&d->vq[i]);
+			vring_clear(d, i);
 		d->owner = 0;
 		return 0;
 	case VU_SET_MEM_TABLE:
@@ -414,7 +466,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 			return -1;
 		/* Stops the queue; its fds are no longer to be used. */
 		d->vq[i].started = 0;
-		close_fd(&d->vq[i].kick);
+		set_kick(d, i, -1);
 		st.num = d->vq[i].last_avail;
 		memcpy(reply->p.bytes, &st, sizeof(st));
 		reply->size = sizeof(st);
@@ -464,7 +516,7 @@ vu_handle(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		r = apply(d, m, fds, nfds, reply, reply_len);
 	/* Only a queue's eventfd is kept: close the rest. */
 	for (j = 0; j < nfds; j++)
-		if (r == -1 || req(m->request)->fds != 2)
+		if (fds[j] >= 0 && (r == -1 || req(m->request)->fds != 2))
 			close(fds[j]);
 	if (r == -1)
 		return -1;

@@ -175,6 +175,9 @@ struct vu_dev {
 	struct vu_region regions[VU_MAX_REGIONS];
 	struct vu_vring	 vq[VU_NQUEUES];
 	unsigned	 generation;	/* bumped when rings are re-mapped */
+	/* The epoll set queue watch_q's kick fd is in while it lives (see
+	 * vu_watch_kicks); -1: none.  Kept across vu_reset. */
+	int		 watch_ep, watch_q;
 	char		 err[160];	/* why the last request failed */
 };
 
@@ -182,6 +185,12 @@ struct vu_dev {
 void	vu_init(struct vu_dev *);
 /* Drop everything the frontend gave us: unmap memory, close fds. */
 void	vu_reset(struct vu_dev *);
+/*
+ * Keep queue q's kick fd in the epoll set ep (data.fd is the fd) from now
+ * on: msg.c adds it when it takes the fd and removes it before it closes
+ * it, so no registration outlives its fd.
+ */
+void	vu_watch_kicks(struct vu_dev *d, int ep, int q);
 
 /*
  * Check a header just read; 0, or -1 with d->err set (bad version, a

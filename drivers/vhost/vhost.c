@@ -13,7 +13,8 @@
  * Sleeping: the runtime can only wait on descriptors registered once, but
  * ours come and go with connections, so we register one epoll descriptor
  * and put the listening socket, the connection and the transmit queue's
- * kick eventfd into it.  The receive queue runs with kicks off
+ * kick eventfd into it (the last added and removed by msg.c, which owns
+ * the fd).  The receive queue runs with kicks off
  * (VRING_USED_F_NO_NOTIFY): when the frontend has no buffers for us we
  * poll briefly instead (app_wake_at).
  *
@@ -52,7 +53,7 @@ static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static int hold, trace;
 static uint64_t linger_ns = 500 * MS;
 
-static int listen_fd = -1, conn_fd = -1, ep_fd = -1, kick_fd = -1;
+static int listen_fd = -1, conn_fd = -1, ep_fd = -1;
 static int started, created;
 static ino_t sock_ino;
 static struct vu_dev dev;
@@ -203,9 +204,6 @@ drop_frontend(const char *why, const char *detail)
 	if (conn_fd == -1)
 		return;
 	logmsg(why, detail);	/* before the reset: detail may be dev.err */
-	if (kick_fd >= 0)
-		ep_del(kick_fd);
-	kick_fd = -1;
 	ep_del(conn_fd);
 	close(conn_fd);
 	conn_fd = -1;
@@ -231,6 +229,7 @@ accept_frontend(void)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	conn_fd = fd;
 	vu_init(&dev);
+	vu_watch_kicks(&dev, ep_fd, 1);
 	ep_del(listen_fd);
 	ep_add(conn_fd);
 	(*c.connects)++;
@@ -313,20 +312,6 @@ fail:
 	return -1;
 }
 
-/* The transmit queue's kick eventfd is the one we sleep on. */
-static void
-update_kick(void)
-{
-	int fd = dev.vq[1].started ? dev.vq[1].kick : -1;
-
-	if (fd == kick_fd)
-		return;
-	if (kick_fd >= 0)
-		ep_del(kick_fd);
-	if ((kick_fd = fd) >= 0)
-		ep_add(kick_fd);
-}
-
 /*
  * The header and the payload, which on the wire follow each other but in
  * struct vu_msg are 4 bytes apart (the payload is 8-byte aligned).
@@ -375,7 +360,6 @@ handle_msg(void)
 	/* The receive queue never needs kicks (see the top). */
 	if (vu_queue_ready(&dev, 0))
 		vq_want_kicks(&dev.vq[0], 0);
-	update_kick();
 }
 
 /* Socket and kick events, waiting up to timeout_ms for the first. */
@@ -394,8 +378,10 @@ control(int timeout_ms)
 			accept_frontend();
 		else if (fd == conn_fd && conn_fd >= 0)
 			handle_msg();
-		else if (fd == kick_fd && kick_fd >= 0) {
-			if (read(kick_fd, &v, sizeof(v)) == sizeof(v))
+		else if (fd == dev.vq[1].kick && fd >= 0) {
+			/* Non-blocking (msg.c made sure): a kick already
+			 * read by an earlier event reads nothing. */
+			if (read(fd, &v, sizeof(v)) == sizeof(v))
 				*c.kicks += v;
 		}
 	}
