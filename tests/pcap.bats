@@ -31,7 +31,7 @@ any_capture() {
 	ip -n "$NS" addr add 10.77.0.1/24 dev pa
 	ip -n "$NS-b" addr add 10.77.0.2/24 dev pb
 	ip netns exec "$NS-b" sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
-	ip netns exec "$NS-b" tcpdump -i any -y "$2" -U -w "$1" 'icmp or arp' 2> "$T/td" &
+	ip netns exec "$NS-b" tcpdump -i any -y "$2" --immediate-mode -U -w "$1" 'icmp or arp' 2> "$T/td" &
 	td=$!
 	for i in $(seq 50); do grep -q listening "$T/td" && break; sleep 0.1; done
 	ip netns exec "$NS" ping -c 3 -i 0.2 10.77.0.2 > /dev/null
