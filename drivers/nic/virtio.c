@@ -18,14 +18,8 @@
  * (VIRTQ_AVAIL_F_NO_INTERRUPT, and INTx off in the command register).
  *
  * Queues: receive queue 0 and transmit queue 1, split virtqueues of at
- * most MAX_QSIZE entries.  Descriptor i of a queue always points at buffer
- * i, BUF_SIZE bytes of DMA memory holding the 12-byte virtio_net_hdr and
- * then the frame; only descriptor ids travel through the avail and used
- * rings.  A burst is published with one store of avail->idx and at most
- * one notification, skipped while the device says VIRTQ_USED_F_NO_NOTIFY
- * (it is already looking at the queue).  Frames are copied between ring
- * slots and these buffers: ring slots are shared memory whose physical
- * addresses the device cannot know.
+ * most MAX_QSIZE entries, in one 2 MiB hugepage; their ring code, which
+ * checks all that the device writes there, is virtio_ring.c.
  *
  * Assumes a little-endian host (virtio 1.x structures are little-endian).
  */
@@ -39,6 +33,7 @@
 
 #include "nic.h"
 #include "pci.h"
+#include "virtio_ring.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
     "virtio.c reads little-endian device structures natively");
@@ -94,76 +89,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define NET_S_LINK_UP	1	/* in the le16 status at device config + 6 */
 #define F_VERSION_1	(1ULL << 32)
 
-#define DESC_F_WRITE	2	/* the device writes this buffer */
-#define AVAIL_F_NO_INTERRUPT 1
-#define USED_F_NO_NOTIFY 1
-
-#define NET_HDR		12	/* struct virtio_net_hdr, num_buffers included */
-#define BUF_SIZE	2048	/* a header and a frame per descriptor */
-#define MAX_FRAME	(BUF_SIZE - NET_HDR)
 #define RXQ		0
 #define TXQ		1
-
-/*
- * DMA memory: one region per queue, laid out for MAX_QSIZE entries (smaller
- * queues leave some unused): descriptors (16 bytes each, 16-aligned) at 0,
- * the avail ring (6 + 2 * size bytes) at 4096, the used ring (6 + 8 * size
- * bytes, 4-aligned) at 5120, buffers from 8192.  Both regions fit one
- * 2 MiB hugepage.
- */
-#define MAX_QSIZE	256
-#define AVAIL_OFF	4096
-#define USED_OFF	5120
-#define BUFS_OFF	8192
-#define QREGION		(BUFS_OFF + MAX_QSIZE * BUF_SIZE)
-
-/* A split virtqueue as the spec lays it out in memory (2.7). */
-struct vq_desc {
-	uint64_t	addr;		/* physical address of the buffer */
-	uint32_t	len;
-	uint16_t	flags;		/* DESC_F_WRITE for receive buffers */
-	uint16_t	next;		/* unused: we never chain */
-};
-
-struct vq_avail {			/* written by us */
-	uint16_t	flags;		/* AVAIL_F_NO_INTERRUPT */
-	uint16_t	idx;		/* free-running: entries published */
-	uint16_t	ring[];		/* descriptor ids */
-};
-
-struct vq_used_elem {
-	uint32_t	id;		/* descriptor the device is done with */
-	uint32_t	len;		/* bytes it wrote into the buffer */
-};
-
-struct vq_used {			/* written by the device */
-	uint16_t	flags;		/* USED_F_NO_NOTIFY: no kick needed */
-	uint16_t	idx;		/* free-running: entries returned */
-	struct vq_used_elem ring[];
-};
-
-/*
- * Our side of a queue.  The receive queue keeps every descriptor posted
- * except while we copy its frame out.  The transmit queue keeps idle
- * descriptors on a stack (free) and marks those the device holds (busy),
- * so an id the device returns twice or never had is ignored, not freed
- * twice.
- */
-struct vq {
-	uint16_t		 index;		/* RXQ or TXQ */
-	uint16_t		 size, mask;
-	uint16_t		 avail_idx;	/* next avail entry we fill */
-	uint16_t		 used_idx;	/* next used entry we read */
-	struct vq_desc		*desc;
-	struct vq_avail		*avail;
-	struct vq_used		*used;
-	unsigned char		*buf;		/* buffer i: buf + i * BUF_SIZE */
-	volatile uint16_t	*notify;	/* the queue index written here
-						   kicks the device */
-	uint16_t		 nfree;		/* tx: idle descriptors */
-	uint16_t		 free[MAX_QSIZE];
-	uint8_t			 busy[MAX_QSIZE];
-};
 
 struct virtio {
 	struct pci_dev		 pci;
@@ -175,7 +102,7 @@ struct virtio {
 	int			 has_status;	/* link state in device config */
 	struct vq		 rx, tx;
 	uint8_t			 mac[6];
-	uint64_t		*used_errors;	/* used entries we never gave */
+	uint64_t		*used_errors;	/* both queues' (virtio_ring.h) */
 };
 
 /* Device registers: volatile, each field with an access of its width. */
@@ -338,52 +265,28 @@ vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
     uint64_t phys, char *errbuf, size_t len)
 {
 	volatile unsigned char *cc = v->common;
-	uint32_t noff, i, max;
+	uint32_t noff, max;
+	uint16_t size;
 
 	R16(cc, CC_QSELECT) = index;
 	if ((max = R16(cc, CC_QSIZE)) == 0)
 		return nic_fail(errbuf, len, ENODEV, "%s: no queue %u",
 		    v->pci.addr, index);
 	/* Split rings index with a mask: a power of two, at most ours. */
-	for (q->size = MAX_QSIZE; q->size > max; q->size >>= 1)
+	for (size = MAX_QSIZE; size > max; size >>= 1)
 		;
-	q->mask = q->size - 1;
-	q->index = index;
-	q->desc = (struct vq_desc *)mem;
-	q->avail = (struct vq_avail *)(mem + AVAIL_OFF);
-	q->used = (struct vq_used *)(mem + USED_OFF);
-	q->buf = mem + BUFS_OFF;
 	noff = (uint32_t)R16(cc, CC_QNOTIFYOFF) * v->notify_mult;
 	if (noff > v->notify_len || v->notify_len - noff < 2)
 		return nic_fail(errbuf, len, EINVAL, "%s: queue %u notifies "
 		    "outside its capability", v->pci.addr, index);
-	q->notify = (volatile uint16_t *)(v->notify + noff);
-	for (i = 0; i < q->size; i++)
-		q->desc[i].addr = phys + BUFS_OFF + (uint64_t)i * BUF_SIZE;
-	q->avail->flags = AVAIL_F_NO_INTERRUPT;
+	vq_init(q, index, size, mem, phys,
+	    (volatile uint16_t *)(v->notify + noff), v->used_errors);
 	R16(cc, CC_QSIZE) = q->size;
 	wr64(cc, CC_QDESC, phys);
 	wr64(cc, CC_QDRIVER, phys + AVAIL_OFF);
 	wr64(cc, CC_QDEVICE, phys + USED_OFF);
 	R16(cc, CC_QENABLE) = 1;
 	return 0;
-}
-
-/*
- * Publish the avail entries filled since the last call and kick the device
- * unless it said it needs no kick.  The full fence orders our store of
- * avail->idx before our load of used->flags: the device does the mirror
- * image (sets the flag, then looks at avail->idx once more), so one of us
- * sees the other's store and a burst cannot be left unnoticed (2.7.10).
- */
-static void
-vq_publish(struct vq *q)
-{
-	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!(__atomic_load_n(&q->used->flags, __ATOMIC_RELAXED) &
-	    USED_F_NO_NOTIFY))
-		*q->notify = q->index;
 }
 
 /* Without VIRTIO_NET_F_STATUS the link is always up (5.1.4). */
@@ -416,7 +319,7 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 {
 	struct virtio *v = nic->priv;
 	unsigned char *mem;
-	uint16_t cmd, i;
+	uint16_t cmd;
 	int e;
 
 	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0)
@@ -442,28 +345,20 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	if ((e = dma_alloc(2 * QREGION, &v->mem, errbuf, len)) != 0)
 		return e;
 	mem = v->mem.virt;
+	v->used_errors = app_counter("dev-used-errors");
 	if ((e = vq_setup(v, &v->rx, RXQ, mem, v->mem.phys, errbuf,
 	    len)) != 0 || (e = vq_setup(v, &v->tx, TXQ, mem + QREGION,
 	    v->mem.phys + QREGION, errbuf, len)) != 0)
 		return e;
 	/* Every receive buffer posted, if the graph takes what arrives
 	 * (else the device keeps frames to itself: QEMU leaves them on
-	 * the tap); every transmit buffer idle.  The transmit headers
-	 * stay zero: no offload, no GSO. */
-	for (i = 0; nic->rx && i < v->rx.size; i++) {
-		v->rx.desc[i].len = BUF_SIZE;
-		v->rx.desc[i].flags = DESC_F_WRITE;
-		v->rx.avail->ring[i] = i;
-	}
-	v->rx.avail_idx = nic->rx ? v->rx.size : 0;
-	for (i = 0; i < v->tx.size; i++)
-		v->tx.free[i] = (uint16_t)(v->tx.size - 1 - i);
-	v->tx.nfree = v->tx.size;
+	 * the tap). */
+	if (nic->rx)
+		vq_rx_post_all(&v->rx);
 	R8(v->common, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER |
 	    ST_FEATURES_OK | ST_DRIVER_OK;
 	/* The device may not look at a queue before DRIVER_OK. */
 	vq_publish(&v->rx);
-	v->used_errors = app_counter("dev-used-errors");
 	fprintf(stderr, "snb-nic: %s: virtio-net (%04x:%04x) "
 	    "%02x:%02x:%02x:%02x:%02x:%02x, queues %u/%u, link %s\n",
 	    v->pci.addr, v->pci.vendor, v->pci.device, v->mac[0], v->mac[1],
@@ -476,83 +371,16 @@ static void
 virtio_rx(struct nic *nic, struct rx_burst *b)
 {
 	struct virtio *v = nic->priv;
-	struct vq *q = &v->rx;
-	struct vq_used_elem *e;
-	struct packet *p;
-	uint32_t id, len, n = 0;
-	uint16_t end;
 
-	end = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
-	while (q->used_idx != end && b->seen < b->budget) {
-		e = &q->used->ring[q->used_idx++ & q->mask];
-		id = e->id;
-		len = e->len;
-		if (id >= q->size) {
-			/* Not a buffer of ours: nothing to post again. */
-			(*v->used_errors)++;
-			b->seen++;
-			continue;
-		}
-		if (len < NET_HDR || len > BUF_SIZE) {
-			(*v->used_errors)++;
-			b->seen++;
-		} else if ((p = nic_rx_slot(nic, b, len - NET_HDR,
-		    b->ts_ns)) != NULL)
-			memcpy(p->data, q->buf + id * BUF_SIZE + NET_HDR,
-			    len - NET_HDR);
-		q->avail->ring[q->avail_idx++ & q->mask] = (uint16_t)id;
-		n++;
-	}
-	if (n)
-		vq_publish(q);
-}
-
-/* Take back the transmit descriptors the device has finished with. */
-static void
-tx_reclaim(struct virtio *v, struct vq *q)
-{
-	uint16_t end;
-	uint32_t id;
-
-	end = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
-	while (q->used_idx != end) {
-		id = q->used->ring[q->used_idx++ & q->mask].id;
-		if (id < q->size && q->busy[id]) {
-			q->busy[id] = 0;
-			q->free[q->nfree++] = (uint16_t)id;
-		} else
-			(*v->used_errors)++;
-	}
+	vq_rx(&v->rx, nic, b);
 }
 
 static uint32_t
 virtio_tx(struct nic *nic, struct ring *in, uint32_t n)
 {
 	struct virtio *v = nic->priv;
-	struct vq *q = &v->tx;
-	struct packet *p;
-	uint32_t i, len, queued = 0;
-	uint16_t id;
 
-	tx_reclaim(v, q);
-	for (i = 0; i < n && q->nfree > 0; i++) {
-		p = ring_peek(in, i);
-		len = nic_tx_len(in, p);
-		if (len > MAX_FRAME) {
-			(*nic->c.drop_tx_error)++;
-			continue;
-		}
-		id = q->free[--q->nfree];
-		q->busy[id] = 1;
-		memcpy(q->buf + id * BUF_SIZE + NET_HDR, p->data, len);
-		q->desc[id].len = NET_HDR + len;
-		q->avail->ring[q->avail_idx++ & q->mask] = id;
-		nic_tx_sent(nic, len);
-		queued++;
-	}
-	if (queued)
-		vq_publish(q);
-	return i;
+	return vq_tx(&v->tx, nic, in, n);
 }
 
 /* A device that found an error in what we gave it stops until reset. */
@@ -576,7 +404,7 @@ virtio_drain(struct nic *nic)
 	int i;
 
 	for (i = 0; i < 100; i++) {
-		tx_reclaim(v, &v->tx);
+		vq_tx_reclaim(&v->tx);
 		if (v->tx.nfree == v->tx.size)
 			break;
 		pci_pause_ms(1);
