@@ -6,7 +6,7 @@
 load helpers
 
 ROOT="$BATS_TEST_DIRNAME/.."
-TOOLS="bridge filter join lb lwaftr pcap-read pcap-write sink source tee vlan
+TOOLS="bridge echo filter join lb lwaftr pcap-read pcap-write sink source tee vlan
 nic memif vhost run ctl top ps"
 
 # The version the Makefile gives every tool.
@@ -36,11 +36,11 @@ man_forms() {
 	    sed 's/^ *//' | tr 'A-Z' 'a-z' | tr -d ' \t'
 }
 
-@test "the 18 tools are built" {
+@test "the 19 tools are built" {
 	for t in $TOOLS; do
 		[ -x "$SNB_BUILD/bin/snb-$t" ] || { echo "no snb-$t"; return 1; }
 	done
-	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 18 ]
+	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 19 ]
 }
 
 @test "every tool: --help, --version, a bad option (message form, status)" {
@@ -127,7 +127,7 @@ man_forms() {
 			n=$((n + 1)) ;;
 		esac
 	done
-	[ "$n" -eq 14 ]
+	[ "$n" -eq 15 ]
 	# Nothing else but the test apps of the build (tests/ is in PATH).
 	[ "$(echo "$output" | wc -l)" -eq $((n + $(ls "$SNB_BUILD"/tests/snb-* 2>/dev/null | wc -l))) ]
 	[ "$(snb-run -l)" = "$output" ]
@@ -181,6 +181,9 @@ man_forms() {
 	run snb-run -c "source | vlan tag 5000 | sink"
 	[ "$status" -eq 2 ]
 	assert_output_has "snb-vlan: tag: bad VLAN id '5000'"
+	run snb-run -c "source | echo 192.0.2.1 2001:db8::300:: | sink"
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-echo: bad address '2001:db8::300::': not IPv4 or IPv6"
 	# A good graph: the plan, and no file, socket or graph made.
 	run snb-run -c "source --count 1 | t: tee | pcap-write $T/out.pcap
 	    @t [x] | memif $T/m.sock --master | sink"
