@@ -34,10 +34,12 @@ APP_DIRS  := $(patsubst apps/%/,%,$(sort $(dir $(wildcard apps/*/*.c))))
 TOOL_SRC  := $(wildcard tools/snb-*.c)
 # A larger tool is a directory: tools/snb-NAME/*.c -> snb-NAME.
 TOOL_DIRS := $(patsubst tools/%/,%,$(sort $(dir $(wildcard tools/*/*.c))))
-# A driver is a directory: drivers/NAME/*.c -> snb-NAME (nic, vhost, memif),
-# linked with LIBS_NAME when the driver needs more than libring.
+# A driver is a directory: drivers/NAME/*.c -> snb-NAME (nic, vhost, memif).
 DRV_DIRS  := $(patsubst drivers/%/,%,$(sort $(dir $(wildcard drivers/*/*.c))))
+# A directory app or driver that needs more than libring is linked with
+# LIBS_NAME (the demo's programs need none of these).
 LIBS_nic  := -lxdp -lbpf -lelf -lz
+LIBS_esp  := -lcrypto
 BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%) \
              $(DRV_DIRS:%=$(BUILD)/bin/snb-%) \
              $(APP_DIRS:%=$(BUILD)/bin/snb-%) $(TOOL_DIRS:%=$(BUILD)/bin/%)
@@ -63,6 +65,9 @@ $(BUILD)/tests/unit/test_lwaftr_conf.o $(BUILD)/tests/unit/test_lwaftr_bt.o \
 $(BUILD)/bench/lwaftr_bt_bench.o: $(LWAFTR_C)
 # snb-nic's PCI ring code, driven by a model of the device.
 $(BUILD)/tests/test_nic_rings: $(BUILD)/drivers/nic/virtio_ring.o
+ESP_C     := $(wildcard apps/esp/*.c)
+$(BUILD)/tests/unit/test_esp.o: $(ESP_C)
+$(BUILD)/tests/test_esp: override LDLIBS += $(LIBS_esp)
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -83,7 +88,7 @@ $(BUILD)/bin/snb-%: $(BUILD)/apps/%.o $(LIB)
 define APP_DIR_RULE
 $(BUILD)/bin/snb-$(1): $(patsubst %.c,$(BUILD)/%.o,$(wildcard apps/$(1)/*.c)) $(LIB)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS) $$(LIBS_$(1))
 endef
 $(foreach d,$(APP_DIRS),$(eval $(call APP_DIR_RULE,$(d))))
 

@@ -6,7 +6,7 @@
 load helpers
 
 ROOT="$BATS_TEST_DIRNAME/.."
-TOOLS="bridge echo filter join lb lwaftr pcap-read pcap-write sink source tee vlan
+TOOLS="bridge echo esp filter join lb lwaftr pcap-read pcap-write sink source tee vlan
 nic memif vhost run ctl top ps"
 
 # The version the Makefile gives every tool.
@@ -36,11 +36,11 @@ man_forms() {
 	    sed 's/^ *//' | tr 'A-Z' 'a-z' | tr -d ' \t'
 }
 
-@test "the 19 tools are built" {
+@test "the 20 tools are built" {
 	for t in $TOOLS; do
 		[ -x "$SNB_BUILD/bin/snb-$t" ] || { echo "no snb-$t"; return 1; }
 	done
-	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 19 ]
+	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 20 ]
 }
 
 @test "every tool: --help, --version, a bad option (message form, status)" {
@@ -127,7 +127,7 @@ man_forms() {
 			n=$((n + 1)) ;;
 		esac
 	done
-	[ "$n" -eq 15 ]
+	[ "$n" -eq 16 ]
 	# Nothing else but the test apps of the build (tests/ is in PATH).
 	[ "$(echo "$output" | wc -l)" -eq $((n + $(ls "$SNB_BUILD"/tests/snb-* 2>/dev/null | wc -l))) ]
 	[ "$(snb-run -l)" = "$output" ]

@@ -1,0 +1,138 @@
+/*
+ * esp.h: snb-esp's pieces.  ESP (RFC 4303) in tunnel mode for IPv6 with
+ * AES-128-GCM (RFC 4106), 64-bit extended sequence numbers, always.
+ *
+ *	sa.c		the SA file -> struct esp_sadb (cfg.h), each SA's
+ *			cipher context made once, here
+ *	replay.h	the receiver's window: the ESN's high half guessed
+ *			from the low one (RFC 4303 appendix A2), the check
+ *			before and the update after the ICV
+ *	crypt.c		one packet: encapsulate, decapsulate (OpenSSL EVP,
+ *			no allocation per packet)
+ *	main.c		the app: ports, counters, reload (SIGHUP)
+ *
+ * The wire, toward the core (tunnel mode, next header 41):
+ *
+ *	Ethernet | IPv6 local->remote, nh 50 | SPI | seq low | IV (8) |
+ *	    [ inner IPv6 packet | pad 1,2,3.. | pad length | 41 ]enc | ICV (16)
+ *
+ * IV = the 64-bit sequence number (RFC 4106 3.1: a counter is fine, it
+ * never repeats under one key); nonce = salt (4) | IV (8); AAD = SPI |
+ * seq high | seq low (RFC 4106 section 5, ESN).
+ */
+#ifndef SNB_ESP_H
+#define SNB_ESP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfg.h"
+
+#define ESP_HLEN	8	/* SPI, sequence number (low half) */
+#define ESP_IVLEN	8
+#define ESP_ICVLEN	16
+#define ESP_TRAILER	2	/* pad length, next header */
+#define ESP_KEYLEN	16	/* AES-128 */
+#define ESP_SALTLEN	4
+#define ESP_ALIGN	4	/* RFC 4303 2.4: the trailer ends 4-aligned */
+/* Bytes around the inner packet: outer IPv6, header, IV, trailer, ICV. */
+#define ESP_OVERHEAD_MAX (40 + ESP_HLEN + ESP_IVLEN + ESP_ALIGN - 1 + \
+			  ESP_TRAILER + ESP_ICVLEN)
+
+#define ESP_WINDOW_DEFAULT 128
+#define ESP_WINDOW_MAX	4096
+#define ESP_MAX_SA	31	/* main.c keeps each one's state */
+#define ESP_NAME_MAX	32
+
+enum esp_dir { ESP_IN = 1, ESP_OUT = 2 };
+
+/*
+ * The receiver's anti-replay state: top is the highest sequence number
+ * accepted (0: none yet), bit (s % w) of bits says whether s in
+ * (top - w, top] was.
+ */
+struct esp_replay {
+	uint64_t	top;
+	uint32_t	w;		/* bits in the window, a multiple of 64 */
+	uint64_t	bits[ESP_WINDOW_MAX / 64];
+};
+
+struct evp_cipher_ctx_st;
+
+struct esp_sa {
+	char		 name[ESP_NAME_MAX];
+	enum esp_dir	 dir;
+	uint32_t	 spi;			/* host order */
+	uint8_t		 key[ESP_KEYLEN];
+	uint8_t		 salt[ESP_SALTLEN];
+	uint8_t		 local[16], remote[16];	/* tunnel endpoints */
+	uint64_t	 seq;			/* out: the last one sent */
+	struct esp_replay replay;		/* in */
+	struct evp_cipher_ctx_st *ctx;		/* made by sa.c, per SA */
+	struct cfg_pos	 at;			/* its "sa" in the file */
+};
+
+struct esp_sadb {
+	struct esp_sa	*sa;
+	int		 nsa;
+};
+
+/*
+ * Read SA file path into db (zeroed first); 0, or -1 with
+ * "FILE:LINE:COL: message" (or "FILE: reason") in err.  text: parse this
+ * instead of reading path (path names it in messages), for tests.
+ */
+int	esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
+	    size_t errlen);
+int	esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
+	    const char *file, char *err, size_t errlen);
+void	esp_sadb_free(struct esp_sadb *db);
+/* The cipher contexts of every SA: 0, or -1 with a reason in err. */
+int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
+/*
+ * An SA of old that is the same SA in db (direction, SPI, key, salt,
+ * addresses), or NULL: its sequence number or window carries over a
+ * reload.
+ */
+struct esp_sa *esp_sadb_same(const struct esp_sadb *old,
+	    const struct esp_sa *sa);
+
+/* What decapsulation says of a packet. */
+enum esp_verdict {
+	ESP_OK = 0,
+	ESP_TOO_SHORT,		/* shorter than the ESP overhead */
+	ESP_REPLAY,		/* in the window, seen already */
+	ESP_TOO_OLD,		/* below the window */
+	ESP_BAD_ICV,		/* authentication failed */
+	ESP_BAD_PADDING,	/* pad length past the data, or not 1,2,3.. */
+	ESP_BAD_NEXT_HEADER,	/* not 41 (IPv6): no other tunnel here */
+	ESP_DUMMY,		/* next header 59: RFC 4303 2.6 dummy */
+	ESP_BAD_INNER,		/* next header 41, but no IPv6 packet */
+};
+
+/*
+ * Encrypt the inner packet in (len bytes) of SA sa into out as
+ * ESP header | IV | ciphertext | ICV; returns the bytes written
+ * (esp_encap_len(len)).  The caller checked sa->seq < UINT64_MAX and
+ * room for the result; in and out must not overlap.
+ */
+uint32_t esp_encap(struct esp_sa *sa, const uint8_t *in, uint32_t len,
+	    uint8_t *out);
+static inline uint32_t
+esp_encap_len(uint32_t len)
+{
+	uint32_t pad = (uint32_t)(-(len + ESP_TRAILER)) & (ESP_ALIGN - 1);
+
+	return ESP_HLEN + ESP_IVLEN + len + pad + ESP_TRAILER + ESP_ICVLEN;
+}
+
+/*
+ * Decrypt the ESP packet in (len bytes, from the ESP header on) of
+ * inbound SA sa: the inner IPv6 packet into out (at most len bytes), its
+ * length in *outlen.  The window moves only for a packet that passed the
+ * ICV.  On any verdict but ESP_OK, what is in out is garbage.
+ */
+enum esp_verdict esp_decap(struct esp_sa *sa, const uint8_t *in,
+	    uint32_t len, uint8_t *out, uint32_t *outlen);
+
+#endif

@@ -1,0 +1,493 @@
+/*
+ * snb-esp: IPsec ESP tunnel mode for IPv6, AES-128-GCM with extended
+ * sequence numbers, between a clear side and the core.
+ *
+ *	clear -> core	an IPv6 packet (in an Ethernet frame) to an
+ *			outbound SA's remote address is wrapped whole
+ *	core -> clear	ESP to an inbound SA (SPI and our address) is
+ *			checked (window, ICV), the inner packet passed on
+ *
+ * This file is the app's glue: arguments, ports, counters, the SA
+ * table's reload (SIGHUP or snb-ctl GRAPH config LABEL reload) and the
+ * sequence numbers a restarted or swapped-in process must go on from.
+ *
+ * Never the same nonce twice.  A process that restarts (--restart) or
+ * replaces this one (snb-ctl swap) reads the SA file again, whose
+ * sequence numbers are where the SAs began.  So the outbound numbers
+ * are leased: before an SA sends past its lease, the lease moves
+ * SEQ_LEASE further and is committed in the stage's state (app.h); a
+ * successor starts every SA at its lease, never below a number sent.
+ * The inbound windows' tops are committed every breath, and a
+ * successor takes everything at or below a top as seen: a packet in
+ * flight across the change may be lost, none is accepted twice.
+ */
+#include <arpa/inet.h>
+#include <err.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "esp.h"
+#include "forward.h"
+#include "proto.h"
+#include "replay.h"
+
+#define SEQ_LEASE	(1ULL << 16)
+#define CLEAR		0	/* fwd port indexes */
+#define CORE		1
+#define OUTER_HLEN	(SNB_ETH_HLEN + SNB_IPV6_HLEN)
+#define HOP_LIMIT	64
+
+/* The hand-over state: where each SA stands, by direction and SPI. */
+struct sastate {
+	uint32_t	spi;
+	uint32_t	dir;
+	uint64_t	seq;	/* out: the lease; in: the window's top */
+};
+#define NSTATE	((APP_STATE_MAX - 8) / sizeof(struct sastate))
+struct state {
+	uint32_t	n, pad;
+	struct sastate	e[NSTATE];
+};
+_Static_assert(sizeof(struct state) <= APP_STATE_MAX, "state size");
+_Static_assert(ESP_MAX_SA <= NSTATE, "every SA has its state");
+
+static const char *safile, *counters_out;
+static struct esp_sadb sadb;		/* the data path's */
+static struct esp_sadb next_db;		/* a reload's, until adopted */
+static int next_kept[ESP_MAX_SA];	/* its SA i is old SA next_kept[i]-1 */
+static uint64_t lease[ESP_MAX_SA];	/* out SA i may send up to this */
+static struct state *state;
+static struct esp_sa *last_out;		/* the last outbound SA used */
+static struct fwd fwd;
+
+static struct {
+	uint64_t *encrypted, *decrypted, *drop_not_ipv6, *drop_no_sa,
+	    *drop_seq_exhausted, *drop_not_esp, *drop_too_short,
+	    *drop_bad_spi, *drop_replay, *drop_too_old, *drop_icv,
+	    *drop_bad_padding, *drop_bad_next_header, *drop_dummy,
+	    *drop_bad_inner;
+} cnt;
+static const char *const cnt_names[] = {
+	"encrypted", "decrypted", "drop-not-ipv6", "drop-no-sa",
+	"drop-seq-exhausted", "drop-not-esp", "drop-too-short",
+	"drop-bad-spi", "drop-replay", "drop-too-old", "drop-icv",
+	"drop-bad-padding", "drop-bad-next-header", "drop-dummy",
+	"drop-bad-inner", NULL
+};
+static uint64_t *verdict_cnt[ESP_BAD_INNER + 1];
+
+/* ---- the state a successor goes on from ---- */
+
+/* The data path's SAs into the state, committed. */
+static void
+state_save(void)
+{
+	int i;
+
+	state->n = (uint32_t)sadb.nsa;
+	for (i = 0; i < sadb.nsa; i++) {
+		struct esp_sa *sa = &sadb.sa[i];
+
+		state->e[i].spi = sa->spi;
+		state->e[i].dir = sa->dir;
+		state->e[i].seq = sa->dir == ESP_OUT ? lease[i] :
+		    sa->replay.top;
+	}
+	app_state_commit();
+}
+
+/* A predecessor's state onto the SAs just read from the file. */
+static void
+state_resume(void)
+{
+	uint32_t j;
+	int i;
+
+	for (i = 0; i < sadb.nsa; i++) {
+		struct esp_sa *sa = &sadb.sa[i];
+
+		for (j = 0; j < state->n && j < NSTATE; j++) {
+			const struct sastate *e = &state->e[j];
+
+			if (e->spi != sa->spi || e->dir != sa->dir)
+				continue;
+			if (sa->dir == ESP_OUT && e->seq > sa->seq)
+				sa->seq = e->seq;
+			if (sa->dir == ESP_IN && e->seq > sa->replay.top) {
+				sa->replay.top = e->seq;
+				/* all of the window seen */
+				memset(sa->replay.bits, 0xff,
+				    sa->replay.w / 8);
+			}
+		}
+	}
+}
+
+/* Before an outbound SA sends past its lease. */
+static void
+state_lease(int i)
+{
+	struct esp_sa *sa = &sadb.sa[i];
+
+	lease[i] = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
+	    sa->seq + SEQ_LEASE;
+	state_save();
+}
+
+/* ---- the data path ---- */
+
+static inline struct esp_sa *
+find_out(const uint8_t *dst)
+{
+	int i;
+
+	if (last_out != NULL && memcmp(last_out->remote, dst, 16) == 0)
+		return last_out;
+	for (i = 0; i < sadb.nsa; i++)
+		if (sadb.sa[i].dir == ESP_OUT &&
+		    memcmp(sadb.sa[i].remote, dst, 16) == 0)
+			return last_out = &sadb.sa[i];
+	return NULL;
+}
+
+static inline struct esp_sa *
+find_in(uint32_t spi, const uint8_t *dst)
+{
+	int i;
+
+	for (i = 0; i < sadb.nsa; i++)
+		if (sadb.sa[i].spi == spi && sadb.sa[i].dir == ESP_IN &&
+		    memcmp(sadb.sa[i].local, dst, 16) == 0)
+			return &sadb.sa[i];
+	return NULL;
+}
+
+/* clear -> core: 1 when the frame was taken (sent or dropped). */
+static inline int
+encap(const struct packet *p, uint32_t len)
+{
+	const struct eth_hdr *e = (const void *)p->data;
+	const struct ipv6_hdr *in = (const void *)(p->data + SNB_ETH_HLEN);
+	struct fwd_out *o = &fwd.out[CORE];
+	struct ipv6_hdr *ip;
+	struct esp_sa *sa;
+	struct packet *q;
+	uint32_t elen;
+	int i;
+
+	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
+	    ipv6_version(in) != SNB_IPV6_VERSION) {
+		(*cnt.drop_not_ipv6)++;
+		return 1;
+	}
+	if ((sa = find_out(in->dst)) == NULL) {
+		(*cnt.drop_no_sa)++;
+		return 1;
+	}
+	/* Never wrap: the next number would repeat a nonce (RFC 4303
+	 * 3.3.3: a new SA is due long before). */
+	if (sa->seq == UINT64_MAX) {
+		(*cnt.drop_seq_exhausted)++;
+		return 1;
+	}
+	elen = esp_encap_len(len - SNB_ETH_HLEN);
+	if (OUTER_HLEN + elen > o->ring->capacity) {
+		(*fwd.drop_oversize)++;
+		return 1;
+	}
+	if (!fwd_room(&fwd, CORE))
+		return 0;
+	i = (int)(sa - sadb.sa);
+	if (sa->seq >= lease[i])
+		state_lease(i);
+	q = ring_slot(o->ring, o->used++);
+	q->len = (uint16_t)(OUTER_HLEN + elen);
+	q->flags = 0;
+	q->wirelen = 0;
+	q->ts_ns = p->ts_ns;
+	/* The addresses are nd's to set; the traffic class goes along. */
+	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
+	((struct eth_hdr *)q->data)->type = htons(SNB_ETH_IPV6);
+	ip = (struct ipv6_hdr *)(q->data + SNB_ETH_HLEN);
+	ip->ver_tc_flow = htonl(SNB_IPV6_VERSION << 28 |
+	    ipv6_tclass(in) << 20);
+	ip->plen = htons((uint16_t)elen);
+	ip->next = SNB_IPPROTO_ESP;
+	ip->hop_limit = HOP_LIMIT;
+	memcpy(ip->src, sa->local, 16);
+	memcpy(ip->dst, sa->remote, 16);
+	esp_encap(sa, p->data + SNB_ETH_HLEN, len - SNB_ETH_HLEN,
+	    q->data + OUTER_HLEN);
+	(*cnt.encrypted)++;
+	return 1;
+}
+
+/* core -> clear: 1 when the frame was taken (passed or dropped). */
+static inline int
+decap(const struct packet *p, uint32_t len)
+{
+	const struct eth_hdr *e = (const void *)p->data;
+	const struct ipv6_hdr *ip = (const void *)(p->data + SNB_ETH_HLEN);
+	const uint8_t *esp = p->data + OUTER_HLEN;
+	struct fwd_out *o = &fwd.out[CLEAR];
+	enum esp_verdict v;
+	struct esp_sa *sa;
+	struct packet *q;
+	uint32_t plen, inner;
+
+	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
+	    ipv6_version(ip) != SNB_IPV6_VERSION ||
+	    ip->next != SNB_IPPROTO_ESP) {
+		(*cnt.drop_not_esp)++;
+		return 1;
+	}
+	plen = ntohs(ip->plen);
+	if (plen < ESP_HLEN || OUTER_HLEN + plen > len) {
+		(*cnt.drop_too_short)++;
+		return 1;
+	}
+	if ((sa = find_in((uint32_t)esp[0] << 24 | (uint32_t)esp[1] << 16 |
+	    (uint32_t)esp[2] << 8 | esp[3], ip->dst)) == NULL) {
+		(*cnt.drop_bad_spi)++;
+		return 1;
+	}
+	/* The plaintext is never longer than the ESP packet. */
+	if (SNB_ETH_HLEN + plen > o->ring->capacity) {
+		(*fwd.drop_oversize)++;
+		return 1;
+	}
+	if (!fwd_room(&fwd, CLEAR))
+		return 0;
+	q = ring_slot(o->ring, o->used);
+	v = esp_decap(sa, esp, plen, q->data + SNB_ETH_HLEN, &inner);
+	if (v != ESP_OK) {
+		(*verdict_cnt[v])++;
+		return 1;
+	}
+	o->used++;
+	q->len = (uint16_t)(SNB_ETH_HLEN + inner);
+	q->flags = 0;
+	q->wirelen = 0;
+	q->ts_ns = p->ts_ns;
+	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
+	((struct eth_hdr *)q->data)->type = htons(SNB_ETH_IPV6);
+	(*cnt.decrypted)++;
+	return 1;
+}
+
+static uint32_t
+take(void *ctx, int from, struct ring *r, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct packet *p = ring_peek(r, i);
+		uint32_t len = packet_len(r, p);
+
+		if (!(from == CLEAR ? encap(p, len) : decap(p, len)))
+			break;
+	}
+	return i;
+}
+
+static int
+esp_breathe(void)
+{
+	uint64_t before = *cnt.decrypted;
+	int n = fwd_take(&fwd, take, NULL);
+
+	fwd_commit(&fwd);
+	/* The windows moved: a successor must not take those again. */
+	if (*cnt.decrypted != before)
+		state_save();
+	return n;
+}
+
+/* ---- reload ---- */
+
+/* On the data path, between two breaths. */
+static void
+adopt(void *arg)
+{
+	struct esp_sadb old = sadb;
+	uint64_t old_lease[ESP_MAX_SA];
+	int i;
+
+	memcpy(old_lease, lease, sizeof(lease));
+	for (i = 0; i < next_db.nsa; i++) {
+		struct esp_sa *sa = &next_db.sa[i];
+
+		lease[i] = 0;
+		if (next_kept[i] == 0)
+			continue;
+		const struct esp_sa *o = &old.sa[next_kept[i] - 1];
+		if (sa->dir == ESP_OUT) {
+			if (o->seq > sa->seq)
+				sa->seq = o->seq;
+			lease[i] = old_lease[next_kept[i] - 1];
+		} else if (o->replay.w == sa->replay.w &&
+		    o->replay.top >= sa->replay.top)
+			sa->replay = o->replay;
+		else if (o->replay.top > sa->replay.top)
+			replay_init(&sa->replay, sa->replay.w, o->replay.top);
+	}
+	sadb = next_db;
+	next_db = old;
+	last_out = NULL;
+	state_save();
+}
+
+static int
+reload(FILE *out)
+{
+	char err[512];
+	int i, kept = 0, in = 0;
+
+	if (esp_sadb_load(&next_db, safile, err, sizeof(err)) == -1 ||
+	    esp_sadb_keys(&next_db, err, sizeof(err)) == -1) {
+		esp_sadb_free(&next_db);
+		fprintf(out, "%s", err);
+		return -1;
+	}
+	for (i = 0; i < next_db.nsa; i++) {
+		struct esp_sa *o = esp_sadb_same(&sadb, &next_db.sa[i]);
+
+		next_kept[i] = o ? (int)(o - sadb.sa) + 1 : 0;
+		kept += o != NULL;
+		in += next_db.sa[i].dir == ESP_IN;
+	}
+	if (app_ctl_sync(adopt, NULL) == -1) {
+		esp_sadb_free(&next_db);
+		fprintf(out, "stage stopping");
+		return -1;
+	}
+	/* next_db is the old table now: the data path no longer sees it. */
+	esp_sadb_free(&next_db);
+	fprintf(out, "%s: %d SAs (%d inbound), %d kept\n", safile, sadb.nsa,
+	    in, kept);
+	return 0;
+}
+
+static int
+show(FILE *out)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	int i;
+
+	/* Read beside the data path: the numbers may be a breath old. */
+	for (i = 0; i < sadb.nsa; i++) {
+		const struct esp_sa *sa = &sadb.sa[i];
+
+		fprintf(out, "%s spi 0x%08x %s -> %s %s %llu%s%s\n",
+		    sa->dir == ESP_IN ? "in " : "out", sa->spi,
+		    inet_ntop(AF_INET6, sa->local, a, sizeof(a)),
+		    inet_ntop(AF_INET6, sa->remote, b, sizeof(b)),
+		    sa->dir == ESP_IN ? "top" : "seq",
+		    (unsigned long long)(sa->dir == ESP_IN ? sa->replay.top :
+		    sa->seq), sa->name[0] ? " " : "", sa->name);
+	}
+	return 0;
+}
+
+static int
+esp_control(int argc, char **argv, FILE *out)
+{
+	if (argc == 1 && strcmp(argv[0], "reload") == 0)
+		return reload(out);
+	if (argc == 1 && strcmp(argv[0], "show") == 0)
+		return show(out);
+	fprintf(out, "unknown request (reload, show)");
+	return -1;
+}
+
+/* ---- start and stop ---- */
+
+static void
+esp_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "counters-out", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const names[] = { "clear", "core", NULL };
+	char err[512];
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			counters_out = optarg;
+			break;
+		default:
+			app_usage();
+		}
+	}
+	if (optind + 1 != argc)
+		app_usage();
+	safile = argv[optind];
+	if (esp_sadb_load(&sadb, safile, err, sizeof(err)) == -1)
+		errx(2, "%s", err);
+	if (esp_sadb_keys(&sadb, err, sizeof(err)) == -1)
+		errx(1, "%s", err);
+	app_counters((uint64_t **)&cnt, cnt_names);
+	verdict_cnt[ESP_TOO_SHORT] = cnt.drop_too_short;
+	verdict_cnt[ESP_REPLAY] = cnt.drop_replay;
+	verdict_cnt[ESP_TOO_OLD] = cnt.drop_too_old;
+	verdict_cnt[ESP_BAD_ICV] = cnt.drop_icv;
+	verdict_cnt[ESP_BAD_PADDING] = cnt.drop_bad_padding;
+	verdict_cnt[ESP_BAD_NEXT_HEADER] = cnt.drop_bad_next_header;
+	verdict_cnt[ESP_DUMMY] = cnt.drop_dummy;
+	verdict_cnt[ESP_BAD_INNER] = cnt.drop_bad_inner;
+	fwd_init(&fwd, names, names);
+	/* What comes in on one side leaves on the other: nothing may
+	 * vanish into an open port. */
+	if (app_port_dir("clear", PORT_IN) && fwd.out[CORE].ring == NULL)
+		errx(2, "input 'clear' is connected but output 'core' is "
+		    "not");
+	if (app_port_dir("core", PORT_IN) && fwd.out[CLEAR].ring == NULL)
+		errx(2, "input 'core' is connected but output 'clear' is "
+		    "not");
+}
+
+static void
+esp_start(void)
+{
+	state = app_state(sizeof(*state));
+	if (app_resumed())
+		state_resume();
+	state_save();
+}
+
+static void
+esp_stop(int eof)
+{
+	state_save();
+	if (counters_out != NULL)
+		(void)app_write_counters(counters_out);
+	esp_sadb_free(&sadb);
+}
+
+static const struct port_desc ports[] = {
+	{ "clear", PORT_IN },
+	{ "clear", PORT_OUT },
+	{ "core", PORT_IN },
+	{ "core", PORT_OUT },
+	{ NULL, 0 }
+};
+
+static const struct app_desc desc = {
+	.name = "esp",
+	.usage = "[--counters-out FILE] SAFILE",
+	.summary = "IPsec ESP tunnel mode for IPv6 (AES-128-GCM, extended "
+	    "sequence numbers): port clear <-> port core.",
+	.ports = ports,
+	.init = esp_init,
+	.start = esp_start,
+	.breathe = esp_breathe,
+	.stop = esp_stop,
+	.control = esp_control,
+};
+
+APP_MAIN(desc)

@@ -1,0 +1,354 @@
+/*
+ * sa.c: the SA file (snb-esp(1), "SA FILE") -> struct esp_sadb, read
+ * with libring's cfg.h: errors are "FILE:LINE:COL: message".
+ *
+ *	sa {
+ *		name site-b-out;		// for messages (optional)
+ *		direction out;			// or in
+ *		spi 0x1001;			// 256 .. 2^32-1
+ *		key 0x<32 hex digits of key><8 of salt>;
+ *		local-address 2001:db8:1::1;	// tunnel endpoints
+ *		remote-address 2001:db8:2::1;
+ *		replay-window 128;		// in: 64 .. 4096, by 64
+ *		sequence 0;			// out: the last one sent;
+ *						// in: the highest received
+ *	}
+ *
+ * The key is what `ip xfrm state ... aead 'rfc4106(gcm(aes))' KEY 128`
+ * takes: the AES-128 key and the 4-byte salt in one 20-byte number, so
+ * that both ends can be made from one string.
+ */
+#include <openssl/evp.h>
+
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "esp.h"
+#include "replay.h"
+
+enum { ID_NAME = 1, ID_DIR, ID_SPI, ID_KEY, ID_SEQ, ID_SA };
+
+struct sactx {
+	struct esp_sa	 sa;
+	uint32_t	 window;
+	int		 have_dir, have_window, have_seq;
+	struct cfg_pos	 dir_at, window_at, spi_at;
+};
+
+struct saparser {
+	struct cfg	 cf;
+	struct esp_sadb	*db;
+	size_t		 cap;
+};
+
+#define SX(m)	offsetof(struct sactx, m)
+
+static cfg_leaf_fn sa_leaf;
+static cfg_block_fn top_block;
+
+static const struct cfg_field f_sa[] = {
+	CFG_F("name", CFG_LEAF, .id = ID_NAME),
+	CFG_F("direction", CFG_LEAF, .id = ID_DIR,
+	    CFG_AT(CFG_REQUIRED | CFG_VALPOS, SX(dir_at))),
+	CFG_F("spi", CFG_LEAF, .id = ID_SPI,
+	    CFG_AT(CFG_REQUIRED | CFG_VALPOS, SX(spi_at))),
+	CFG_F("key", CFG_LEAF, .id = ID_KEY, .flags = CFG_REQUIRED),
+	CFG_F("local-address", CFG_IPV6, .off = SX(sa.local),
+	    .flags = CFG_REQUIRED),
+	CFG_F("remote-address", CFG_IPV6, .off = SX(sa.remote),
+	    .flags = CFG_REQUIRED),
+	CFG_INT("replay-window", SX(window), ESP_WINDOW_MAX, .lo = 64,
+	    CFG_AT(CFG_POS, SX(window_at))),
+	CFG_F("sequence", CFG_LEAF, .id = ID_SEQ),
+};
+static const struct cfg_schema s_sa = CFG_S(f_sa, .leaf = sa_leaf);
+
+static const struct cfg_field f_top[] = {
+	CFG_F("sa", CFG_BLOCK, .id = ID_SA, .flags = CFG_LIST),
+};
+static const struct cfg_schema s_top = CFG_S(f_top, .block = top_block);
+
+/* Decimal, or hexadecimal after 0x; no sign. */
+static int
+parse_u64(const struct cfg_tok *v, uint64_t *out)
+{
+	uint64_t x = 0;
+	size_t i = 0;
+	int hex = 0, d;
+
+	if (v->len > 2 && v->p[0] == '0' && (v->p[1] == 'x' ||
+	    v->p[1] == 'X')) {
+		hex = 1;
+		i = 2;
+	}
+	if (i == v->len)
+		return -1;
+	for (; i < v->len; i++) {
+		char c = v->p[i];
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (hex && c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (hex && c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -1;
+		if (hex ? x >> 60 != 0 : x > (UINT64_MAX - (uint64_t)d) / 10)
+			return -1;
+		x = hex ? x << 4 | (uint64_t)d : x * 10 + (uint64_t)d;
+	}
+	*out = x;
+	return 0;
+}
+
+/* 0x and 2 * n hex digits into n bytes. */
+static int
+parse_hex(const struct cfg_tok *v, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	if (v->len != 2 + 2 * n || v->p[0] != '0' || (v->p[1] != 'x' &&
+	    v->p[1] != 'X'))
+		return -1;
+	for (i = 0; i < 2 * n; i++) {
+		char c = v->p[2 + i];
+		int d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -1;
+		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
+	}
+	return 0;
+}
+
+static int
+sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *n, const struct cfg_tok *v)
+{
+	struct sactx *x = obj;
+	uint8_t kb[ESP_KEYLEN + ESP_SALTLEN];
+	char b[CFG_SHOW];
+	uint64_t u;
+
+	switch (f->id) {
+	case ID_NAME:
+		if (v->len == 0 || v->len >= ESP_NAME_MAX)
+			return cfg_err(cf, &v->at, "bad name %s: 1 to %d "
+			    "bytes", cfg_show(v, b), ESP_NAME_MAX - 1);
+		memcpy(x->sa.name, v->p, v->len);
+		x->sa.name[v->len] = '\0';
+		return 0;
+	case ID_DIR:
+		if (cfg_eq(v, "in"))
+			x->sa.dir = ESP_IN;
+		else if (cfg_eq(v, "out"))
+			x->sa.dir = ESP_OUT;
+		else
+			return cfg_err(cf, &v->at, "bad direction %s (in, "
+			    "out)", cfg_show(v, b));
+		return 0;
+	case ID_SPI:
+		/* RFC 4303 2.1: 1..255 are reserved, 0 is never sent. */
+		if (parse_u64(v, &u) == -1 || u < 256 || u > UINT32_MAX)
+			return cfg_err(cf, &v->at, "bad spi %s: 256 .. "
+			    "4294967295, decimal or 0x hexadecimal",
+			    cfg_show(v, b));
+		x->sa.spi = (uint32_t)u;
+		return 0;
+	case ID_KEY:
+		if (parse_hex(v, kb, sizeof(kb)) == -1)
+			return cfg_err(cf, &v->at, "bad key %s: 0x and 40 hex "
+			    "digits (16 bytes of AES-128 key, 4 of salt)",
+			    cfg_show(v, b));
+		memcpy(x->sa.key, kb, ESP_KEYLEN);
+		memcpy(x->sa.salt, kb + ESP_KEYLEN, ESP_SALTLEN);
+		return 0;
+	case ID_SEQ:
+		if (parse_u64(v, &u) == -1)
+			return cfg_err(cf, &v->at, "bad sequence %s: 0 .. "
+			    "2^64-1, decimal or 0x hexadecimal",
+			    cfg_show(v, b));
+		x->sa.seq = u;
+		x->have_seq = 1;
+		return 0;
+	}
+	return cfg_err(cf, &n->at, "internal error: leaf %d", f->id);
+}
+
+static void
+show_spi(char *b, size_t len, const struct esp_sa *sa)
+{
+	if (sa->name[0])
+		snprintf(b, len, "'%s' (spi 0x%x)", sa->name, sa->spi);
+	else
+		snprintf(b, len, "spi 0x%x", sa->spi);
+}
+
+static int
+parse_sa(struct saparser *ps, const struct cfg_tok *n)
+{
+	struct cfg *cf = &ps->cf;
+	struct esp_sadb *db = ps->db;
+	struct sactx x;
+	char a[INET6_ADDRSTRLEN], b[64];
+	int i;
+
+	memset(&x, 0, sizeof(x));
+	x.sa.at = n->at;
+	if (cfg_block(cf, "sa", &s_sa, n, &x) == -1)
+		return -1;
+	show_spi(b, sizeof(b), &x.sa);
+	if (x.window_at.line) {
+		if (x.sa.dir != ESP_IN)
+			return cfg_err(cf, &x.window_at, "sa %s: "
+			    "replay-window is for inbound SAs", b);
+		if (x.window % 64 != 0)
+			return cfg_err(cf, &x.window_at, "sa %s: "
+			    "replay-window %u is not a multiple of 64", b,
+			    x.window);
+	} else
+		x.window = ESP_WINDOW_DEFAULT;
+	if (x.sa.dir == ESP_IN) {
+		replay_init(&x.sa.replay, x.window, x.sa.seq);
+		x.sa.seq = 0;
+	}
+	for (i = 0; i < db->nsa; i++) {
+		const struct esp_sa *o = &db->sa[i];
+
+		if (o->dir == x.sa.dir && o->spi == x.sa.spi)
+			return cfg_err(cf, &x.spi_at, "sa %s: its spi and "
+			    "direction are those of the SA at %d:%d", b,
+			    o->at.line, o->at.col);
+		if (o->dir == ESP_OUT && x.sa.dir == ESP_OUT &&
+		    memcmp(o->remote, x.sa.remote, 16) == 0)
+			return cfg_err(cf, &n->at, "sa %s: a second outbound "
+			    "SA to %s (the first at %d:%d)", b,
+			    inet_ntop(AF_INET6, x.sa.remote, a, sizeof(a)),
+			    o->at.line, o->at.col);
+	}
+	if (db->nsa == ESP_MAX_SA)
+		return cfg_err(cf, &n->at, "sa %s: more than %d SAs", b,
+		    ESP_MAX_SA);
+	if (cfg_grow(&db->sa, &ps->cap, (size_t)db->nsa + 1,
+	    sizeof(*db->sa)) == -1)
+		return cfg_err(cf, &n->at, "out of memory");
+	db->sa[db->nsa++] = x.sa;
+	return 0;
+}
+
+static int
+top_block(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *n)
+{
+	return parse_sa(obj, n);
+}
+
+int
+esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
+    const char *file, char *err, size_t errlen)
+{
+	struct saparser ps;
+	struct cfg_pos eof;
+	int rc = -1;
+
+	memset(db, 0, sizeof(*db));
+	memset(&ps, 0, sizeof(ps));
+	cfg_init(&ps.cf, text, len, file, err, errlen);
+	ps.db = db;
+	if (cfg_block(&ps.cf, NULL, &s_top, NULL, &ps) == 0) {
+		eof = cfg_here(&ps.cf);
+		if (db->nsa == 0)
+			cfg_err(&ps.cf, &eof, "no sa block");
+		else
+			rc = 0;
+	}
+	cfg_fini(&ps.cf);
+	if (rc == -1)
+		esp_sadb_free(db);
+	return rc;
+}
+
+int
+esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
+    size_t errlen)
+{
+	size_t len;
+	char *buf;
+	int rc;
+
+	memset(db, 0, sizeof(*db));
+	if ((buf = cfg_read(path, &len, err, errlen)) == NULL)
+		return -1;
+	rc = esp_sadb_parse(db, buf, len, path, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int
+esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen)
+{
+	int i, ok;
+
+	for (i = 0; i < db->nsa; i++) {
+		struct esp_sa *sa = &db->sa[i];
+
+		if ((sa->ctx = EVP_CIPHER_CTX_new()) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		/* Key now; per packet only the nonce (crypt.c). */
+		ok = sa->dir == ESP_OUT ?
+		    EVP_EncryptInit_ex(sa->ctx, EVP_aes_128_gcm(), NULL,
+		    sa->key, NULL) : EVP_DecryptInit_ex(sa->ctx,
+		    EVP_aes_128_gcm(), NULL, sa->key, NULL);
+		if (ok != 1) {
+			snprintf(err, errlen, "AES-128-GCM not available "
+			    "from libcrypto");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct esp_sa *
+esp_sadb_same(const struct esp_sadb *old, const struct esp_sa *sa)
+{
+	int i;
+
+	for (i = 0; i < old->nsa; i++) {
+		struct esp_sa *o = &old->sa[i];
+
+		if (o->dir == sa->dir && o->spi == sa->spi &&
+		    memcmp(o->key, sa->key, ESP_KEYLEN) == 0 &&
+		    memcmp(o->salt, sa->salt, ESP_SALTLEN) == 0 &&
+		    memcmp(o->local, sa->local, 16) == 0 &&
+		    memcmp(o->remote, sa->remote, 16) == 0)
+			return o;
+	}
+	return NULL;
+}
+
+void
+esp_sadb_free(struct esp_sadb *db)
+{
+	int i;
+
+	for (i = 0; i < db->nsa; i++) {
+		if (db->sa[i].ctx != NULL)
+			EVP_CIPHER_CTX_free(db->sa[i].ctx);
+		/* Keys do not outlive their SA in freed memory. */
+		OPENSSL_cleanse(db->sa[i].key, ESP_KEYLEN);
+	}
+	free(db->sa);
+	memset(db, 0, sizeof(*db));
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+# esp-peer.py: scapy's ESP (scapy.layers.ipsec, AES-GCM with ESN) as the
+# independent peer of snb-esp in tests/esp.bats.
+#
+#   clear OUT N SRC DST		N frames: Ethernet | IPv6 SRC->DST | UDP |
+#				payloads of 0..N*7 bytes (sizes vary, so
+#				every padding length shows up)
+#   check CLEAR ESP KEY SPI LOCAL REMOTE FIRST
+#				every frame of ESP is ESP tunnel mode from
+#				LOCAL to REMOTE with SPI and sequence
+#				numbers FIRST, FIRST+1, ...; scapy decrypts
+#				it (ESN: the high half from that number)
+#				and finds the frame of CLEAR at the same
+#				place, inner packet byte for byte
+#   make OUT KEY SPI SRC DST SEQ[:how]...
+#				one ESP frame per SEQ (64-bit, decimal or
+#				0x), how: ok (default), icv (a flipped ICV
+#				bit), spi (SPI + 1), short (cut to 20 bytes
+#				of ESP); the inner packet is an IPv6/UDP
+#				packet whose payload names SEQ
+#   inner IN			print the UDP payloads of the IPv6 frames
+#				of IN, one a line
+import struct
+import sys
+
+from scapy.all import Ether, IPv6, UDP, Raw, rdpcap, wrpcap, raw
+from scapy.layers.ipsec import SecurityAssociation, ESP
+
+MAC_A = "02:00:00:00:00:01"
+MAC_B = "02:00:00:00:00:02"
+
+
+def num(s):
+    return int(s, 0)
+
+
+def sa_for(key, spi, local, remote):
+    return SecurityAssociation(ESP, spi=spi, crypt_algo="AES-GCM",
+                               crypt_key=bytes.fromhex(key[2:]),
+                               auth_algo="NULL", auth_key=None,
+                               tunnel_header=IPv6(src=local, dst=remote),
+                               esn_en=True)
+
+
+def clear(out, n, src, dst):
+    frames = []
+    for i in range(int(n)):
+        pay = bytes((i + j) & 0xff for j in range(i * 7 % 1400))
+        frames.append(Ether(src=MAC_A, dst=MAC_B) /
+                      IPv6(src=src, dst=dst, hlim=64) /
+                      UDP(sport=1000 + i, dport=9) / Raw(pay))
+    wrpcap(out, frames)
+
+
+def check(clearf, espf, key, spi, local, remote, first):
+    spi, first = num(spi), num(first)
+    sa = sa_for(key, spi, local, remote)
+    plain = rdpcap(clearf)
+    enc = rdpcap(espf)
+    if len(plain) != len(enc):
+        sys.exit("%d clear frames, %d ESP frames" % (len(plain), len(enc)))
+    for i, (p, e) in enumerate(zip(plain, enc)):
+        seq = first + i
+        ip = e[IPv6]
+        if ip.src != local or ip.dst != remote or ip.nh != 50:
+            sys.exit("frame %d: outer %s -> %s nh %d" %
+                     (i, ip.src, ip.dst, ip.nh))
+        esp = ip[ESP]
+        if esp.spi != spi or esp.seq != seq & 0xffffffff:
+            sys.exit("frame %d: spi 0x%x seq %d, expected 0x%x %d" %
+                     (i, esp.spi, esp.seq, spi, seq & 0xffffffff))
+        # RFC 4303 2.4: the ESP payload ends on a 4-byte boundary.
+        if (len(esp) - 8 - 8 - 16) % 4 != 0:
+            sys.exit("frame %d: ciphertext of %d bytes" %
+                     (i, len(esp) - 32))
+        try:
+            d = sa.decrypt(IPv6(raw(ip)), esn_en=True, esn=seq >> 32)
+        except Exception as x:
+            sys.exit("frame %d (seq %d): scapy: %s" % (i, seq, x))
+        if raw(d) != raw(p[IPv6]):
+            sys.exit("frame %d: inner packet differs" % i)
+    print("ok %d" % len(enc))
+
+
+def make(out, key, spi, src, dst, seqs):
+    spi = num(spi)
+    sa = sa_for(key, spi, src, dst)
+    frames = []
+    for s in seqs:
+        seq, _, how = s.partition(":")
+        seq = num(seq)
+        inner = (IPv6(src=src, dst=dst, hlim=64) /
+                 UDP(sport=2000, dport=9) / Raw(b"seq %d" % seq))
+        # scapy reads seq_num=0 and esn=0 as "the SA's own": set those.
+        sa.seq_num, sa.esn = seq & 0xffffffff, seq >> 32
+        e = sa.encrypt(inner)
+        b = bytearray(raw(e))
+        if how == "icv":
+            b[-1] ^= 1
+        elif how == "spi":
+            b[40:44] = struct.pack(">I", spi + 1)
+        elif how == "short":
+            del b[60:]
+            b[4:6] = struct.pack(">H", 20)
+        elif how not in ("", "ok"):
+            sys.exit("unknown how '%s'" % how)
+        frames.append(Ether(src=MAC_B, dst=MAC_A) / IPv6(bytes(b)))
+    wrpcap(out, frames)
+
+
+def inner(path):
+    for p in rdpcap(path):
+        print(p[Raw].load.decode() if Raw in p else "-")
+
+
+cmd = sys.argv[1]
+if cmd == "clear":
+    clear(*sys.argv[2:6])
+elif cmd == "check":
+    check(*sys.argv[2:9])
+elif cmd == "make":
+    make(*sys.argv[2:7], sys.argv[7:])
+elif cmd == "inner":
+    inner(sys.argv[2])
+else:
+    sys.exit("usage: esp-peer.py clear|check|make|inner ...")

@@ -1,0 +1,281 @@
+#!/usr/bin/env bats
+# snb-esp against scapy's ESP (scapy.layers.ipsec, AES-GCM, ESN): scapy
+# decrypts what snb-esp sends, snb-esp must take what scapy makes, the
+# anti-replay edges and the wrap into the high half of the sequence
+# number included; tshark reads the headers; a reload re-keys a running
+# stream without losing a packet.
+load helpers
+
+PY=/usr/bin/python3
+PEER="$BATS_TEST_DIRNAME/esp-peer.py"
+K1=0x00112233445566778899aabbccddeeff01020304
+K2=0xfedcba98765432100123456789abcdefa5a5a5a5
+A=2001:db8:1::1
+B=2001:db8:2::1
+
+need_peer() {
+	$PY -c 'import scapy.layers.ipsec, cryptography' 2>/dev/null ||
+	    skip "python3-scapy or python3-cryptography not installed"
+}
+
+# sa DIR SPI KEY LOCAL REMOTE [MORE]: one sa block
+sa() {
+	printf 'sa {\n\tdirection %s;\n\tspi %s;\n\tkey %s;\n' "$1" "$2" "$3"
+	printf '\tlocal-address %s;\n\tremote-address %s;\n%s}\n' "$4" "$5" \
+	    "${6:-}"
+}
+
+ctr() {		# ctr FILE NAME: a counter of --counters-out
+	awk -v n="$2" '$1 == n { v = $2 } END { print v + 0 }' "$1"
+}
+
+# encrypt CONF IN OUT: clear frames of IN through snb-esp into OUT
+encrypt() {
+	timeout 60 snb-run "pcap-read $2 | [clear] esp --counters-out \
+	    $T/enc.ctr $1 [core] | pcap-write $3"
+}
+
+# decrypt CONF IN OUT: ESP frames of IN through snb-esp into OUT
+decrypt() {
+	timeout 60 snb-run "pcap-read $2 | [core] esp --counters-out \
+	    $T/dec.ctr $1 [clear] | pcap-write $3"
+}
+
+@test "esp: scapy decrypts what snb-esp sends; tshark reads SPI and sequence" {
+	need_peer
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	$PY "$PEER" clear "$T/clear.pcap" 200 $A $B
+	encrypt "$T/a.conf" "$T/clear.pcap" "$T/esp.pcap"
+	[ "$(ctr "$T/enc.ctr" encrypted)" -eq 200 ]
+	run $PY "$PEER" check "$T/clear.pcap" "$T/esp.pcap" $K1 0x1001 $A $B 1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok 200" ]
+	# the peer is not fooled: another key fails
+	run $PY "$PEER" check "$T/clear.pcap" "$T/esp.pcap" $K2 0x1001 $A $B 1
+	[ "$status" -ne 0 ]
+	tshark -r "$T/esp.pcap" -T fields -e esp.spi -e esp.sequence \
+	    > "$T/ts" 2>/dev/null
+	[ "$(wc -l < "$T/ts")" -eq 200 ]
+	[ "$(sed -n 1p "$T/ts")" = "$(printf '0x00001001\t1')" ]
+	[ "$(sed -n 200p "$T/ts")" = "$(printf '0x00001001\t200')" ]
+	[ "$(cut -f1 "$T/ts" | sort -u)" = 0x00001001 ]
+}
+
+@test "esp: packets for no SA, or not IPv6, are dropped and counted, never sent in clear" {
+	need_peer
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	$PY "$PEER" clear "$T/to-b.pcap" 5 $A $B
+	$PY "$PEER" clear "$T/to-c.pcap" 7 $A 2001:db8:3::1
+	mergecap -w "$T/in.pcap" "$T/to-b.pcap" "$T/to-c.pcap"
+	encrypt "$T/a.conf" "$T/in.pcap" "$T/esp.pcap"
+	[ "$(npackets "$T/esp.pcap")" -eq 5 ]
+	[ "$(ctr "$T/enc.ctr" drop-no-sa)" -eq 7 ]
+	# a varied capture (IPv4, IPv6 to elsewhere, ARP, tags, runts)
+	mkpcap "$T/mix.pcap" --count 500
+	encrypt "$T/a.conf" "$T/mix.pcap" "$T/esp2.pcap"
+	[ "$(npackets "$T/esp2.pcap")" -eq 0 ]
+	[ "$(ctr "$T/enc.ctr" drop-not-ipv6)" -gt 0 ]
+	[ "$(ctr "$T/enc.ctr" drop-no-sa)" -gt 0 ]
+	[ $(($(ctr "$T/enc.ctr" drop-not-ipv6) + $(ctr "$T/enc.ctr" drop-no-sa))) \
+	    -eq 500 ]
+}
+
+@test "esp: whatever comes from the core that is not ESP for an SA is dropped and counted" {
+	sa in 0x1001 $K1 $A $B > "$T/b.conf"
+	for m in "--count 500" "--random --count 2000"; do
+		mkpcap "$T/junk.pcap" $m
+		decrypt "$T/b.conf" "$T/junk.pcap" "$T/out.pcap"
+		[ "$(npackets "$T/out.pcap")" -eq 0 ]
+		n=$(awk '/^drop/ { s += $2 } END { print s + 0 }' "$T/dec.ctr")
+		[ "$n" -eq "$(capinfos -c -M "$T/junk.pcap" | awk '/Number/ { print $NF }')" ]
+	done
+}
+
+@test "esp: snb-esp takes scapy's packets; duplicate, too old, window advance, bad ICV, SPI, length" {
+	need_peer
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	# window 128: after 200, 72 is the oldest that is out (200 - 128)
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A \
+	    1 2 2 5 3 3:icv 4:icv 4 200 60 72 73 73 71:spi 74:short 0 \
+	    199 201 330 202 203
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	echo "$output"
+	[ "$output" = "$(printf 'seq %s\n' 1 2 5 3 4 200 73 199 201 330 203)" ]
+	c="$T/dec.ctr"
+	[ "$(ctr "$c" decrypted)" -eq 11 ]
+	[ "$(ctr "$c" drop-replay)" -eq 3 ]	# 2, 3:icv (a replay first), 73
+	[ "$(ctr "$c" drop-icv)" -eq 1 ]	# 4:icv
+	[ "$(ctr "$c" drop-too-old)" -eq 4 ]	# 60, 72, 0, 202 (330 - 128)
+	[ "$(ctr "$c" drop-bad-spi)" -eq 1 ]
+	[ "$(ctr "$c" drop-too-short)" -eq 1 ]
+}
+
+@test "esp: a replay window of 64 in the SA file moves the edge" {
+	need_peer
+	sa in 0x2001 $K1 $A $B $'\treplay-window 64;\n' > "$T/b.conf"
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A 100 36 37 64
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' 100 37 64)" ]
+	[ "$(ctr "$T/dec.ctr" drop-too-old)" -eq 1 ]
+}
+
+@test "esp: the sequence number wraps into the high half, both ways (ESN)" {
+	need_peer
+	# out: starting at 2^32 - 16, 40 packets cross into the high half
+	sa out 0x1001 $K1 $A $B $'\tsequence 0xfffffff0;\n' > "$T/a.conf"
+	$PY "$PEER" clear "$T/clear.pcap" 40 $A $B
+	encrypt "$T/a.conf" "$T/clear.pcap" "$T/esp.pcap"
+	run $PY "$PEER" check "$T/clear.pcap" "$T/esp.pcap" $K1 0x1001 $A $B \
+	    0xfffffff1
+	echo "$output"
+	[ "$output" = "ok 40" ]
+	# in: scapy's ESN packets around 2^32 (the window learns the high
+	# half from the ICV), a late one from below, a replay across the
+	# wrap, and a far one whose low half is below the window: too old
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A \
+	    0xfffffff0 0xfffffffe 0x100000001 0xffffffff 0xffffffff \
+	    0x100000002 0x100000000 0x100000001 0xffffff00 0x100000090 \
+	    0x100000011 0x100000012:icv
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	echo "$output"
+	[ "$output" = "$(printf 'seq %s\n' 4294967280 4294967294 4294967297 \
+	    4294967295 4294967298 4294967296 4294967440 4294967313)" ]
+	[ "$(ctr "$T/dec.ctr" drop-replay)" -eq 2 ]
+	[ "$(ctr "$T/dec.ctr" drop-too-old)" -eq 1 ]
+	[ "$(ctr "$T/dec.ctr" drop-icv)" -eq 1 ]
+}
+
+@test "esp: an SA never wraps its 64-bit sequence number: it stops, counted" {
+	need_peer
+	sa out 0x1001 $K1 $A $B $'\tsequence 0xfffffffffffffffd;\n' \
+	    > "$T/a.conf"
+	$PY "$PEER" clear "$T/clear.pcap" 10 $A $B
+	encrypt "$T/a.conf" "$T/clear.pcap" "$T/esp.pcap"
+	[ "$(ctr "$T/enc.ctr" encrypted)" -eq 2 ]
+	[ "$(ctr "$T/enc.ctr" drop-seq-exhausted)" -eq 8 ]
+	$PY "$PEER" clear "$T/two.pcap" 2 $A $B
+	run $PY "$PEER" check "$T/two.pcap" "$T/esp.pcap" $K1 0x1001 $A $B \
+	    0xfffffffffffffffe
+	echo "$output"
+	[ "$output" = "ok 2" ]
+}
+
+@test "esp: snb to snb: what one site encrypts the other gives back byte for byte" {
+	need_peer
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	# the receiver's local address is the sender's remote
+	sa in 0x1001 $K1 $B $A > "$T/b.conf"
+	$PY "$PEER" clear "$T/clear.pcap" 300 $A $B
+	encrypt "$T/a.conf" "$T/clear.pcap" "$T/esp.pcap"
+	decrypt "$T/b.conf" "$T/esp.pcap" "$T/out.pcap"
+	[ "$(ctr "$T/dec.ctr" decrypted)" -eq 300 ]
+	# the Ethernet addresses are the ESP frame's: compare from IPv6 on
+	f="-T fields -e ipv6.src -e ipv6.dst -e ipv6.plen -e udp.srcport -e data.data"
+	tshark -r "$T/clear.pcap" $f > "$T/a.txt" 2>/dev/null
+	tshark -r "$T/out.pcap" $f > "$T/b.txt" 2>/dev/null
+	[ "$(wc -l < "$T/a.txt")" -eq 300 ]
+	cmp "$T/a.txt" "$T/b.txt"
+}
+
+@test "esp: SA file errors name FILE:LINE:COL" {
+	bad() {		# bad LINE:COL MESSAGE: the file $T/e.conf is refused so
+		run snb-esp "$T/e.conf"
+		echo "$output"
+		[ "$status" -eq 2 ]
+		[ "$output" = "snb-esp: $T/e.conf:$1: $2" ]
+	}
+	sa out 0x10 $K1 $A $B > "$T/e.conf"
+	bad 3:6 "bad spi '0x10': 256 .. 4294967295, decimal or 0x hexadecimal"
+	sa out 0x1001 0x0011 $A $B > "$T/e.conf"
+	bad 4:6 "bad key '0x0011': 0x and 40 hex digits (16 bytes of AES-128 key, 4 of salt)"
+	sa sideways 0x1001 $K1 $A $B > "$T/e.conf"
+	bad 2:12 "bad direction 'sideways' (in, out)"
+	sa out 0x1001 $K1 $A $B $'\treplay-window 128;\n' > "$T/e.conf"
+	bad 7:2 "sa spi 0x1001: replay-window is for inbound SAs"
+	sa in 0x1001 $K1 $A $B $'\treplay-window 100;\n' > "$T/e.conf"
+	bad 7:2 "sa spi 0x1001: replay-window 100 is not a multiple of 64"
+	{ sa in 0x1001 $K1 $A $B; sa in 0x1001 $K2 $A $B; } > "$T/e.conf"
+	bad 10:6 "sa spi 0x1001: its spi and direction are those of the SA at 1:1"
+	{ sa out 0x1001 $K1 $A $B; sa out 0x1002 $K2 $A $B; } > "$T/e.conf"
+	bad 8:1 "sa spi 0x1002: a second outbound SA to $B (the first at 1:1)"
+	printf 'sa { direction in; spi 300; key %s; local-address %s; }\n' \
+	    $K1 $A > "$T/e.conf"
+	bad 1:1 "sa: missing 'remote-address'"
+	printf '// nothing\n' > "$T/e.conf"
+	bad 2:1 "no sa block"
+	printf 'sa { sequence 18446744073709551616; }\n' > "$T/e.conf"
+	bad 1:15 "bad sequence '18446744073709551616': 0 .. 2^64-1, decimal or 0x hexadecimal"
+	run snb-esp "$T/none.conf"
+	[ "$status" -eq 2 ]
+	assert_output_has "$T/none.conf"
+	# an input whose output is open would lose what it took
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	run timeout 20 snb-run "source --count 1 | [clear] esp $T/a.conf"
+	[ "$status" -ne 0 ]
+	assert_output_has "input 'clear' is connected but output 'core' is not"
+}
+
+@test "esp: a re-key by reload under a steady stream loses nothing (make before break)" {
+	need_peer
+	sa out 0x1001 $K1 $A $B > "$T/a1.conf"
+	sa in 0x1001 $K1 $B $A > "$T/b1.conf"
+	{ sa in 0x1001 $K1 $B $A; sa in 0x1002 $K2 $B $A; } > "$T/b2.conf"
+	sa out 0x1002 $K2 $A $B > "$T/a2.conf"
+	sa in 0x1002 $K2 $B $A > "$T/b3.conf"
+	cp "$T/a1.conf" "$T/a.conf"
+	cp "$T/b1.conf" "$T/b.conf"
+	$PY "$PEER" clear "$T/chunk.pcap" 64 $A $B
+	head -c 24 "$T/chunk.pcap" > "$T/hdr"
+	tail -c +25 "$T/chunk.pcap" > "$T/64"
+	mkfifo "$T/in"
+	snb-run -n esprekey "pcap-read $T/in | [clear] a: esp $T/a.conf \
+	    [core] | [core] b: esp --counters-out $T/b.ctr $T/b.conf [clear] | \
+	    pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 7> "$T/in"
+	cat "$T/hdr" >&7
+	wait_for test -S "$SNB_RUN_DIR/esprekey/b.ctl"
+	# 64 frames every 10 ms or so, until told to stop
+	( n=0; while [ ! -e "$T/stop" ]; do cat "$T/64"; n=$((n + 1));
+	    sleep 0.01; done; echo "$n" > "$T/passes" ) >&7 &
+	feeder=$!
+	wait_for eval '[ "$(npackets "$T/out.pcap")" -gt 640 ]'
+	# 1. the new inbound SA beside the old one
+	cp "$T/b2.conf" "$T/b.conf"
+	run snb-ctl esprekey config b reload
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "2 SAs (2 inbound), 1 kept"
+	sleep 0.3
+	# 2. the sender moves to the new SA
+	cp "$T/a2.conf" "$T/a.conf"
+	run snb-ctl esprekey config a reload
+	[ "$status" -eq 0 ]
+	wait_for eval 'snb-ctl esprekey config b show | grep -q "spi 0x00001002.*top [1-9]"'
+	# 3. the old inbound SA goes
+	cp "$T/b3.conf" "$T/b.conf"
+	run snb-ctl esprekey config b reload
+	[ "$status" -eq 0 ]
+	# a refused file changes nothing
+	echo 'sa {' > "$T/b.conf"
+	run snb-ctl esprekey config b reload
+	[ "$status" -ne 0 ]
+	assert_output_has "unterminated block"
+	cp "$T/b3.conf" "$T/b.conf"
+	sleep 0.3
+	touch "$T/stop"
+	wait "$feeder"
+	exec 7>&-
+	timeout 60 tail --pid="$gpid" -f /dev/null
+	wait "$gpid"
+	passes=$(cat "$T/passes")
+	echo "passes $passes"; cat "$T/b.ctr"
+	[ "$(npackets "$T/out.pcap")" -eq $((passes * 64)) ]
+	[ "$(ctr "$T/b.ctr" decrypted)" -eq $((passes * 64)) ]
+	[ "$(awk '/^drop/ { s += $2 } END { print s + 0 }' "$T/b.ctr")" -eq 0 ]
+}

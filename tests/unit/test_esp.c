@@ -1,0 +1,335 @@
+/*
+ * test_esp: snb-esp's pieces (apps/esp/).
+ *
+ *  1. The anti-replay window with ESN against a model that knows every
+ *     packet's whole sequence number: a sender far past 2^32 whose
+ *     packets arrive reordered, duplicated and late; every guess of the
+ *     high half for a packet in or ahead of the window is right, and the
+ *     verdicts are the model's (new, replay, too old).
+ *  2. The decapsulation's checks after the ICV, on packets sealed here
+ *     with OpenSSL directly (not with crypt.c's encapsulation): padding
+ *     not 1, 2, 3..., a pad length past the data, next header 4 and 59,
+ *     an inner packet that is not IPv6, TFC padding after the inner
+ *     packet, and a round trip through esp_encap of every length.
+ *  3. The SA file: values and defaults as written.
+ */
+#include <openssl/evp.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../apps/esp/crypt.c"
+#include "../../apps/esp/sa.c"
+#include "tap.h"
+#include "util.h"
+
+/* ---- 1. the window ---- */
+
+static void
+test_window(void)
+{
+	enum { W = 128, N = 200000 };
+	static uint8_t seen[N + 1];	/* model: index = seq - base */
+	struct esp_replay r;
+	uint64_t base = 0xffff0000ULL - 64, top = base, s;
+	int wrong_guess = 0, wrong_verdict = 0, accepted = 0, i;
+	int nreplay = 0, nold = 0;
+
+	replay_init(&r, W, base);
+	seen[0] = 1;
+	for (i = 0; i < 4 * N; i++) {
+		/* mostly the next few, some late, some repeated */
+		uint64_t ahead = rndn(8), back = rndn(3 * W);
+		uint64_t sq = rndn(10) < 7 ? top + 1 + ahead :
+		    (top - base > back ? top - back : top);
+		int v, want;
+
+		if (sq - base > N)
+			break;
+		s = replay_guess(&r, (uint32_t)sq);
+		if (s != sq) {
+			/* Only below the window, read as the next 2^32:
+			 * esp_decap's second try, 2^32 lower, finds it. */
+			if (sq + W > top || s <= top || s - (1ULL << 32) != sq)
+				wrong_guess++;
+			else
+				nold++;
+			continue;
+		}
+		v = replay_check(&r, s);
+		want = s > top ? ESP_OK : top - s >= W ? ESP_TOO_OLD :
+		    seen[s - base] ? ESP_REPLAY : ESP_OK;
+		if (v != want)
+			wrong_verdict++;
+		nreplay += v == ESP_REPLAY;
+		nold += v == ESP_TOO_OLD;
+		if (v == ESP_OK) {
+			replay_accept(&r, s);
+			seen[s - base] = 1;
+			if (s > top)
+				top = s;
+			accepted++;
+		}
+	}
+	ok(wrong_guess == 0, "window: the high half guessed right for every "
+	    "packet in or ahead of the window (%d wrong)", wrong_guess);
+	ok(wrong_verdict == 0, "window: new, replay and too old as the model "
+	    "says (%d wrong; %d accepted, %d replays, %d too old)",
+	    wrong_verdict, accepted, nreplay, nold);
+	ok(top > 0x100000000ULL && r.top == top, "window: crossed 2^32 "
+	    "(top 0x%llx)", (unsigned long long)r.top);
+	ok(nreplay > 1000 && nold > 1000, "window: both edges were met");
+
+	/* the edges, one by one */
+	replay_init(&r, 64, 0);
+	ok(replay_check(&r, 0) == ESP_TOO_OLD, "0 is never valid");
+	replay_accept(&r, 100);
+	ok(replay_check(&r, 100) == ESP_REPLAY, "100 again is a replay");
+	ok(replay_check(&r, 37) == ESP_OK, "37 = top - w + 1 is in");
+	ok(replay_check(&r, 36) == ESP_TOO_OLD, "36 = top - w is out");
+	replay_accept(&r, 37);
+	replay_accept(&r, 101 + 64);	/* a jump of exactly w */
+	ok(replay_check(&r, 102) == ESP_OK && replay_check(&r, 101) ==
+	    ESP_TOO_OLD, "a jump of w clears the window");
+	replay_init(&r, 128, 0);
+	ok(replay_guess(&r, 0xfffffff0) == 0xfffffff0, "a first packet "
+	    "high in the first 2^32 is read there, not before 0");
+	replay_init(&r, 128, 0xffffffffffffff00ULL);
+	ok(replay_check(&r, replay_guess(&r, 5)) == ESP_TOO_OLD, "past "
+	    "2^64 the guess wraps to a number below the window");
+	replay_init(&r, 128, 77);
+	ok(replay_check(&r, 77) == ESP_REPLAY && replay_check(&r, 76) ==
+	    ESP_OK, "sequence N in the file: N counts as received");
+}
+
+/* ---- 2. decapsulation ---- */
+
+static const uint8_t key[16] = "0123456789abcdef";
+static const uint8_t salt[4] = { 1, 2, 3, 4 };
+
+static struct esp_sa *
+mksa(enum esp_dir dir)
+{
+	struct esp_sa *sa = calloc(1, sizeof(*sa));
+
+	sa->dir = dir;
+	sa->spi = 0x4242;
+	memcpy(sa->key, key, 16);
+	memcpy(sa->salt, salt, 4);
+	replay_init(&sa->replay, 128, 0);
+	sa->ctx = EVP_CIPHER_CTX_new();
+	if (dir == ESP_OUT)
+		EVP_EncryptInit_ex(sa->ctx, EVP_aes_128_gcm(), NULL, key, NULL);
+	else
+		EVP_DecryptInit_ex(sa->ctx, EVP_aes_128_gcm(), NULL, key, NULL);
+	return sa;
+}
+
+static void
+freesa(struct esp_sa *sa)
+{
+	EVP_CIPHER_CTX_free(sa->ctx);
+	free(sa);
+}
+
+/*
+ * An ESP packet of SPI 0x4242, sequence seq, whose plaintext is pt as
+ * given (the trailer is the caller's): sealed with OpenSSL here, the
+ * nonce and AAD of RFC 4106 written out again.
+ */
+static uint32_t
+seal(uint64_t seq, const uint8_t *pt, uint32_t len, uint8_t *out)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	uint8_t nonce[12], aad[12];
+	uint32_t spi = htonl(0x4242), hi = htonl((uint32_t)(seq >> 32));
+	uint32_t lo = htonl((uint32_t)seq);
+	int n;
+
+	memcpy(out, &spi, 4);
+	memcpy(out + 4, &lo, 4);
+	memcpy(out + 8, &hi, 4);	/* the IV: any 8 bytes */
+	memcpy(out + 12, &lo, 4);
+	memcpy(nonce, salt, 4);
+	memcpy(nonce + 4, out + 8, 8);
+	memcpy(aad, &spi, 4);
+	memcpy(aad + 4, &hi, 4);
+	memcpy(aad + 8, &lo, 4);
+	EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, nonce);
+	EVP_EncryptUpdate(c, NULL, &n, aad, 12);
+	EVP_EncryptUpdate(c, out + 16, &n, pt, (int)len);
+	EVP_EncryptFinal_ex(c, out + 16 + len, &n);
+	EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, out + 16 + len);
+	EVP_CIPHER_CTX_free(c);
+	return 16 + len + 16;
+}
+
+/* An IPv6 packet of plen payload bytes into p; its length. */
+static uint32_t
+inner6(uint8_t *p, uint16_t plen)
+{
+	struct ipv6_hdr *ip = (struct ipv6_hdr *)p;
+	uint32_t i;
+
+	memset(ip, 0, sizeof(*ip));
+	ip->ver_tc_flow = htonl(6u << 28);
+	ip->plen = htons(plen);
+	ip->next = SNB_IPPROTO_NONE;
+	for (i = 0; i < plen; i++)
+		p[40 + i] = (uint8_t)(i * 7);
+	return 40u + plen;
+}
+
+static int
+verdict(uint64_t seq, const uint8_t *pt, uint32_t len, uint32_t *outlen)
+{
+	static uint8_t pkt[2048], out[2048];
+	struct esp_sa *sa = mksa(ESP_IN);
+	uint32_t n = seal(seq, pt, len, pkt);
+	int v = esp_decap(sa, pkt, n, out, outlen);
+
+	freesa(sa);
+	return v;
+}
+
+static void
+test_decap(void)
+{
+	uint8_t pt[256];
+	uint32_t n, outlen = 0, len, bad = 0;
+	int v;
+
+	n = inner6(pt, 10);		/* 50 bytes, pad 0 */
+	pt[n] = 0, pt[n + 1] = 41;
+	v = verdict(1, pt, n + 2, &outlen);
+	ok(v == ESP_OK && outlen == 50,
+	    "sealed here, opened by esp_decap (%u bytes)", outlen);
+	n = inner6(pt, 9);		/* 49 bytes, pad 1 */
+	pt[n] = 1, pt[n + 1] = 1, pt[n + 2] = 41;
+	ok(verdict(1, pt, n + 3, &outlen) == ESP_OK, "padding 1 is right");
+	pt[n] = 7;
+	ok(verdict(1, pt, n + 3, &outlen) == ESP_BAD_PADDING,
+	    "padding byte 7 where 1 belongs: bad padding");
+	pt[n] = 1, pt[n + 1] = 200;
+	ok(verdict(1, pt, n + 3, &outlen) == ESP_BAD_PADDING,
+	    "pad length past the data: bad padding");
+	pt[n + 1] = 1, pt[n + 2] = 4;
+	ok(verdict(1, pt, n + 3, &outlen) == ESP_BAD_NEXT_HEADER,
+	    "next header 4 (IPv4): bad next header");
+	pt[n + 2] = 59;
+	ok(verdict(1, pt, n + 3, &outlen) == ESP_DUMMY,
+	    "next header 59: a dummy packet");
+	pt[0] = 0x40, pt[n + 2] = 41;
+	ok(verdict(1, pt, n + 3, &outlen) == ESP_BAD_INNER,
+	    "next header 41 over an IPv4 header: bad inner");
+	n = inner6(pt, 9);
+	memset(pt + n, 0xee, 20);	/* TFC padding (RFC 4303 2.7) */
+	pt[n + 20] = 1, pt[n + 21] = 2, pt[n + 22] = 2, pt[n + 23] = 41;
+	v = verdict(1, pt, n + 24, &outlen);
+	ok(v == ESP_OK && outlen == 49,
+	    "TFC padding after the inner packet is cut off (%u)", outlen);
+	pt[0] = 0x60;
+	((struct ipv6_hdr *)pt)->plen = htons(100);
+	ok(verdict(1, pt, n + 24, &outlen) == ESP_BAD_INNER,
+	    "an inner length past the data: bad inner");
+
+	/* every length through esp_encap and back */
+	{
+		struct esp_sa *o = mksa(ESP_OUT), *in = mksa(ESP_IN);
+		static uint8_t src[1600], pkt[1700], out[1700];
+
+		o->seq = 0xfffffff0;	/* across 2^32 on the way */
+		replay_init(&in->replay, 128, 0xfffffff0);
+		for (len = 40; len < 1500; len++) {
+			uint32_t e;
+
+			inner6(src, (uint16_t)(len - 40));
+			e = esp_encap(o, src, len, pkt);
+			pkt[16 + rndn(e - 16)] ^= (uint8_t)(1 << rndn(8));
+			if (esp_decap(in, pkt, e, out, &outlen) != ESP_BAD_ICV)
+				bad++;
+			e = esp_encap(o, src, len, pkt);
+			if (e != esp_encap_len(len) || (e - 32) % 4 != 0 ||
+			    esp_decap(in, pkt, e, out, &outlen) != ESP_OK ||
+			    outlen != len || memcmp(out, src, len) != 0)
+				bad++;
+			if (esp_decap(in, pkt, e, out, &outlen) != ESP_REPLAY)
+				bad++;
+		}
+		ok(bad == 0, "esp_encap -> esp_decap at every length 40..1499; "
+		    "a flipped bit fails the ICV, a second copy is a replay "
+		    "(%u bad)", bad);
+		ok(o->seq == 0xfffffff0ULL + 2 * 1460 && in->replay.top == o->seq,
+		    "both ends crossed 2^32 together");
+		freesa(o);
+		freesa(in);
+	}
+}
+
+/* ---- 3. the SA file ---- */
+
+static void
+test_sa(void)
+{
+	const char *t =
+	    "// two\n"
+	    "sa { name x; direction in; spi 0x100;\n"
+	    "  key 0x000102030405060708090a0b0c0d0e0fa0a1a2a3;\n"
+	    "  local-address 2001:db8::1; remote-address 2001:db8::2;\n"
+	    "  sequence 1000; }\n"
+	    "sa { direction out; spi 4294967295; replay-window 64;\n"
+	    "  key 0x000102030405060708090a0b0c0d0e0fa0a1a2a3;\n"
+	    "  local-address 2001:db8::1; remote-address 2001:db8::2; }\n";
+	struct esp_sadb db;
+	char err[256] = "";
+	int rc;
+
+	rc = esp_sadb_parse(&db, t, strlen(t), "t.conf", err, sizeof(err));
+	ok(rc == -1 && strcmp(err, "t.conf:6:37: sa spi 0xffffffff: "
+	    "replay-window is for inbound SAs") == 0, "%s", err);
+	{
+		char *u = strdup(t), *w = strstr(u, "replay-window 64;");
+
+		memset(w, ' ', strlen("replay-window 64;"));
+		rc = esp_sadb_parse(&db, u, strlen(u), "t.conf", err,
+		    sizeof(err));
+		free(u);
+	}
+	ok(rc == 0 && db.nsa == 2, "two SAs (%s)", err);
+	if (rc != 0)
+		return;
+	ok(db.sa[0].dir == ESP_IN && db.sa[0].spi == 0x100 &&
+	    strcmp(db.sa[0].name, "x") == 0 && db.sa[0].replay.w == 128 &&
+	    db.sa[0].replay.top == 1000 && db.sa[0].seq == 0,
+	    "inbound: spi, name, default window 128, sequence as its top");
+	ok(db.sa[0].key[15] == 0x0f && db.sa[0].salt[0] == 0xa0 &&
+	    db.sa[0].salt[3] == 0xa3, "key: 16 bytes of key, 4 of salt");
+	ok(db.sa[1].dir == ESP_OUT && db.sa[1].spi == 0xffffffffu &&
+	    db.sa[1].seq == 0, "outbound: spi 2^32-1, sequence 0");
+	ok(esp_sadb_keys(&db, err, sizeof(err)) == 0, "keyed");
+	ok(esp_sadb_same(&db, &db.sa[1]) == &db.sa[1], "an SA is the same "
+	    "as itself");
+	{
+		struct esp_sa x = db.sa[1];
+
+		x.salt[0] ^= 1;
+		ok(esp_sadb_same(&db, &x) == NULL, "another salt is another "
+		    "SA");
+		x = db.sa[0];
+		x.dir = ESP_OUT;
+		ok(esp_sadb_same(&db, &x) == NULL, "another direction is "
+		    "another SA");
+	}
+	esp_sadb_free(&db);
+}
+
+int
+main(void)
+{
+	test_window();
+	test_decap();
+	test_sa();
+	return tap_done();
+}
