@@ -14,16 +14,15 @@
 #   kick-replace COUNT SECONDS   replaces queue 1's kick eventfd COUNT times,
 #                                keeping a copy of each and signalling it,
 #                                then stays connected, idle, for SECONDS.
+#   trickle SECONDS              queue 0 with buffers, recycled, while a
+#                                request trickles in a byte every 0.95 s;
+#                                prints "replies N" at the end.
 #
 # Prints "ready" once the attack is under way, "closed" when the backend
 # hung up, "open" when it did not.
 import os, socket, struct, sys, time
 
 UVA = 0x7f0000000000
-MEM = 1 << 20
-N = 8                       # queue size
-Q_BASE = (0x0, 0x400)       # desc at base, avail +0x100, used +0x200
-BUF = 0x10000               # queue 0's buffers, 2048 bytes each
 
 def msg(req, payload=b''):
     return struct.pack('<III', req, 1, len(payload)) + payload
@@ -35,13 +34,25 @@ def state(i, n):
     return struct.pack('<II', i, n)
 
 class Frontend:
-    def __init__(self, path):
+    # Queue q's rings at q * span: descriptors, then avail at +16n, used at
+    # +32n; queue 0's buffers (2048 bytes each, at most 256) after both.
+    def __init__(self, path, n=8, sealable=False):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.s.connect(path)
         self.s.settimeout(20)
-        self.mem = os.memfd_create('guest')
-        os.ftruncate(self.mem, MEM)
+        self.n = n
+        self.span = (48 * n + 4095) & ~4095
+        self.nbuf = min(n, 256)
+        self.buf = 2 * self.span
+        self.size = self.buf + self.nbuf * 2048
+        self.mem = os.memfd_create('guest', os.MFD_ALLOW_SEALING
+                                   if sealable else 0)
+        os.ftruncate(self.mem, self.size)
         self.keep = []
+
+    def desc(self, q): return q * self.span
+    def avail(self, q): return q * self.span + 16 * self.n
+    def used(self, q): return q * self.span + 32 * self.n
 
     def send(self, req, payload=b'', fds=None):
         if fds:
@@ -55,19 +66,19 @@ class Frontend:
         self.send(2, u64((1 << 32) | (1 << 15)))
         self.send(3)
         self.send(5, struct.pack('<II', 1, 0) +
-                  struct.pack('<QQQQ', 0, MEM, UVA, 0), [self.mem])
+                  struct.pack('<QQQQ', 0, self.size, UVA, 0), [self.mem])
         for q in (0, 1):
-            b = Q_BASE[q]
-            self.send(8, state(q, N))
+            self.send(8, state(q, self.n))
             self.send(10, state(q, 0))
-            self.send(9, struct.pack('<IIQQQQ', q, 0, UVA + b,
-                                     UVA + b + 0x200, UVA + b + 0x100, 0))
-        # Queue 0: N writable buffers, all offered.
-        for i in range(N):
-            os.pwrite(self.mem, struct.pack('<QIHH', BUF + i * 2048, 2048,
-                                            2, 0), Q_BASE[0] + 16 * i)
-            os.pwrite(self.mem, struct.pack('<H', i), Q_BASE[0] + 0x104 + 2 * i)
-        os.pwrite(self.mem, struct.pack('<HH', 0, N), Q_BASE[0] + 0x100)
+            self.send(9, struct.pack('<IIQQQQ', q, 0, UVA + self.desc(q),
+                                     UVA + self.used(q), UVA + self.avail(q),
+                                     0))
+        # Queue 0: writable buffers, all offered.
+        for i in range(self.nbuf):
+            os.pwrite(self.mem, struct.pack('<QIHH', self.buf + i * 2048,
+                                            2048, 2, 0), self.desc(0) + 16 * i)
+            os.pwrite(self.mem, struct.pack('<H', i), self.avail(0) + 4 + 2 * i)
+        os.pwrite(self.mem, struct.pack('<HH', 0, self.nbuf), self.avail(0))
         if call0 is not None:
             self.send(13, u64(0), [call0])
         for q in (0, 1):
@@ -88,15 +99,16 @@ class Frontend:
 
     def recycle(self):
         # Offer again every buffer the backend has returned.
-        used = struct.unpack('<H', os.pread(self.mem, 2, Q_BASE[0] + 0x202))[0]
-        avail = struct.unpack('<H', os.pread(self.mem, 2, Q_BASE[0] + 0x102))[0]
-        while avail != (used + N) & 0xffff:
-            e = Q_BASE[0] + 0x204 + 8 * (avail % N)
+        n, nb = self.n, self.nbuf
+        used = struct.unpack('<H', os.pread(self.mem, 2, self.used(0) + 2))[0]
+        avail = struct.unpack('<H', os.pread(self.mem, 2, self.avail(0) + 2))[0]
+        while avail != (used + nb) & 0xffff:
+            e = self.used(0) + 4 + 8 * (avail % n)
             head = struct.unpack('<I', os.pread(self.mem, 4, e))[0]
-            os.pwrite(self.mem, struct.pack('<H', head % N),
-                      Q_BASE[0] + 0x104 + 2 * (avail % N))
+            os.pwrite(self.mem, struct.pack('<H', head % nb),
+                      self.avail(0) + 4 + 2 * (avail % n))
             avail = (avail + 1) & 0xffff
-        os.pwrite(self.mem, struct.pack('<H', avail), Q_BASE[0] + 0x102)
+        os.pwrite(self.mem, struct.pack('<H', avail), self.avail(0) + 2)
 
 def not_an_eventfd(kind):
     if kind == 'memfd':
@@ -139,6 +151,39 @@ def main():
             os.eventfd_write(k, 1)
         print('ready', flush=True)
         print('closed' if f.closed(float(args[1])) else 'open', flush=True)
+    elif what == 'trickle':
+        # Queue 0 with 256 buffers, recycled, while a GET_FEATURES request
+        # goes out one byte every 0.95 s; counts the replies.
+        f = Frontend(path, n=256)
+        f.setup()
+        print('ready', flush=True)
+        req, sent, replies = msg(1), 0, 0
+        end = time.time() + float(args[0])
+        nextb = time.time()
+        f.s.setblocking(False)
+        while time.time() < end:
+            f.recycle()
+            if time.time() >= nextb:
+                try:
+                    f.s.send(req[sent:sent + 1])
+                except OSError:
+                    print('closed', flush=True)
+                    return
+                sent = (sent + 1) % len(req)
+                nextb += 0.95
+            try:
+                r = f.s.recv(4096)
+                if not r:
+                    print('closed', flush=True)
+                    return
+                replies += len(r) // 20
+            except BlockingIOError:
+                pass
+            time.sleep(0.005)
+        f.s.setblocking(True)
+        f.s.sendall(req[sent:] if sent else b'')  # end on a boundary
+        print('replies %d' % replies, flush=True)
+        print('open', flush=True)
     else:
         raise SystemExit('unknown attack ' + what)
 

@@ -397,6 +397,32 @@ stage_restarts() {
 	stop_graph
 }
 
+@test "vhost: a request trickled in a byte at a time does not stall the data path" {
+	graph "src: source --rate 2k | v: vhost $SOCK | s: sink"
+	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" trickle 13 > "$T/fe.out" 2>&1 &
+	FE=$!
+	PIDS="$PIDS $FE"
+	for i in $(seq 200); do grep -q '^ready' "$T/fe.out" && break; sleep 0.05; done
+	wait_counter v tx-packets 100
+	# Frames delivered over 4 s while the request is incomplete: a read
+	# that waited for the rest of it held the stage for a second at a
+	# time.  A loose bound (half the source's rate), not a speed check.
+	t0=$(counter v tx-packets)
+	sleep 4
+	t1=$(counter v tx-packets)
+	echo "delivered $((t1 - t0)) in 4 s at 2,000/s"
+	[ $((t1 - t0)) -ge 4000 ]
+	wait "$FE"
+	cat "$T/fe.out"
+	# The request, whole after 11.4 s, was answered on the same connection.
+	grep -q '^replies [1-9]' "$T/fe.out"
+	[ "$(tail -1 "$T/fe.out")" = open ]
+	wait_counter v disconnects 1
+	[ "$(counter v bad-messages)" -eq 0 ]
+	[ "$(stage_restarts)" -eq 0 ]
+	stop_graph
+}
+
 @test "vhost: a Linux guest (QEMU) pings the host through snb-vhost and a tap" {
 	local t
 	for t in qemu-system-x86_64 cpio; do

@@ -18,13 +18,13 @@
  * (VRING_USED_F_NO_NOTIFY): when the frontend has no buffers for us we
  * poll briefly instead (app_wake_at).
  *
- * msg.c parses and applies control requests, virtq.c moves frames.
+ * recv.c receives control requests without ever waiting for one, msg.c
+ * parses and applies them, virtq.c moves frames.
  */
 #define _GNU_SOURCE		/* accept4 */
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 
 #include <err.h>
@@ -40,6 +40,7 @@
 #include <bsd/string.h>
 
 #include "forward.h"
+#include "recv.h"
 #include "vhost.h"
 
 #define USAGE		"SOCKET [--hold] [--linger MS]"
@@ -47,7 +48,7 @@
 #define POLL_BUF_NS	50000ULL	/* no frontend buffers: look again */
 #define POLL_HOLD_NS	(1 * MS)	/* --hold without a frontend */
 #define CONTROL_EVERY	64		/* busy breaths between socket checks */
-#define MSG_TIMEOUT_S	1		/* the rest of a started message */
+#define MSGS_PER_LOOK	16		/* requests handled per socket event */
 
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static int hold, trace;
@@ -57,6 +58,7 @@ static int listen_fd = -1, conn_fd = -1, ep_fd = -1;
 static int started, created;
 static ino_t sock_ino;
 static struct vu_dev dev;
+static struct vu_rx rx;			/* the request being received */
 static struct vh_counters c;
 static struct port *out;
 static struct fwd txf;			/* the "in" rings, taken in turn */
@@ -207,6 +209,7 @@ drop_frontend(const char *why, const char *detail)
 	ep_del(conn_fd);
 	close(conn_fd);
 	conn_fd = -1;
+	vu_rx_clear(&rx);
 	vu_reset(&dev);
 	(*c.disconnects)++;
 	ep_add(listen_fd);
@@ -215,20 +218,18 @@ drop_frontend(const char *why, const char *detail)
 static void
 accept_frontend(void)
 {
-	struct timeval tv = { MSG_TIMEOUT_S, 0 };
 	int fd;
 
-	if ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) == -1) {
+	/* Non-blocking: see recv.h. */
+	if ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC |
+	    SOCK_NONBLOCK)) == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			logmsg("accept: %s", strerror(errno));
 		return;
 	}
-	/* A frontend that starts a message and stalls must not stall the
-	 * graph for more than this. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	conn_fd = fd;
 	vu_init(&dev);
+	vu_rx_init(&rx);
 	vu_watch_kicks(&dev, ep_fd, 1);
 	ep_del(listen_fd);
 	ep_add(conn_fd);
@@ -237,84 +238,10 @@ accept_frontend(void)
 }
 
 /*
- * Read one request: the header with any descriptors, then the payload.
- * Returns 1, 0 when the frontend closed the connection, -1 on error (the
- * reason in dev.err).
- */
-static int
-read_msg(struct vu_msg *m, int *fds, int *nfds)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(VU_MAX_FDS * sizeof(int))];
-	} cm;
-	struct iovec iov = { m, VU_HDR_SIZE };
-	struct msghdr mh;
-	struct cmsghdr *cmsg;
-	ssize_t r;
-	size_t got;
-	int i, n, *p, trunc;
-
-	*nfds = 0;
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cm.buf;
-	mh.msg_controllen = sizeof(cm.buf);
-	if ((r = recvmsg(conn_fd, &mh, MSG_CMSG_CLOEXEC)) == 0)
-		return 0;
-	if (r == -1) {
-		snprintf(dev.err, sizeof(dev.err), "recvmsg: %s",
-		    strerror(errno));
-		return errno == ECONNRESET ? 0 : -1;
-	}
-	trunc = (mh.msg_flags & MSG_CTRUNC) != 0;
-	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		if (cmsg->cmsg_level != SOL_SOCKET ||
-		    cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		p = (int *)CMSG_DATA(cmsg);
-		for (i = 0; i < n; i++) {
-			if (*nfds < VU_MAX_FDS)
-				fds[(*nfds)++] = p[i];
-			else {
-				close(p[i]);
-				trunc = 1;
-			}
-		}
-	}
-	got = (size_t)r;
-	if (got < VU_HDR_SIZE) {
-		r = recv(conn_fd, (char *)m + got, VU_HDR_SIZE - got,
-		    MSG_WAITALL);
-		if (r != (ssize_t)(VU_HDR_SIZE - got))
-			goto short_read;
-	}
-	if (trunc) {
-		snprintf(dev.err, sizeof(dev.err), "%s: more than %d "
-		    "descriptors", vu_request_name(m->request), VU_MAX_FDS);
-		goto fail;
-	}
-	if (vu_check_header(&dev, m) == -1)
-		goto fail;
-	if (m->size && (r = recv(conn_fd, m->p.bytes, m->size, MSG_WAITALL))
-	    != (ssize_t)m->size)
-		goto short_read;
-	return 1;
-short_read:
-	snprintf(dev.err, sizeof(dev.err), "message cut short%s%s",
-	    r == -1 ? ": " : "", r == -1 ? strerror(errno) : "");
-fail:
-	for (i = 0; i < *nfds; i++)
-		close(fds[i]);
-	*nfds = 0;
-	return -1;
-}
-
-/*
  * The header and the payload, which on the wire follow each other but in
- * struct vu_msg are 4 bytes apart (the payload is 8-byte aligned).
+ * struct vu_msg are 4 bytes apart (the payload is 8-byte aligned).  The
+ * socket does not block: a frontend that leaves a whole socket buffer of
+ * replies unread is not reading them, and is dropped.
  */
 static int
 send_reply(struct vu_msg *r, size_t len)
@@ -331,35 +258,59 @@ send_reply(struct vu_msg *r, size_t len)
 	return sendmsg(conn_fd, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
-static void
+/* One request received whole: apply it and reply.  0, or -1: dropped. */
+static int
 handle_msg(void)
 {
-	static struct vu_msg m, reply;
-	int fds[VU_MAX_FDS], nfds, r;
+	static struct vu_msg reply;
 	size_t rlen;
+	int nfds = rx.nfds;
 
-	if ((r = read_msg(&m, fds, &nfds)) == 0) {
-		drop_frontend("frontend disconnected%s", "");
-		return;
-	}
-	if (r == -1 || vu_handle(&dev, &m, fds, nfds, &reply, &rlen) == -1) {
+	rx.nfds = 0;	/* vu_handle owns them now */
+	if (vu_handle(&dev, &rx.m, rx.fds, nfds, &reply, &rlen) == -1) {
 		(*c.bad_messages)++;
 		drop_frontend("bad message: %s; disconnecting", dev.err);
-		return;
+		return -1;
 	}
 	if (trace)
 		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u (%#llx) "
 		    "fds %d -> reply %zu bytes\n", sock_path,
-		    vu_request_name(m.request), m.flags, m.size,
-		    m.size >= 8 ? (unsigned long long)m.p.u64 : 0ULL, nfds,
-		    rlen);
+		    vu_request_name(rx.m.request), rx.m.flags, rx.m.size,
+		    rx.m.size >= 8 ? (unsigned long long)rx.m.p.u64 : 0ULL,
+		    nfds, rlen);
+	vu_rx_init(&rx);
 	if (rlen && send_reply(&reply, rlen) == -1) {
 		drop_frontend("reply: %s; disconnecting", strerror(errno));
-		return;
+		return -1;
 	}
 	/* The receive queue never needs kicks (see the top). */
 	if (vu_queue_ready(&dev, 0))
 		vq_want_kicks(&dev.vq[0], 0);
+	return 0;
+}
+
+/* What the frontend sent: a bounded number of requests, never waiting. */
+static void
+read_requests(void)
+{
+	int i;
+
+	for (i = 0; i < MSGS_PER_LOOK && conn_fd >= 0; i++) {
+		switch (vu_rx_read(&rx, conn_fd, &dev)) {
+		case VU_RX_MORE:
+			return;
+		case VU_RX_CLOSED:
+			drop_frontend("frontend disconnected%s", "");
+			return;
+		case VU_RX_ERROR:
+			(*c.bad_messages)++;
+			drop_frontend("bad message: %s; disconnecting",
+			    dev.err);
+			return;
+		}
+		if (handle_msg() == -1)
+			return;
+	}
 }
 
 /* Socket and kick events, waiting up to timeout_ms for the first. */
@@ -377,7 +328,7 @@ control(int timeout_ms)
 		if (fd == listen_fd && conn_fd == -1)
 			accept_frontend();
 		else if (fd == conn_fd && conn_fd >= 0)
-			handle_msg();
+			read_requests();
 		else if (fd == dev.vq[1].kick && fd >= 0) {
 			/* Non-blocking (msg.c made sure): a kick already
 			 * read by an earlier event reads nothing. */
@@ -517,6 +468,7 @@ vhost_stop(int eof)
 	if (conn_fd >= 0) {
 		close(conn_fd);
 		conn_fd = -1;
+		vu_rx_clear(&rx);
 		vu_reset(&dev);
 	}
 	if (listen_fd >= 0)
