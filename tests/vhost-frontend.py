@@ -17,6 +17,10 @@
 #   trickle SECONDS              queue 0 with buffers, recycled, while a
 #                                request trickles in a byte every 0.95 s;
 #                                prints "replies N" at the end.
+#   shrink sealable|plain SECS   queue 0 with buffers, then ftruncate()s the
+#                                memory file to 0 (a sealable memfd or one
+#                                that cannot be sealed); "shrunk" or
+#                                "shrink refused".
 #
 # Prints "ready" once the attack is under way, "closed" when the backend
 # hung up, "open" when it did not.
@@ -184,6 +188,26 @@ def main():
         f.s.sendall(req[sent:] if sent else b'')  # end on a boundary
         print('replies %d' % replies, flush=True)
         print('open', flush=True)
+    elif what == 'shrink':
+        # Queue 0 with buffers, recycled; then the memory file is cut to
+        # nothing under the backend's mapping.
+        f = Frontend(path, n=256, sealable=args[0] == 'sealable')
+        f.setup()
+        end = time.time() + 1
+        while time.time() < end:
+            f.recycle()
+            time.sleep(0.005)
+        try:
+            os.ftruncate(f.mem, 0)
+            print('shrunk', flush=True)
+        except PermissionError:
+            print('shrink refused', flush=True)
+            end = time.time() + 1
+            while time.time() < end:
+                f.recycle()
+                time.sleep(0.005)
+        print('ready', flush=True)
+        print('closed' if f.closed(float(args[1])) else 'open', flush=True)
     else:
         raise SystemExit('unknown attack ' + what)
 

@@ -397,6 +397,37 @@ stage_restarts() {
 	stop_graph
 }
 
+@test "vhost: a frontend that shrinks its memory file loses its connection, the stage lives" {
+	graph "src: source --rate 10k | v: vhost $SOCK | s: sink"
+	# A memfd that can be sealed: snb-vhost sealed it against shrinking,
+	# the frontend's ftruncate fails and frames keep flowing to it.
+	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" shrink sealable 2 > "$T/fe.out" 2>&1
+	cat "$T/fe.out"
+	grep -q '^shrink refused' "$T/fe.out"
+	[ "$(tail -1 "$T/fe.out")" = open ]
+	wait_counter v disconnects 1
+	[ "$(counter v memory-faults)" -eq 0 ]
+	# One that cannot be sealed (as DPDK makes them): cut to 0 bytes
+	# under the stage's mapping.  It touched the lost pages (SIGBUS) and
+	# died; now it drops that frontend, counted, and serves the next.
+	tx0=$(counter v tx-packets)
+	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" shrink plain 20 > "$T/fe.out" 2>&1
+	cat "$T/fe.out"
+	grep -q '^shrunk' "$T/fe.out"
+	[ "$(tail -1 "$T/fe.out")" = closed ]
+	kill -0 "$RUN_PID"
+	wait_counter v disconnects 2
+	[ "$(counter v memory-faults)" -eq 1 ]
+	[ "$(counter v tx-packets)" -gt "$tx0" ]
+	[ "$(counter v bad-messages)" -eq 0 ]
+	[ "$(counter v ring-errors)" -eq 0 ]
+	[ "$(stage_restarts)" -eq 0 ]
+	snb-ctl "$G" swap src "source --count 0 --hold"
+	good_peer
+	stop_graph
+	grep -q "guest memory lost" "$T/graph.err"
+}
+
 @test "vhost: a request trickled in a byte at a time does not stall the data path" {
 	graph "src: source --rate 2k | v: vhost $SOCK | s: sink"
 	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" trickle 13 > "$T/fe.out" 2>&1 &

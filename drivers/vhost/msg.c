@@ -8,11 +8,13 @@
  * REPLY_ACK negotiated, a request carrying NEED_REPLY gets a u64 status
  * unless it has a reply of its own.
  */
+#define _GNU_SOURCE		/* F_ADD_SEALS */
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,6 +247,21 @@ map_vring(struct vu_dev *d, int i)
 	return 0;
 }
 
+/*
+ * Keep the frontend from shrinking a memory file: a memfd made with
+ * MFD_ALLOW_SEALING and not sealed yet gets F_SEAL_SHRINK (growing takes
+ * no page from us and stays allowed).  Other files cannot be sealed; the
+ * SIGBUS guard covers them.
+ */
+static void
+seal_shrink(int fd)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals != -1 && !(seals & F_SEAL_SHRINK))
+		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+}
+
 static int
 set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 {
@@ -278,7 +295,10 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		    __builtin_add_overflow(r->uva, r->size, &end))
 			break;
 		/* Mapping past the end of the file would fault (SIGBUS) on
-		 * first touch: the file must hold the whole region. */
+		 * first touch: the file must hold the whole region, and is
+		 * sealed against shrinking first where it can be (see
+		 * guard.c for the files that cannot). */
+		seal_shrink(fds[i]);
 		if (fstat(fds[i], &st) == -1 || !S_ISREG(st.st_mode) ||
 		    (uint64_t)st.st_size < r->offset + r->size)
 			break;

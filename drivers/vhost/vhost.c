@@ -136,6 +136,7 @@ make_counters(void)
 	c.kicks = app_counter("kicks");
 	c.calls = app_counter("calls");
 	c.calls_full = app_counter("calls-full");
+	c.memory_faults = app_counter("memory-faults");
 }
 
 static void
@@ -338,9 +339,27 @@ control(int timeout_ms)
 	}
 }
 
+/*
+ * A region's file lost pages under us (guard.c): 1 and the frontend is
+ * dropped.  Checked before a ring error is blamed on the frontend's
+ * rings: the zero pages that replaced its memory read as nonsense.
+ */
+static int
+memory_lost(void)
+{
+	if (!dev.mem_lost || conn_fd < 0)
+		return 0;
+	(*c.memory_faults)++;
+	drop_frontend("guest memory lost (its file shrank or lost "
+	    "pages)%s; disconnecting", "");
+	return 1;
+}
+
 static void
 ring_error(void)
 {
+	if (memory_lost())
+		return;
 	(*c.ring_errors)++;
 	drop_frontend("%s; disconnecting", dev.err);
 }
@@ -427,6 +446,8 @@ vhost_breathe(void)
 			out = NULL;
 		make_counters();
 		start_listening();
+		if (vu_guard(&dev) == -1)
+			err(1, "sigaction SIGBUS");
 	}
 	app_wake_at(0);
 	if (last_idle || ++tick % CONTROL_EVERY == 0)
@@ -434,6 +455,8 @@ vhost_breathe(void)
 	ready = conn_fd >= 0 && vu_queue_ready(&dev, 0);
 	n += (uint32_t)fwd_take(&txf, to_frontend, &ready);
 	n += from_frontend(n == 0);
+	if (memory_lost())
+		return 1;
 	last_idle = n == 0;
 	if (n)
 		last_busy_ns = app_now_ns();

@@ -27,6 +27,8 @@ struct vh_counters {
 	uint64_t	*calls_full;		/* call eventfd's counter full:
 						   the frontend is signalled
 						   already, nothing lost */
+	uint64_t	*memory_faults;		/* guest memory lost under us
+						   (SIGBUS): disconnected */
 };
 
 /*
