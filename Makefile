@@ -157,7 +157,8 @@ demo:
 # libFuzzer targets (clang): the lwAFTR's config parser and its data path,
 # snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and
 # rings, capture files (snb-pcap-read, snb-pcap-write), the graph language
-# (parser, checker, --describe).
+# (parser, checker, --describe), the L2 VPN's tunnel stages, snb-nd and
+# the pseudowire configuration.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -195,11 +196,22 @@ fuzz:
 	    -o build/fuzz_graph
 	build/fuzz_graph -max_total_time=$(FUZZ_SECONDS) -dict=fuzz/graph.dict \
 	    build/fuzz-graph-corpus fuzz/corpus/graph
+	@# The L2 VPN: snb-l2tp's and snb-gre's stage, snb-nd, the pseudowire
+	@# configuration (one source, four targets).
+	@for t in l2tp gre nd conf; do \
+	    mkdir -p build/fuzz-l2vpn-$$t-corpus && \
+	    clang $(FUZZ_CFLAGS) -DFUZZ_$$(echo $$t | tr a-z A-Z) \
+	        fuzz/l2vpn_fuzz.c libring/*.c -lpcap -lbsd \
+	        -o build/fuzz_l2vpn_$$t && \
+	    build/fuzz_l2vpn_$$t -max_total_time=$(FUZZ_SECONDS) \
+	        build/fuzz-l2vpn-$$t-corpus fuzz/corpus/l2vpn-$$t || exit 1; \
+	done
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7
 
 clean:

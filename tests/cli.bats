@@ -7,7 +7,7 @@ load helpers
 
 ROOT="$BATS_TEST_DIRNAME/.."
 TOOLS="bridge echo esp filter join lb lwaftr pcap-read pcap-write sink source tee vlan
-nic memif vhost run ctl top ps"
+nic memif vhost run ctl top ps l2tp gre nd"
 
 # The version the Makefile gives every tool.
 version() {
@@ -36,11 +36,11 @@ man_forms() {
 	    sed 's/^ *//' | tr 'A-Z' 'a-z' | tr -d ' \t'
 }
 
-@test "the 20 tools are built" {
+@test "the 23 tools are built" {
 	for t in $TOOLS; do
 		[ -x "$SNB_BUILD/bin/snb-$t" ] || { echo "no snb-$t"; return 1; }
 	done
-	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 20 ]
+	[ "$(ls "$SNB_BUILD"/bin/snb-* | wc -l)" -eq 23 ]
 }
 
 @test "every tool: --help, --version, a bad option (message form, status)" {
@@ -97,6 +97,9 @@ man_forms() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	assert_output_has "snb-lwaftr: $T/none.conf: No such file"
+	run snb-run -c "source | [p] l2tp $T/none.conf [core] | sink"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-l2tp: $T/none.conf: No such file"
 	# Every stage that refuses says so, the status is the first one's.
 	run snb-run -c "pcap-read $T/none.pcap | f: filter tcp prot 80 | sink"
 	[ "$status" -eq 1 ]
@@ -127,7 +130,7 @@ man_forms() {
 			n=$((n + 1)) ;;
 		esac
 	done
-	[ "$n" -eq 16 ]
+	[ "$n" -eq 19 ]
 	# Nothing else but the test apps of the build (tests/ is in PATH).
 	[ "$(echo "$output" | wc -l)" -eq $((n + $(ls "$SNB_BUILD"/tests/snb-* 2>/dev/null | wc -l))) ]
 	[ "$(snb-run -l)" = "$output" ]

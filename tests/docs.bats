@@ -21,7 +21,7 @@ load helpers
 
 @test "man pages render without warnings" {
 	command -v mandoc >/dev/null || skip "mandoc not installed"
-	for m in "$BATS_TEST_DIRNAME"/../man/*.[17]; do
+	for m in "$BATS_TEST_DIRNAME"/../man/*.[157]; do
 		out=$(mandoc -T lint -W warning "$m" 2>&1) || true
 		[ -z "$out" ] || { echo "$out"; return 1; }
 	done

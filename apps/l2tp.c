@@ -1,0 +1,29 @@
+/*
+ * snb-l2tp: L2TPv3 over IPv6 (next header 115) with 64-bit cookies, the
+ * keyed IPv6 tunnel, for the pseudowires of CONFIG (snb-pw(5)) that have
+ * an l2tp block.  The stage itself is libring/pwstage.c, shared with
+ * snb-gre.
+ */
+#include "app.h"
+#include "pwstage.h"
+
+static void
+l2tp_init(int argc, char **argv)
+{
+	pwstage_init(PW_L2TP, argc, argv);
+}
+
+static const struct app_desc desc = {
+	.name = "l2tp",
+	.usage = PWSTAGE_USAGE,
+	.summary = "Ethernet pseudowires over L2TPv3 keyed IPv6 tunnels "
+	    "(RFC 3931): encapsulate toward core, check and decapsulate "
+	    "from it.",
+	.ports = (const struct port_desc[]){ { "*", PORT_IN },
+	    { "*", PORT_OUT }, { NULL, 0 } },
+	.init = l2tp_init,
+	.breathe = pwstage_breathe,
+	.stop = pwstage_stop,
+};
+
+APP_MAIN(desc)

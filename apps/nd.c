@@ -1,0 +1,399 @@
+/*
+ * snb-nd: IPv6 neighbour discovery (RFC 4861) for one address on the
+ * core side of the tunnel apps, so that each of them stays one idea.
+ *
+ *	north (tunnel apps)  <->  nd  <->  south (the core's nic)
+ *
+ * South to north: a neighbour solicitation for our address is answered
+ * (a solicited NA back south) and an advertisement of the next hop gives
+ * its MAC; both are consumed, as are the other NS and NA (counted).
+ * Every other frame to our MAC, or to a group, goes north; frames to
+ * other unicast MACs are dropped.
+ *
+ * North to south: the frame's Ethernet addresses are set, the source to
+ * our MAC, the destination to the next hop's; while the next hop is
+ * unresolved the frame is dropped and counted (there is no queue: the
+ * tunnel's customers retry, as over any link that lost a frame).  An NS
+ * for the next hop goes to its solicited-node group at the first breath
+ * and every second while it is unresolved; once resolved, any later
+ * advertisement for it (a changed MAC) is taken.  With --next-hop-mac
+ * nothing is resolved.
+ *
+ * Flow control is exact, as in snb-vlan: a frame is taken only when the
+ * port it goes to has room, bursts with fwd_take(), the outputs
+ * committed after the releases (forward.h).
+ */
+#include <err.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+
+#include "forward.h"
+#include "ndp.h"
+#include "proto.h"
+
+#define NORTH		0
+#define SOUTH		1
+#define SOLICIT_NS	1000000000ull	/* RFC 4861 RetransTimer */
+
+static uint8_t addr[16], mac[6], nh[16], nh_mac[6];
+static int resolve, resolved;
+static uint64_t sol_due;
+static const char *counters_out;
+static struct fwd fwd;
+
+static struct {
+	uint64_t *north, *south, *ns_in, *na_out, *ns_out, *na_in, *learned,
+	    *unresolved, *not_ours, *runt, *nd_invalid, *nd_other, *no_port,
+	    *resolved;
+} c;
+
+#define USAGE	"--address IP6 --mac MAC --next-hop IP6 " \
+		"[--counters-out FILE]\n" \
+		"--address IP6 --mac MAC --next-hop-mac MAC " \
+		"[--counters-out FILE]"
+
+static void
+parse_ip6(const char *opt, const char *s, uint8_t out[16])
+{
+	if (inet_pton(AF_INET6, s, out) != 1)
+		errx(2, "bad %s '%s': not an IPv6 address", opt, s);
+	if (out[0] == 0xff)
+		errx(2, "bad %s '%s': a multicast address", opt, s);
+}
+
+static void
+parse_mac(const char *opt, const char *s, uint8_t out[6])
+{
+	unsigned int b[6];
+	char end;
+	int i;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2],
+	    &b[3], &b[4], &b[5], &end) != 6 || strspn(s, "0123456789abcdef"
+	    "ABCDEF:") != strlen(s))
+		errx(2, "bad %s '%s': not a MAC address", opt, s);
+	for (i = 0; i < 6; i++)
+		out[i] = (uint8_t)b[i];
+	if (out[0] & 1)
+		errx(2, "bad %s '%s': a group address", opt, s);
+}
+
+static void
+nd_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "address", required_argument, NULL, 'a' },
+		{ "mac", required_argument, NULL, 'm' },
+		{ "next-hop", required_argument, NULL, 'n' },
+		{ "next-hop-mac", required_argument, NULL, 'N' },
+		{ "counters-out", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch, have = 0;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			parse_ip6("--address", optarg, addr);
+			have |= 1;
+			break;
+		case 'm':
+			parse_mac("--mac", optarg, mac);
+			have |= 2;
+			break;
+		case 'n':
+			parse_ip6("--next-hop", optarg, nh);
+			have |= 4;
+			break;
+		case 'N':
+			parse_mac("--next-hop-mac", optarg, nh_mac);
+			have |= 8;
+			break;
+		case 'c':
+			counters_out = optarg;
+			break;
+		default:
+			app_usage();
+		}
+	}
+	if (optind != argc) {
+		warnx("unexpected argument '%s'", argv[optind]);
+		app_usage();
+	}
+	if (!(have & 1) || !(have & 2)) {
+		warnx("missing --%s", (have & 1) ? "mac" : "address");
+		app_usage();
+	}
+	if ((have & 12) == 0 || (have & 12) == 12) {
+		warnx("give one of --next-hop and --next-hop-mac");
+		app_usage();
+	}
+	resolve = (have & 4) != 0;
+	resolved = !resolve;
+	fwd_init(&fwd, (const char *[]){ "north", "south", NULL },
+	    (const char *[]){ "north", "south", NULL });
+	if (fwd.out[SOUTH].ring == NULL ||
+	    app_port_dir("south", PORT_IN) == NULL)
+		errx(1, "port 'south' must be connected both ways");
+	c.north = fwd.out[NORTH].sent = app_counter("to-north");
+	c.south = fwd.out[SOUTH].sent = app_counter("to-south");
+	c.ns_in = app_counter("ns-in");
+	c.na_out = app_counter("na-out");
+	c.na_in = app_counter("na-in");
+	c.ns_out = app_counter("ns-out");
+	c.learned = app_counter("next-hop-learned");
+	c.unresolved = app_counter("drop-unresolved");
+	c.not_ours = app_counter("drop-not-ours");
+	c.runt = app_counter("drop-runt");
+	c.nd_invalid = app_counter("drop-nd-invalid");
+	c.nd_other = app_counter("drop-nd-other");
+	c.no_port = app_counter("drop-no-port");
+	c.resolved = app_gauge("next-hop-resolved");
+	*c.resolved = resolved;
+}
+
+/* A frame of len bytes into south's next slot (room checked). */
+static uint8_t *
+south_slot(uint32_t len)
+{
+	struct fwd_out *o = &fwd.out[SOUTH];
+	struct packet *q = ring_slot(o->ring, o->used++);
+
+	q->len = (uint16_t)len;
+	q->flags = 0;
+	q->wirelen = 0;
+	q->ts_ns = 0;
+	return q->data;
+}
+
+static void
+eth(uint8_t *f, const uint8_t dst[6])
+{
+	uint16_t t = htons(SNB_ETH_IPV6);
+
+	memcpy(f, dst, 6);
+	memcpy(f + 6, mac, 6);
+	memcpy(f + 12, &t, 2);
+}
+
+static void
+solicit(void)
+{
+	uint8_t group[16], dst[6], *f;
+
+	ndp_solicited_node(nh, group);
+	ndp_multicast_mac(group, dst);
+	f = south_slot(SNB_ETH_HLEN + NDP_PKT_LEN);
+	eth(f, dst);
+	ndp_build_ns(f + SNB_ETH_HLEN, addr, mac, nh);
+	(*c.ns_out)++;
+	sol_due = app_now_ns() + SOLICIT_NS;
+}
+
+static void
+learn(const uint8_t *m)
+{
+	if (!resolved || memcmp(nh_mac, m, 6) != 0)
+		(*c.learned)++;
+	memcpy(nh_mac, m, 6);
+	resolved = 1;
+	*c.resolved = 1;
+}
+
+/*
+ * A neighbour message from south (ndp_parse() said NDP_OK or
+ * NDP_INVALID): 1 when it was consumed, 0 when it must wait for room in
+ * south (an NA to send), -1 when it is not one.
+ */
+static int
+nd_input(const uint8_t *f, uint32_t len)
+{
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+	static const uint8_t unspec[16];
+	struct ndp_msg m;
+	const uint8_t *dst, *dmac;
+	uint8_t gmac[6], *o;
+	uint32_t flags;
+	int r;
+
+	if ((r = ndp_parse(f + SNB_ETH_HLEN, len - SNB_ETH_HLEN, &m)) ==
+	    NDP_BAD)
+		return -1;
+	if (r == NDP_INVALID) {
+		(*c.nd_invalid)++;
+		return 1;
+	}
+	if (m.type == SNB_ICMP6_NEIGHBOR_SOLICIT) {
+		if (memcmp(m.target, addr, 16) != 0) {
+			(*c.nd_other)++;
+			return 1;
+		}
+		if (!fwd_room(&fwd, SOUTH))
+			return 0;
+		(*c.ns_in)++;
+		/* From the unspecified address (DAD): to all nodes, S clear
+		 * (RFC 4861 7.2.4). */
+		flags = NDP_NA_OVERRIDE;
+		if (memcmp(m.src, unspec, 16) == 0) {
+			dst = all_nodes;
+			ndp_multicast_mac(all_nodes, gmac);
+			dmac = gmac;
+		} else {
+			dst = m.src;
+			flags |= NDP_NA_SOLICITED;
+			dmac = m.lladdr && !m.lladdr_bad ? m.lladdr : f + 6;
+			/* A neighbour that asks tells its MAC (7.2.3). */
+			if (resolve && m.lladdr && !m.lladdr_bad &&
+			    memcmp(m.src, nh, 16) == 0)
+				learn(m.lladdr);
+		}
+		o = south_slot(SNB_ETH_HLEN + NDP_PKT_LEN);
+		eth(o, dmac);
+		ndp_build_na(o + SNB_ETH_HLEN, addr, dst, mac, flags);
+		(*c.na_out)++;
+		return 1;
+	}
+	if (!resolve || memcmp(m.target, nh, 16) != 0 || m.lladdr_bad) {
+		(*c.nd_other)++;
+		return 1;
+	}
+	(*c.na_in)++;
+	/* The option, else (a solicited answer) the frame's source. */
+	if (m.lladdr != NULL)
+		learn(m.lladdr);
+	else if (m.flags & NDP_NA_SOLICITED)
+		learn(f + 6);
+	return 1;
+}
+
+static uint32_t
+from_south(struct ring *r, uint32_t n)
+{
+	uint32_t i, len;
+	int v;
+
+	for (i = 0; i < n; i++) {
+		struct packet *p = ring_peek(r, i);
+		const uint8_t *f = p->data;
+
+		len = packet_len(r, p);
+		if (len < SNB_ETH_HLEN) {
+			(*c.runt)++;
+			continue;
+		}
+		if (!(f[0] & 1) && memcmp(f, mac, 6) != 0) {
+			(*c.not_ours)++;
+			continue;
+		}
+		if (f[12] == 0x86 && f[13] == 0xdd &&
+		    len >= SNB_ETH_HLEN + SNB_IPV6_HLEN + 1 &&
+		    f[SNB_ETH_HLEN + 6] == SNB_IPPROTO_ICMPV6 &&
+		    (v = nd_input(f, len)) >= 0) {
+			if (v == 0)
+				break;
+			continue;
+		}
+		if (fwd.out[NORTH].ring == NULL) {
+			(*c.no_port)++;
+			continue;
+		}
+		if (!fwd_room(&fwd, NORTH))
+			break;
+		fwd_put(&fwd, NORTH, p, len);
+	}
+	return i;
+}
+
+static uint32_t
+from_north(struct ring *r, uint32_t n)
+{
+	struct fwd_out *o = &fwd.out[SOUTH];
+	struct packet *q;
+	uint32_t i, len;
+
+	for (i = 0; i < n; i++) {
+		struct packet *p = ring_peek(r, i);
+
+		len = packet_len(r, p);
+		if (len < SNB_ETH_HLEN) {
+			(*c.runt)++;
+			continue;
+		}
+		if (!resolved) {
+			(*c.unresolved)++;
+			continue;
+		}
+		if (!fwd_room(&fwd, SOUTH))
+			break;
+		if (len > o->ring->capacity) {
+			(*fwd.drop_oversize)++;
+			continue;
+		}
+		q = ring_slot(o->ring, o->used++);
+		q->len = (uint16_t)len;
+		q->flags = p->flags;
+		q->wirelen = p->wirelen;
+		q->ts_ns = p->ts_ns;
+		memcpy(q->data, nh_mac, 6);
+		memcpy(q->data + 6, mac, 6);
+		memcpy(q->data + 12, p->data + 12, len - 12);
+	}
+	return i;
+}
+
+static uint32_t
+take(void *ctx, int from, struct ring *r, uint32_t n)
+{
+	return from == SOUTH ? from_south(r, n) : from_north(r, n);
+}
+
+static int
+nd_breathe(void)
+{
+	int total, sent = 0;
+
+	if (resolve && !resolved) {
+		if (app_now_ns() >= sol_due && fwd_room(&fwd, SOUTH)) {
+			solicit();
+			sent = 1;
+		}
+		app_wake_at(sol_due);
+	}
+	total = fwd_take(&fwd, take, NULL);
+	/* Inputs released above, outputs published now (forward.h). */
+	fwd_commit(&fwd);
+	return total + sent;
+}
+
+static void
+nd_stop(int eof)
+{
+	if (counters_out != NULL)
+		(void)app_write_counters(counters_out);
+}
+
+static const struct port_desc ports[] = {
+	{ "north", PORT_IN },
+	{ "north", PORT_OUT },
+	{ "south", PORT_IN },
+	{ "south", PORT_OUT },
+	{ NULL, 0 }
+};
+
+static const struct app_desc desc = {
+	.name = "nd",
+	.usage = USAGE,
+	.summary = "IPv6 neighbour discovery for one address toward the "
+	    "core: answer solicitations, resolve the next hop, set the "
+	    "Ethernet addresses of frames going south.",
+	.ports = ports,
+	.init = nd_init,
+	.breathe = nd_breathe,
+	.stop = nd_stop,
+};
+
+APP_MAIN(desc)

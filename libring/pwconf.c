@@ -1,0 +1,323 @@
+/*
+ * pwconf.c: the pseudowire configuration (pwconf.h, snb-pw(5)).
+ *
+ * The file's top level is read here token by token, because a
+ * pseudowire's statement carries its name before the block
+ * ("pseudowire NAME { ... }"), which cfg.h's grammar of NAME VALUE ';'
+ * and NAME '{' does not; the blocks themselves are cfg_block()s.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "pwconf.h"
+
+#define PO(m)	offsetof(struct pw, m)
+
+static cfg_leaf_fn pw_leaf;
+static cfg_block_fn pw_block;
+
+enum { ID_COOKIE_LOCAL = 1, ID_COOKIE_REMOTE, ID_KEY };
+
+static const struct cfg_field f_l2tp[] = {
+	CFG_F("local-session", CFG_U32, .off = PO(local_session), .lo = 1,
+	    .hi = UINT32_MAX, .flags = CFG_REQUIRED),
+	CFG_F("remote-session", CFG_U32, .off = PO(remote_session), .lo = 1,
+	    .hi = UINT32_MAX, .flags = CFG_REQUIRED),
+	CFG_F("local-cookie", CFG_LEAF, .id = ID_COOKIE_LOCAL,
+	    .flags = CFG_REQUIRED),
+	CFG_F("remote-cookie", CFG_LEAF, .id = ID_COOKIE_REMOTE,
+	    .flags = CFG_REQUIRED),
+};
+static const struct cfg_schema s_l2tp = CFG_S(f_l2tp, .leaf = pw_leaf);
+
+static const struct cfg_field f_gre[] = {
+	CFG_F("key", CFG_LEAF, .id = ID_KEY, CFG_AT(CFG_POS, PO(key_at))),
+};
+static const struct cfg_schema s_gre = CFG_S(f_gre, .leaf = pw_leaf);
+
+static const struct cfg_field f_pw[] = {
+	CFG_F("remote-address", CFG_IPV6, .off = PO(remote),
+	    .flags = CFG_REQUIRED),
+	CFG_F("l2tp", CFG_BLOCK, .sub = &s_l2tp, CFG_AT(CFG_POS, PO(l2tp_at))),
+	CFG_F("gre", CFG_BLOCK, .sub = &s_gre, CFG_AT(CFG_POS, PO(gre_at))),
+};
+static const struct cfg_schema s_pw = CFG_S(f_pw, .block = pw_block);
+
+static int
+hexdigit(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A 64-bit cookie: 0x and 1 to 16 hex digits, a number put on the wire
+ * most significant byte first (0x0011223344556677 is 00 11 22 .. 77, as
+ * iproute2's "cookie 0011223344556677").
+ */
+static int
+cookie(struct cfg *cf, const char *name, const struct cfg_tok *v,
+    uint8_t out[8])
+{
+	uint64_t x = 0;
+	size_t i;
+	int d, b;
+
+	if (v->len < 3 || v->len > 18 || v->p[0] != '0' ||
+	    (v->p[1] != 'x' && v->p[1] != 'X'))
+		goto bad;
+	for (i = 2; i < v->len; i++) {
+		if ((d = hexdigit((unsigned char)v->p[i])) < 0)
+			goto bad;
+		x = x << 4 | (uint64_t)d;
+	}
+	for (b = 7; b >= 0; b--, x >>= 8)
+		out[b] = (uint8_t)x;
+	return 0;
+bad:
+	{
+		char s[CFG_SHOW];
+
+		return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 1 to 16 "
+		    "hex digits", name, cfg_show(v, s));
+	}
+}
+
+static int
+pw_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *n, const struct cfg_tok *v)
+{
+	struct pw *pw = obj;
+
+	switch (f->id) {
+	case ID_COOKIE_LOCAL:
+		return cookie(cf, f->name, v, pw->local_cookie);
+	case ID_COOKIE_REMOTE:
+		return cookie(cf, f->name, v, pw->remote_cookie);
+	case ID_KEY:
+		pw->has_key = 1;
+		return cfg_u32(cf, f->name, v, 0, UINT32_MAX, &pw->key);
+	}
+	return cfg_err(cf, &n->at, "internal error: field %d", f->id);
+}
+
+/* No other blocks than the sub-schemas: never called. */
+static int
+pw_block(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *name)
+{
+	return cfg_err(cf, &name->at, "internal error: block '%s'", f->name);
+}
+
+static int
+addr_ok(struct cfg *cf, const struct cfg_pos *at, const char *what,
+    const uint8_t a[16])
+{
+	static const uint8_t zero[16];
+
+	if (a[0] == 0xff)
+		return cfg_err(cf, at, "%s: a multicast address", what);
+	if (memcmp(a, zero, 16) == 0)
+		return cfg_err(cf, at, "%s: the unspecified address", what);
+	return 0;
+}
+
+/* One pseudowire's block is read: is it whole, and apart from the rest? */
+static int
+pw_check(struct cfg *cf, struct pw_conf *c, struct pw *pw)
+{
+	const struct pw *o;
+
+	if (pw->l2tp_at.line && pw->gre_at.line)
+		return cfg_err(cf, &pw->gre_at, "pseudowire '%s': both 'l2tp' "
+		    "(at %d:%d) and 'gre'", pw->name, pw->l2tp_at.line,
+		    pw->l2tp_at.col);
+	if (!pw->l2tp_at.line && !pw->gre_at.line)
+		return cfg_err(cf, &pw->at, "pseudowire '%s': missing 'l2tp' "
+		    "or 'gre'", pw->name);
+	pw->type = pw->l2tp_at.line ? PW_L2TP : PW_GRE;
+	if (addr_ok(cf, &pw->at, "remote-address", pw->remote) == -1)
+		return -1;
+	for (o = c->pw; o < pw; o++) {
+		if (strcmp(o->name, pw->name) == 0)
+			return cfg_err(cf, &pw->at, "duplicate pseudowire "
+			    "'%s' (first at %d:%d)", pw->name, o->at.line,
+			    o->at.col);
+		if (o->type != pw->type)
+			continue;
+		if (pw->type == PW_L2TP &&
+		    o->local_session == pw->local_session)
+			return cfg_err(cf, &pw->l2tp_at, "pseudowire '%s': "
+			    "local-session %u is also that of '%s' (at %d:%d)",
+			    pw->name, pw->local_session, o->name, o->at.line,
+			    o->at.col);
+		if (pw->type == PW_GRE &&
+		    memcmp(o->remote, pw->remote, 16) == 0 &&
+		    o->has_key == pw->has_key &&
+		    (!pw->has_key || o->key == pw->key))
+			return cfg_err(cf, &pw->gre_at, "pseudowire '%s': "
+			    "the same remote-address and key as '%s' (at "
+			    "%d:%d)", pw->name, o->name, o->at.line,
+			    o->at.col);
+	}
+	return 0;
+}
+
+static int
+pseudowire(struct cfg *cf, struct pw_conf *c, const struct cfg_tok *kw)
+{
+	struct cfg_tok n, t;
+	char b[CFG_SHOW];
+	struct pw *pw;
+
+	if (cfg_lex(cf, &n) == -1)
+		return -1;
+	if (n.type != CFG_WORD && n.type != CFG_STR)
+		return cfg_err(cf, &n.at, "expected a name after 'pseudowire', "
+		    "got %s", cfg_show(&n, b));
+	if (n.len == 0 || n.len >= PW_NAME_MAX)
+		return cfg_err(cf, &n.at, "bad pseudowire name %s: 1 to %d "
+		    "characters", cfg_show(&n, b), PW_NAME_MAX - 1);
+	if (c->npw == PW_MAX)
+		return cfg_err(cf, &kw->at, "too many pseudowires (at most "
+		    "%d)", PW_MAX);
+	if (cfg_grow(&c->pw, &c->cap, c->npw + 1, sizeof(*c->pw)) == -1)
+		return cfg_err(cf, &kw->at, "out of memory");
+	pw = &c->pw[c->npw];
+	memset(pw, 0, sizeof(*pw));
+	memcpy(pw->name, n.p, n.len);
+	pw->at = n.at;
+	if (memchr(n.p, '\0', n.len) != NULL || !name_ok(pw->name))
+		return cfg_err(cf, &n.at, "bad pseudowire name %s: letters, "
+		    "digits and '_.-', not first '.' or '-' (it names a port)",
+		    cfg_show(&n, b));
+	if (strcmp(pw->name, "core") == 0)
+		return cfg_err(cf, &n.at, "bad pseudowire name 'core': the "
+		    "name of the core port");
+	if (cfg_lex(cf, &t) == -1)
+		return -1;
+	if (t.type != CFG_LBRACE)
+		return cfg_err(cf, &t.at, "expected '{' after 'pseudowire "
+		    "%s', got %s", pw->name, cfg_show(&t, b));
+	if (cfg_block(cf, "pseudowire", &s_pw, &n, pw) == -1 ||
+	    pw_check(cf, c, pw) == -1)
+		return -1;
+	c->npw++;
+	return 0;
+}
+
+/* A top-level leaf: NAME VALUE ';'. */
+static int
+top_leaf(struct cfg *cf, struct pw_conf *c, const struct cfg_tok *kw,
+    struct cfg_pos *seen)
+{
+	struct cfg_tok v, t;
+	char b[CFG_SHOW], name[24];
+	int r;
+
+	snprintf(name, sizeof(name), "%.*s", (int)kw->len, kw->p);
+	if (seen->line)
+		return cfg_err(cf, &kw->at, "duplicate field '%s' (first at "
+		    "%d:%d)", name, seen->line, seen->col);
+	*seen = kw->at;
+	if (cfg_lex(cf, &v) == -1)
+		return -1;
+	if (v.type != CFG_WORD && v.type != CFG_STR)
+		return cfg_err(cf, &v.at, "expected a value for '%s', got %s",
+		    name, cfg_show(&v, b));
+	if (cfg_eq(kw, "local-address")) {
+		if ((r = cfg_ipv6(cf, name, &v, c->local)) == 0)
+			r = addr_ok(cf, &v.at, name, c->local);
+	} else if (cfg_eq(kw, "mtu"))
+		r = cfg_u32(cf, name, &v, 1280, 65535, &c->mtu);
+	else
+		r = cfg_u32(cf, name, &v, 1, 255, &c->hop_limit);
+	if (r == -1 || cfg_lex(cf, &t) == -1)
+		return -1;
+	if (t.type != CFG_SEMI)
+		return cfg_err(cf, &t.at, "expected ';' after the value of "
+		    "'%s', got %s", name, cfg_show(&t, b));
+	return 0;
+}
+
+int
+pw_conf_parse(struct pw_conf *c, const char *text, size_t len,
+    const char *file, char *err, size_t errlen)
+{
+	struct cfg_pos seen[3] = { { 0, 0 } };
+	struct cfg cf;
+	struct cfg_tok t;
+	char b[CFG_SHOW];
+	int r = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->mtu = PW_DEFAULT_MTU;
+	c->hop_limit = PW_DEFAULT_HOP_LIMIT;
+	cfg_init(&cf, text, len, file, err, errlen);
+	for (;;) {
+		if ((r = cfg_lex(&cf, &t)) == -1)
+			break;
+		if (t.type == CFG_EOF)
+			break;
+		if (t.type != CFG_WORD) {
+			r = cfg_err(&cf, &t.at, "expected 'local-address', "
+			    "'mtu', 'hop-limit' or 'pseudowire', got %s",
+			    cfg_show(&t, b));
+			break;
+		}
+		if (cfg_eq(&t, "pseudowire"))
+			r = pseudowire(&cf, c, &t);
+		else if (cfg_eq(&t, "local-address"))
+			r = top_leaf(&cf, c, &t, &seen[0]);
+		else if (cfg_eq(&t, "mtu"))
+			r = top_leaf(&cf, c, &t, &seen[1]);
+		else if (cfg_eq(&t, "hop-limit"))
+			r = top_leaf(&cf, c, &t, &seen[2]);
+		else
+			r = cfg_err(&cf, &t.at, "unknown field %s at top level "
+			    "(local-address, mtu, hop-limit, pseudowire)",
+			    cfg_show(&t, b));
+		if (r == -1)
+			break;
+	}
+	if (r == 0 && !seen[0].line) {
+		struct cfg_pos end = cfg_here(&cf);
+
+		r = cfg_err(&cf, &end, "missing 'local-address'");
+	}
+	if (r == 0 && c->npw == 0) {
+		struct cfg_pos end = cfg_here(&cf);
+
+		r = cfg_err(&cf, &end, "no pseudowire");
+	}
+	cfg_fini(&cf);
+	if (r == -1)
+		pw_conf_free(c);
+	return r;
+}
+
+void
+pw_conf_free(struct pw_conf *c)
+{
+	free(c->pw);
+	c->pw = NULL;
+	c->npw = c->cap = 0;
+}
+
+const struct pw *
+pw_find(const struct pw_conf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->npw; i++)
+		if (strcmp(c->pw[i].name, name) == 0)
+			return &c->pw[i];
+	return NULL;
+}

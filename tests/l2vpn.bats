@@ -1,0 +1,440 @@
+#!/usr/bin/env bats
+# The L2 VPN's tunnel apps, snb-l2tp and snb-gre, and snb-nd, against
+# independent peers: tshark dissects what they send; scapy (GRE) and
+# struct-packed bytes (L2TPv3: scapy has only L2TPv2 over UDP) make what
+# they must take or drop; two sites back to back over a veth carry pings
+# between two customer namespaces; the kernel answers and asks snb-nd's
+# neighbour discovery.  (The kernel as the far tunnel end: tests/vm*.)
+load helpers
+load netns
+
+PY=/usr/bin/python3
+TSHARK_L2TP=(-o "l2tp.cookie_size:8 Byte Cookie" -o "l2tp.l2_specific:None")
+
+setup() {
+	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
+	T="$BATS_TEST_TMPDIR"
+	PIDS=
+	NSS=
+	# Site A's and site B's ends of an L2TPv3 and a GRE pseudowire.
+	cat > "$T/a.conf" <<-'EOF'
+	local-address 2001:db8::1;
+	pseudowire b {			// L2TPv3 to site B
+		remote-address 2001:db8::2;
+		l2tp { local-session 1; remote-session 2;
+		       local-cookie 0x0011223344556677;
+		       remote-cookie 0x8899aabbccddeeff; }
+	}
+	pseudowire c { remote-address 2001:db8::3; gre { key 42; } }
+	pseudowire d { remote-address 2001:db8::3; gre { } }
+	EOF
+	cat > "$T/b.conf" <<-'EOF'
+	local-address 2001:db8::2;
+	pseudowire a {
+		remote-address 2001:db8::1;
+		l2tp { local-session 2; remote-session 1;
+		       local-cookie 0x8899aabbccddeeff;
+		       remote-cookie 0x0011223344556677; }
+	}
+	pseudowire ag { remote-address 2001:db8::1; gre { key 7; } }
+	EOF
+}
+
+teardown() {
+	[ -z "${TCPD:-}" ] || kill "$TCPD" 2>/dev/null || true
+	netns_teardown $NSS
+}
+
+# Customer frames of every size from 14 bytes to 1400, into pcap $1.
+customer_frames() {
+	$PY - "$1" <<-'EOF'
+	import sys
+	from scapy.all import Ether, IP, UDP, Raw, wrpcap
+	fs = [Ether(src="02:00:00:00:00:0a", dst="02:00:00:00:00:0b", type=0x88b5)]
+	for n in (0, 1, 17, 100, 1000, 1400 - 42):
+	    fs.append(Ether(src="02:00:00:00:00:0a", dst="02:00:00:00:00:0b") /
+	        IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=7, dport=n % 65536) /
+	        Raw(bytes(i % 251 for i in range(n))))
+	wrpcap(sys.argv[1], fs)
+	EOF
+}
+
+# The frames of pcap $1 as hex, one a line.
+frames_hex() {
+	$PY - "$1" <<-'EOF'
+	import sys
+	from scapy.all import rdpcap
+	for p in rdpcap(sys.argv[1]):
+	    print(bytes(p).hex())
+	EOF
+}
+
+@test "l2tp: what snb-l2tp sends is L2TPv3 over IPv6 as tshark dissects it" {
+	customer_frames "$T/in.pcap"
+	snb-run "pcap-read $T/in.pcap | [b] l2tp $T/a.conf [core] |
+	    pcap-write $T/out.pcap"
+	tshark "${TSHARK_L2TP[@]}" -r "$T/out.pcap" -T fields -e eth.dst \
+	    -e eth.src -e eth.type -e ipv6.src -e ipv6.dst -e ipv6.nxt \
+	    -e ipv6.hlim -e ipv6.plen -e l2tp.sid -e l2tp.cookie -e data.len \
+	    2>/dev/null > "$T/f.txt"
+	cat "$T/f.txt"
+	[ "$(wc -l < "$T/f.txt")" -eq 7 ]
+	i=0
+	# Each inner length, from the capture we gave it.
+	tshark -r "$T/in.pcap" -T fields -e frame.len 2>/dev/null > "$T/lens"
+	while IFS=$'\t' read -r dst src type s d nxt hl plen sid cookie dlen; do
+		i=$((i + 1))
+		len=$(sed -n "${i}p" "$T/lens")
+		[ "$dst" = 00:00:00:00:00:00 ]
+		[ "$src" = 00:00:00:00:00:00 ]
+		[ "$type" = 0x86dd ]
+		[ "$s" = 2001:db8::1 ]
+		[ "$d" = 2001:db8::2 ]
+		[ "$nxt" = 115 ]
+		[ "$hl" = 64 ]
+		[ "$sid" = 0x00000002 ]		# remote-session
+		[ "$cookie" = 0011223344556677 ]	# local-cookie
+		[ "$plen" -eq $((12 + len)) ]
+		[ "$dlen" -eq "$len" ]
+	done < "$T/f.txt"
+	# The customer frames ride unchanged.
+	tshark "${TSHARK_L2TP[@]}" -r "$T/out.pcap" -T fields -e data.data \
+	    2>/dev/null > "$T/inner.hex"
+	diff "$T/inner.hex" <(frames_hex "$T/in.pcap")
+}
+
+@test "gre: what snb-gre sends is GRE 0x6558 over IPv6, with and without a key" {
+	customer_frames "$T/in.pcap"
+	snb-run "pcap-read $T/in.pcap | [c] gre $T/a.conf [core] |
+	    pcap-write $T/key.pcap"
+	snb-run "pcap-read $T/in.pcap | [d] gre $T/a.conf [core] |
+	    pcap-write $T/nokey.pcap"
+	for f in key nokey; do
+		tshark -r "$T/$f.pcap" -T fields -e ipv6.src -e ipv6.dst \
+		    -e ipv6.nxt -e gre.proto -e gre.flags.key -e gre.key \
+		    -e gre.flags.checksum -e gre.flags.sequence_number \
+		    -e gre.flags.version -e eth.src 2>/dev/null | sort -u > "$T/$f.txt"
+		cat "$T/$f.txt"
+	done
+	# tshark dissects the inner Ethernet (the second eth.src).
+	[ "$(cat "$T/key.txt")" = "$(printf '2001:db8::1\t2001:db8::3\t47\t0x6558\t1\t0x0000002a\t0\t0\t0\t00:00:00:00:00:00,02:00:00:00:00:0a')" ]
+	[ "$(cat "$T/nokey.txt")" = "$(printf '2001:db8::1\t2001:db8::3\t47\t0x6558\t0\t\t0\t0\t0\t00:00:00:00:00:00,02:00:00:00:00:0a')" ]
+	[ "$(npackets "$T/key.pcap")" -eq 7 ]
+	# What tshark calls the inner frame is ours, byte for byte.
+	$PY - "$T/key.pcap" "$T/in.pcap" <<-'EOF'
+	import sys
+	from scapy.all import rdpcap, GRE
+	out, inp = rdpcap(sys.argv[1]), rdpcap(sys.argv[2])
+	assert len(out) == len(inp)
+	for o, i in zip(out, inp):
+	    assert bytes(o[GRE].payload) == bytes(i), (o, i)
+	EOF
+}
+
+# Frames from the core to site A (a.conf): every case of decapsulation,
+# $2 each; the expected customer frames into $3.
+core_frames() {
+	$PY - "$1" "$2" "$3" <<-'EOF'
+	import struct, sys
+	from scapy.all import Ether, IPv6, IPv6ExtHdrFragment, \
+	    IPv6ExtHdrDestOpt, IP, UDP, Raw, GRE, wrpcap
+	out, n, want = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+	A, B, C = "2001:db8::1", "2001:db8::2", "2001:db8::3"
+	E = dict(src="02:00:00:00:00:99", dst="02:00:00:00:00:01")
+	def cust(i):
+	    return Ether(src="02:00:00:00:00:0b", dst="02:00:00:00:00:0a") / \
+	        IP(src="10.0.0.2", dst="10.0.0.1") / UDP(dport=i) / Raw(b"z" * i)
+	def l2tp(sess, cookie, inner, src=B, dst=A, ext=None):
+	    ip = IPv6(src=src, dst=dst, nh=115)
+	    if ext is not None:
+	        ip = IPv6(src=src, dst=dst) / ext
+	        ip.lastlayer().nh = 115
+	    return Ether(**E) / ip / Raw(struct.pack("!I", sess) + cookie + bytes(inner))
+	good_cookie = bytes.fromhex("8899aabbccddeeff")
+	frames, good = [], []
+	for i in range(n):
+	    c = cust(i)
+	    # taken: L2TP, L2TP behind a destination options header, GRE
+	    # with key 42 (pseudowire c), GRE without a key (d), GRE with
+	    # a right checksum and a sequence number (d)
+	    frames.append(l2tp(1, good_cookie, c)); good.append(c)
+	    frames.append(l2tp(1, good_cookie, c, ext=IPv6ExtHdrDestOpt()))
+	    good.append(c)
+	    frames.append(Ether(**E) / IPv6(src=C, dst=A) /
+	        GRE(key_present=1, key=42, proto=0x6558) / c); good.append(c)
+	    frames.append(Ether(**E) / IPv6(src=C, dst=A) / GRE(proto=0x6558) / c)
+	    good.append(c)
+	    frames.append(Ether(**E) / IPv6(src=C, dst=A) /
+	        GRE(chksum_present=1, seqnum_present=1, sequence_number=i,
+	            proto=0x6558) / c)
+	    good.append(c)
+	    # dropped, by reason
+	    frames.append(l2tp(9, good_cookie, c))				# unknown session
+	    frames.append(l2tp(1, good_cookie, c, src=C))			# wrong remote
+	    frames.append(l2tp(1, bytes(8), c))				# wrong cookie
+	    frames.append(l2tp(1, good_cookie, c, dst=B))			# not local
+	    frames.append(Ether(**E) / IP() / UDP())				# not ipv6
+	    frames.append(Ether(**E) / IPv6(src=B, dst=A) /
+	        IPv6ExtHdrFragment(nh=115, m=1) / Raw(b"x" * 40))		# fragment
+	    frames.append(Ether(**E) / IPv6(src=B, dst=A) / UDP() / c)		# other protocol
+	    bad = l2tp(1, good_cookie, c)
+	    bad[IPv6].plen = len(bad[IPv6].payload) + 1			# malformed
+	    frames.append(bad)
+	    frames.append(Ether(**E) / IPv6(src=C, dst=A) /
+	        GRE(key_present=1, key=43, proto=0x6558) / c)		# wrong key
+	    frames.append(Ether(**E) / IPv6(src=B, dst=A) /
+	        GRE(proto=0x6558) / c)					# unknown remote
+	    frames.append(Ether(**E) / IPv6(src=C, dst=A) /
+	        GRE(proto=0x0800) / IP() / UDP())				# gre protocol
+	    g = Ether(**E) / IPv6(src=C, dst=A) / GRE(chksum_present=1,
+	        proto=0x6558) / c
+	    g = Ether(bytes(g))
+	    g[GRE].chksum ^= 0x0101						# gre checksum
+	    frames.append(g)
+	wrpcap(out, frames)
+	wrpcap(want, good)
+	EOF
+}
+
+@test "decap: frames from the core are taken or dropped and counted by reason" {
+	core_frames "$T/core.pcap" 5 "$T/want.pcap"
+	snb-run "pcap-read $T/core.pcap | [core] l2tp $T/a.conf \
+	    --counters-out $T/l2tp.ctr [b] | pcap-write $T/l2tp.pcap"
+	snb-run "pcap-read $T/core.pcap | [core] g: gre $T/a.conf \
+	    --counters-out $T/gre.ctr [c] | pcap-write $T/c.pcap
+	    @g [d] | pcap-write $T/d.pcap"
+	cat "$T/l2tp.ctr" "$T/gre.ctr"
+	# 17 kinds of frame, 5 of each: 85 in all.
+	ctr() { sed -n "s/^$2 //p" "$T/$1.ctr"; }
+	[ "$(ctr l2tp decap)" -eq 10 ]
+	[ "$(ctr l2tp 'decap\[b\]')" -eq 10 ]
+	[ "$(ctr l2tp drop-unknown-session)" -eq 5 ]
+	[ "$(ctr l2tp drop-wrong-remote)" -eq 5 ]
+	[ "$(ctr l2tp drop-wrong-cookie)" -eq 5 ]
+	[ "$(ctr l2tp drop-not-local)" -eq 5 ]
+	[ "$(ctr l2tp drop-not-ipv6)" -eq 5 ]
+	[ "$(ctr l2tp drop-fragment)" -eq 5 ]
+	[ "$(ctr l2tp drop-malformed)" -eq 5 ]
+	# The 7 kinds of GRE and the UDP one.
+	[ "$(ctr l2tp drop-other-protocol)" -eq 40 ]
+	[ "$(ctr gre decap)" -eq 15 ]
+	[ "$(ctr gre 'decap\[c\]')" -eq 5 ]
+	[ "$(ctr gre 'decap\[d\]')" -eq 10 ]
+	[ "$(ctr gre drop-wrong-key)" -eq 5 ]
+	[ "$(ctr gre drop-unknown-remote)" -eq 5 ]
+	[ "$(ctr gre drop-gre-protocol)" -eq 5 ]
+	[ "$(ctr gre drop-gre-checksum)" -eq 5 ]
+	[ "$(ctr gre drop-not-local)" -eq 5 ]	# checked before the protocol
+	[ "$(ctr gre drop-other-protocol)" -eq 30 ]
+	# Not one frame lost silently.
+	for a in l2tp gre; do
+		sum=$(grep '^\(decap\|drop-[a-z0-9-]*\) ' "$T/$a.ctr" |
+		    awk '{ s += $2 } END { print s }')
+		[ "$sum" -eq 85 ] || { echo "$a: $sum of 85"; return 1; }
+	done
+	# The customer frames, byte for byte, in order.
+	frames_hex "$T/want.pcap" > "$T/want.hex"
+	diff <(frames_hex "$T/l2tp.pcap") <(awk 'NR % 5 == 1 || NR % 5 == 2' "$T/want.hex")
+	diff <(frames_hex "$T/c.pcap") <(awk 'NR % 5 == 3' "$T/want.hex")
+	diff <(frames_hex "$T/d.pcap") <(awk 'NR % 5 == 4 || NR % 5 == 0' "$T/want.hex")
+}
+
+@test "round trip: what one end sends the other end takes, both encapsulations" {
+	customer_frames "$T/in.pcap"
+	snb-run "pcap-read $T/in.pcap | [b] l2tp $T/a.conf [core] |
+	    [core] l2tp $T/b.conf [a] | pcap-write $T/l2tp.pcap"
+	diff <(frames_hex "$T/l2tp.pcap") <(frames_hex "$T/in.pcap")
+	# Site B's GRE pseudowire has key 7, site A's c key 42: nothing
+	# passes, and all is counted.
+	cat > "$T/c.conf" <<-'EOF'
+	local-address 2001:db8::3;
+	pseudowire a { remote-address 2001:db8::1; gre { key 7; } }
+	EOF
+	snb-run "pcap-read $T/in.pcap | [c] gre $T/a.conf [core] |
+	    [core] gre $T/c.conf --counters-out $T/ctr [a] |
+	    pcap-write $T/gre.pcap"
+	[ "$(npackets "$T/gre.pcap")" -eq 0 ]
+	grep -q '^drop-wrong-key 7$' "$T/ctr"
+	sed -i 's/key 7;/key 42;/' "$T/c.conf"
+	snb-run "pcap-read $T/in.pcap | [c] gre $T/a.conf [core] |
+	    [core] gre $T/c.conf --counters-out $T/ctr [a] |
+	    pcap-write $T/gre.pcap"
+	diff <(frames_hex "$T/gre.pcap") <(frames_hex "$T/in.pcap")
+}
+
+@test "encap: a frame over the core's MTU is dropped and counted, one at it passes" {
+	# mtu 1280: the largest customer frame is 1280 - 40 - 12 = 1228 bytes.
+	{ echo 'mtu 1280;'; cat "$T/a.conf"; } > "$T/m.conf"
+	$PY - "$T/in.pcap" <<-'EOF'
+	import sys
+	from scapy.all import Ether, Raw, wrpcap
+	wrpcap(sys.argv[1], [Ether(type=0x88b5) / Raw(b"y" * (n - 14))
+	    for n in (1227, 1228, 1229, 9000)])
+	EOF
+	snb-run "pcap-read $T/in.pcap | [b] l2tp $T/m.conf --counters-out $T/ctr \
+	    [core] | pcap-write $T/out.pcap"
+	cat "$T/ctr"
+	grep -q '^encap 2$' "$T/ctr"
+	grep -q '^drop-too-big 2$' "$T/ctr"
+	[ "$(tshark -r "$T/out.pcap" -T fields -e ipv6.plen 2>/dev/null | tr '\n' ' ')" = "1239 1240 " ]
+}
+
+@test "config: errors name FILE:LINE:COLUMN, exit 2; a port that is no pseudowire exits 1" {
+	bad() {	# $1: the text, $2: the message expected
+		printf '%s\n' "$1" > "$T/bad.conf"
+		run snb-l2tp "$T/bad.conf"
+		echo "$output"
+		[ "$status" -eq 2 ]
+		assert_output_has "snb-l2tp: $T/bad.conf:$2"
+	}
+	pw='pseudowire b { remote-address 2001:db8::2;'
+	l2='l2tp { local-session 1; remote-session 2; local-cookie 0x1; remote-cookie 0x2; }'
+	bad "$pw $l2 }" "2:1: missing 'local-address'"
+	bad "local-address 2001:db8::1;" "2:1: no pseudowire"
+	bad "local-address 2001:db8::1; mtu 1279;" "1:32: 'mtu' out of range: 1279 (1280..65535)"
+	bad "local-address ff02::1; $pw $l2 }" "1:15: local-address: a multicast address"
+	bad "local-address 2001:db8::1;
+$pw l2tp { local-session 1; remote-session 2; local-cookie 0x12g; remote-cookie 0x2; } }" \
+	    "2:99: bad local-cookie '0x12g'"
+	bad "local-address 2001:db8::1;
+$pw l2tp { local-session 1; remote-session 2; local-cookie 0x1; } }" \
+	    "2:44: l2tp: missing 'remote-cookie'"
+	bad "local-address 2001:db8::1;
+$pw $l2 }
+pseudowire c { remote-address 2001:db8::3; $l2 }" \
+	    "3:44: pseudowire 'c': local-session 1 is also that of 'b' (at 2:12)"
+	bad "local-address 2001:db8::1;
+$pw $l2 gre { } }" "2:125: pseudowire 'b': both 'l2tp' (at 2:44) and 'gre'"
+	bad "local-address 2001:db8::1;
+pseudowire core { remote-address 2001:db8::2; $l2 }" \
+	    "2:12: bad pseudowire name 'core'"
+	bad "local-address 2001:db8::1;
+$pw $l2 }
+$pw gre { } }" "3:12: duplicate pseudowire 'b' (first at 2:12)"
+	bad "local-address 2001:db8::1;
+$pw $l2 } bogus 1;" "2:127: unknown field 'bogus'"
+	run snb-gre "$T/bad.conf"
+	[ "$status" -eq 2 ]
+	run snb-gre "$T/no-such.conf"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-gre: $T/no-such.conf: No such file"
+	# A file without a GRE pseudowire, for snb-gre.
+	printf 'local-address 2001:db8::1;\n%s %s }\n' "$pw" "$l2" > "$T/l.conf"
+	run snb-gre "$T/l.conf"
+	[ "$status" -eq 2 ]
+	assert_output_has "no gre pseudowire"
+	# The graph checks every app's words (snb-run -c): a port that is
+	# no pseudowire of the app.
+	run snb-run -c "source | [x] l2tp $T/a.conf [core] | sink"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_output_has "no l2tp pseudowire 'x'"
+	run snb-run -c "source | [c] l2tp $T/a.conf [core] | sink"
+	[ "$status" -ne 0 ]
+	assert_output_has "no l2tp pseudowire 'c'"
+	run snb-run -c "source | [c] gre $T/a.conf [core] | sink"
+	[ "$status" -eq 0 ]
+}
+
+# Two sites back to back over a veth (site A in namespace SA, site B in
+# SB), each a customer namespace (CA, CB) on its attachment circuit, and
+# snb-nd resolving the other site's address: VPWS.
+two_sites() {	# $1: l2tp or gre; $2, $3: the pseudowires' names at A and B
+	P=l2vpn-$$
+	NSS="$P-ca $P-sa $P-sb $P-cb"
+	mkns $NSS
+	veth ca0 $P-ca ac $P-sa
+	veth core $P-sa core $P-sb
+	veth ac $P-sb cb0 $P-cb
+	ip -n $P-ca addr add 10.9.0.1/24 dev ca0
+	ip -n $P-cb addr add 10.9.0.2/24 dev cb0
+	site() {	# $1: a/b, $2: our number, $3: theirs, $4: the port
+		ip netns exec "$P-s$1" snb-run -n "$P-$1" "p: $APP $T/$1.conf \
+		    --counters-out $T/$1.ctr
+		    n: nd --address 2001:db8::$2 --mac 02:00:00:00:00:0$2 \
+		        --next-hop 2001:db8::$3 --counters-out $T/$1-nd.ctr
+		    nic ac | [$4] @p [$4] | nic ac
+		    @p [core] |~ [north] @n [south] | nic core
+		    nic core | [south] @n [north] | [core] @p" 2> "$T/$1.err" &
+		PIDS="$PIDS $!"
+	}
+	APP=$1
+	site a 1 2 "$2"
+	site b 2 1 "$3"
+}
+
+stop_sites() {
+	for p in $PIDS; do kill -INT "$p"; done
+	for p in $PIDS; do wait "$p" || true; done	# SIGINT: 130
+	PIDS=
+	cat "$T/a.err" "$T/b.err"
+}
+
+@test "VPWS over L2TPv3: two sites back to back carry pings between two customers" {
+	two_sites l2tp b a
+	WAIT_FOR_S=30 wait_for ip netns exec $P-ca ping -c1 -W1 10.9.0.2
+	ip netns exec $P-ca ping -c3 -i0.2 -W5 10.9.0.2
+	ip netns exec $P-cb ping -c3 -i0.2 -W5 10.9.0.1
+	stop_sites
+	cat "$T/a.ctr" "$T/a-nd.ctr"
+	grep -q '^encap [1-9]' "$T/a.ctr"
+	grep -q '^decap [1-9]' "$T/a.ctr"
+	grep -q '^next-hop-learned 1$' "$T/a-nd.ctr"
+	grep -q '^next-hop-learned 1$' "$T/b-nd.ctr"
+	! grep -q '^drop-\(wrong\|unknown\|malformed\|not-local\)[a-z-]* [1-9]' "$T/a.ctr" "$T/b.ctr"
+}
+
+@test "VPWS over GRE: a wrong key stops the pings and is counted" {
+	# Site A's pseudowire c has key 42, site B's ag key 7: change B's
+	# address to A's c's remote first.
+	sed -i 's/2001:db8::3/2001:db8::2/' "$T/a.conf"
+	two_sites gre c ag
+	! ip netns exec $P-ca ping -c2 -i0.2 -W1 10.9.0.2
+	stop_sites
+	grep -q '^drop-wrong-key [1-9]' "$T/b.ctr"
+	sed -i 's/key 7;/key 42;/' "$T/b.conf"
+	two_sites_again() { site a 1 2 c; site b 2 1 ag; }
+	APP=gre two_sites_again
+	WAIT_FOR_S=30 wait_for ip netns exec $P-ca ping -c1 -W1 10.9.0.2
+	ip netns exec $P-ca ping -c3 -i0.2 -W5 10.9.0.2
+	stop_sites
+	grep -q '^decap\[ag\] [1-9]' "$T/b.ctr"
+	grep -q '^decap\[c\] [1-9]' "$T/a.ctr"
+}
+
+@test "nd: the kernel resolves our address, and we resolve the kernel's" {
+	P=l2vpn-nd-$$
+	NSS="$P-s $P-k"
+	mkns $P-s
+	ip netns add $P-k
+	ip -n $P-k link set lo up
+	veth s0 $P-s k0 $P-k
+	ip -n $P-k addr add 2001:db8:5::fe/64 dev k0 nodad
+	kmac=$(ip -n $P-k -o link show k0 | sed 's/.*ether \([^ ]*\).*/\1/')
+	ip netns exec $P-k tcpdump -nn -e -c3 -w "$T/k0.pcap" -i k0 \
+	    'ip and udp' 2>/dev/null &
+	TCPD=$!
+	ip netns exec $P-s snb-run -n $P "n: nd --address 2001:db8:5::1 \
+	    --mac 02:00:00:00:05:01 --next-hop 2001:db8:5::fe \
+	    --counters-out $T/nd.ctr
+	    source --rate 20 --size 80 | [north] @n [south] | nic s0
+	    nic s0 | [south] @n" 2> "$T/err" &
+	PIDS=$!
+	# The kernel asks for our address (our NA answers), and keeps it.
+	ip netns exec $P-k ping -6 -c1 -W5 2001:db8:5::1 || true
+	wait_for eval "ip -n $P-k -6 neigh show 2001:db8:5::1 |
+	    grep -q 'lladdr 02:00:00:00:05:01'"
+	# We asked for the kernel's: what we send goes to its MAC.
+	timeout 20 tail --pid=$TCPD -f /dev/null
+	tcpdump -r "$T/k0.pcap" -nn -e 2>/dev/null | tee "$T/k0.txt"
+	[ "$(grep -c "02:00:00:00:05:01 > $kmac, ethertype IPv4" "$T/k0.txt")" -eq 3 ]
+	kill -INT $PIDS
+	wait $PIDS || true
+	PIDS=
+	cat "$T/nd.ctr" "$T/err"
+	grep -q '^ns-in [1-9]' "$T/nd.ctr"
+	grep -q '^na-out [1-9]' "$T/nd.ctr"
+	grep -q '^ns-out [1-9]' "$T/nd.ctr"
+	grep -q '^next-hop-learned 1$' "$T/nd.ctr"
+	grep -q '^next-hop-resolved 1$' "$T/nd.ctr"
+}
