@@ -192,7 +192,8 @@ fuzz:
 	build/fuzz_pcap -max_total_time=$(FUZZ_SECONDS) build/fuzz-pcap-corpus \
 	    fuzz/corpus/pcap
 	@mkdir -p build/fuzz-graph-corpus
-	clang $(FUZZ_CFLAGS) fuzz/graph_fuzz.c libring/graph.c -lbsd \
+	clang $(FUZZ_CFLAGS) fuzz/graph_fuzz.c libring/graph.c \
+	    libring/graph_parse.c libring/graph_check.c -lbsd \
 	    -o build/fuzz_graph
 	build/fuzz_graph -max_total_time=$(FUZZ_SECONDS) -dict=fuzz/graph.dict \
 	    build/fuzz-graph-corpus fuzz/corpus/graph

@@ -6,6 +6,9 @@
 #	softwires of CONF: UDP from the internet to them (plain, and IPv4
 #	fragments), from their B4s to the internet (plain, and IPv6
 #	fragments) and hairpinned to another softwire
+#   lwaftr-scale.py bench CONF V4.pcap V6.pcap SIZE
+#	for bench/scale-run: one plain packet of SIZE bytes each way for
+#	every softwire of CONF, no fragments, no hairpins
 #   lwaftr-scale.py check CONF MAC0,MAC1,... ONE4 ONE6 OUT4 OUT6
 #	OUT* (the copies' output, joined) holds the same IP packets as ONE*
 #	(one lwaftr alone: so no datagram lost its fragments to another
@@ -86,6 +89,24 @@ def gen(conf, p4, p6):
           (len(sws), len(v4), len(v6)))
 
 
+def bench(conf, p4, p6, size):
+    sws = [s for s in softwires(conf) if s[0].startswith("16.")]
+    v4, v6 = [], []
+    for n, (a, psid, plen, b4) in enumerate(sws):
+        port = port_of(psid, plen, n)
+        p = Ether(src=NH4, dst=AFTR_MAC) / \
+            IP(src="203.0.113.%d" % (n % 200 + 1), dst=a) / \
+            UDP(sport=5000 + n, dport=port)
+        v4.append(p / (b"d" * max(0, int(size) - len(p))))
+        p = Ether(src=NH6, dst="22:22:22:22:22:22") / \
+            IPv6(src=b4, dst=BR, nh=4) / \
+            IP(src=a, dst="198.51.100.%d" % (n % 200 + 1)) / \
+            UDP(sport=port, dport=7000 + n)
+        v6.append(p / (b"u" * max(0, int(size) - len(p))))
+    wrpcap(p4, v4)
+    wrpcap(p6, v6)
+
+
 def l3(p):
     return raw(p)[14:]
 
@@ -142,8 +163,10 @@ def check(conf, macs, one4, one6, out4, out6):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "gen":
         gen(*sys.argv[2:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "bench":
+        bench(*sys.argv[2:])
     elif len(sys.argv) == 8 and sys.argv[1] == "check":
         sys.exit(0 if check(*sys.argv[2:]) else 1)
     else:
-        sys.exit("usage: lwaftr-scale.py gen CONF V4 V6 | check CONF MACS "
-                 "ONE4 ONE6 OUT4 OUT6")
+        sys.exit("usage: lwaftr-scale.py gen CONF V4 V6 | bench CONF V4 V6 "
+                 "SIZE | check CONF MACS ONE4 ONE6 OUT4 OUT6")

@@ -1,6 +1,6 @@
 #!/bin/sh
 # examples/lwaftr-scale.sh [BUILD] [N]: N lwaftr copies (default 2) behind
-# lb, one per core, joined again.  lb --key softwire sends everything of
+# lb, one per core, joined again, written "Nx( ... )" in the graph.  lb --key softwire sends everything of
 # a softwire, both ways, to one copy: the IPv4 destination from the
 # internet, the encapsulated IPv4 source from the B4s (so a softwire's
 # fragments meet in one reassembler and its hairpins in one copy).  ARP
@@ -20,9 +20,10 @@ trap 'rm -rf "$d" "$SNB_RUN_DIR"' EXIT
 
 mkbt "$d/bt.conf" 76 2		# 12 + 16 addresses of 4 softwires each
 /usr/bin/python3 "$here/lwaftr-scale.py" gen "$d/bt.conf" "$d/v4.pcap" "$d/v6.pcap"
+# Copy K's configuration: its own MAC address.
 macs=
-i=0
-while [ "$i" -lt "$N" ]; do
+i=1
+while [ "$i" -le "$N" ]; do
 	mac=02:00:00:00:00:0$i
 	sed -e "s/mac 12:12:12:12:12:12;/mac $mac;/" \
 	    -e "s/mac 22:22:22:22:22:22;/mac $mac;/" "$d/bt.conf" > "$d/w$i.conf"
@@ -31,22 +32,19 @@ while [ "$i" -lt "$N" ]; do
 done
 
 # One lwaftr alone: the reference.
-snb-run "pcap-read $d/v4.pcap | [v4] lw: lwaftr $d/w0.conf [v6] | pcap-write $d/one6.pcap ;
+snb-run "pcap-read $d/v4.pcap | [v4] lw: lwaftr $d/w1.conf [v6] | pcap-write $d/one6.pcap ;
 	 pcap-read $d/v6.pcap | [v6] @lw [v4] | pcap-write $d/one4.pcap"
 
-# N copies: lb l4 (from the internet) and l6 (from the B4s) feed copy i
-# by their output port i; j4 and j6 join what the copies send each way.
-g="pcap-read $d/v4.pcap | l4: lb --key softwire ;
-   pcap-read $d/v6.pcap | l6: lb --key softwire ;
-   j4: join | pcap-write $d/out4.pcap ;
-   j6: join | pcap-write $d/out6.pcap"
-i=0
-while [ "$i" -lt "$N" ]; do
-	g="$g ;
-   @l4 [$i] | [v4] w$i: lwaftr --counters-out $d/w$i.counters $d/w$i.conf [v6] | [$i] @j6 ;
-   @l6 [$i] | [v6] @w$i [v4] | [$i] @j4"
-	i=$((i + 1))
-done
+# N copies w.1 .. w.N: the first set of copies declares them, fed from
+# the internet side (l4, by its outputs 1..N) and joined towards the B4s
+# (j6); the second refers to them (@w in copy K is w.K), fed from the
+# B4s' side (l6) and joined towards the internet (j4).  {} is the copy's
+# number, in its configuration's and its counters' names.
+g="pcap-read $d/v4.pcap | l4: lb --key softwire |
+     ${N}x( [v4] w: lwaftr --counters-out $d/w{}.counters $d/w{}.conf [v6] ) |
+     j6: join | pcap-write $d/out6.pcap
+   pcap-read $d/v6.pcap | l6: lb --key softwire | ${N}x( [v6] @w [v4] ) |
+     j4: join | pcap-write $d/out4.pcap"
 echo "== snb-run --stats \"$g\""
 snb-run --stats "$g"
 for f in "$d"/w*.counters; do

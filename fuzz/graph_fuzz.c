@@ -1,5 +1,5 @@
 /*
- * graph_fuzz: libFuzzer target for the graph language (libring/graph.c):
+ * graph_fuzz: libFuzzer target for the graph language (libring/graph*.c):
  * graph_parse(), then graph_check() against a few fixed apps, and
  * graph_words() and app_info_parse() on the same bytes.
  *
@@ -7,7 +7,8 @@
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring \
- *	    fuzz/graph_fuzz.c libring/graph.c -lbsd -o build/fuzz_graph
+ *	    fuzz/graph_fuzz.c libring/graph.c libring/graph_parse.c \
+ *	    libring/graph_check.c -lbsd -o build/fuzz_graph
  *	mkdir -p build/fuzz-graph-corpus
  *	build/fuzz_graph -max_total_time=600 -dict=fuzz/graph.dict \
  *	    build/fuzz-graph-corpus fuzz/corpus/graph

@@ -3,14 +3,16 @@
  *
  *	graph  := { stmt (NEWLINE | ';') }
  *	stmt   := chain | empty
- *	chain  := elem { '|' elem }
+ *	chain  := part { '|' part }
+ *	part   := elem | N 'x(' chain ')' | N 'x' elem	(copies)
  *	elem   := [ '[' PORT ']' ] node [ '[' PORT ']' ]
  *	node   := '@' LABEL | [ LABEL ':' ] APP { WORD }
  *
  * graph_parse() turns text into stages and links and checks everything
  * that needs no knowledge of the apps; graph_check() then checks ports
  * against what each app says of itself (--describe) and refuses cycles of
- * lossless links.  Every error carries the line and column of the token
+ * lossless links.  Copies are written out in full by the parser
+ * (graph_parse.c).  Every error carries the line and column of the token
  * at fault.  Both are linear (or n log n) in the size of the graph:
  * scripts generate graphs of tens of thousands of stages.
  */
@@ -60,6 +62,7 @@ struct stage {
 	char		**argv;		/* the app's words (not its name) */
 	int		 argc;
 	int		 labelled;	/* the user named it */
+	int		 copy;		/* K in copy K of "Nx", else 0 */
 	struct graph_pos pos;		/* where it was declared */
 	const struct app_info *info;	/* set by the caller before check */
 };

@@ -298,3 +298,32 @@ G
 	run timeout 60 snb-run -c "$(python3 -c "print(' | '.join(['source'] + ['filter ip']*2000 + ['sink']))")"
 	[ "$status" -eq 0 ]
 }
+
+@test "copies: Nx( ... ) is written out with labels LABEL.K and lb ports K" {
+	run snb-run --check 'source | l: lb | 3x( w: filter udp | vlan tag {} ) | join | sink'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for k in 1 2 3; do
+		assert_output_has "stage w.$k: snb-filter 'udp'"
+		assert_output_has "stage vlan.$k: snb-vlan 'tag' '$k'"
+		assert_output_has "link l.$k -> w.$k.in"
+		assert_output_has "link w.$k.out -> vlan.$k.in"
+		assert_output_has "link vlan.$k.out -> join.in"
+	done
+	run snb-run --check 'source | lb | 2x filter tcp | join | sink'
+	[ "$status" -eq 0 ]
+	assert_output_has "link lb.2 -> filter.2.in"
+}
+
+@test "copies: errors name the line and column" {
+	run snb-run 'source | lb | 2x( filter tcp | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:36: expected '|' or the ')' that closes the copies opened at 1:15, found end of input"
+	run snb-run 'source | lb | 0x filter | join | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:15: 0 copies: from 1 to 1024"
+	printf 'source | lb |\n  2x( filter |\n  3x vlan tag 2 ) | join | sink\n' > "$T/g.snb"
+	run snb-run -f "$T/g.snb"
+	[ "$status" -eq 2 ]
+	assert_output_has "g.snb:3:3: copies inside copies"
+}

@@ -173,7 +173,7 @@ static void
 request(struct client *c)
 {
 	char *w[4] = { NULL, NULL, NULL, NULL }, *p;
-	int n = 0, i, k;
+	int n = 0, i, k, *copies = NULL;
 
 	c->in[c->inlen] = '\0';
 	for (p = c->in; p < c->in + c->inlen && n < 4; p += strlen(p) + 1)
@@ -193,15 +193,19 @@ request(struct client *c)
 		ctl_reply(c->id, "ok: stopping %s\n",
 		    strrchr(graph_dir, '/') + 1);
 		stop_requested = 1;
-	} else if ((i = find_stage(w[1])) == -1)
+	} else if ((i = find_stage(w[1])) == -1 &&
+	    (k = roll_copies(w[1], &copies)) == 0)
 		ctl_reply(c->id, "error: no stage '%s'\n", w[1]);
-	else if (op_busy())
+	else if (op_busy() || roll_busy())
 		ctl_reply(c->id, "error: busy with another swap or restart; "
 		    "try again\n");
+	else if (i == -1)	/* LABEL.1 ... LABEL.N: one after the other */
+		roll_start(strcmp(w[0], "restart") == 0, w[1], w[2], c->id);
 	else if (strcmp(w[0], "swap") == 0)
 		op_swap(i, w[2], c->id);
 	else
 		op_restart(i, c->id);
+	free(copies);
 }
 
 static void
@@ -288,6 +292,23 @@ ctl_events(const struct pollfd *pfd, int n)
 			    clients[k].fd == pfd[i].fd)
 				client_io(&clients[k], pfd[i].revents);
 	}
+}
+
+/*
+ * snb-run is leaving: one try to hand each pending reply over (a reply
+ * fits in the socket's buffer), without waiting for anyone.
+ */
+void
+ctl_flush(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_CLIENTS; i++)
+		if (clients[i].state == C_WRITE) {
+			client_io(&clients[i], POLLOUT);
+			if (clients[i].state != C_FREE)
+				client_close(&clients[i]);
+		}
 }
 
 /* Clients too slow to ask or to read are dropped. */

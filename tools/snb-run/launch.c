@@ -346,6 +346,25 @@ forget_pid(int i, pid_t pid)
 			ring_forget(&owners[j], pid);
 }
 
+/*
+ * Does pid hold every ring of stage i, as producer of its outputs and
+ * consumer of its inputs?  A stage claims them all before its first
+ * breath: then it is up, carrying traffic.
+ */
+int
+stage_claimed(int i, pid_t pid)
+{
+	int j;
+
+	for (j = 0; j < g.nlinks; j++)
+		if ((g.links[j].from == i &&
+		    atomic_load(&owners[j].shm->prod.pid) != pid) ||
+		    (g.links[j].to == i &&
+		    atomic_load(&owners[j].shm->cons.pid) != pid))
+			return 0;
+	return 1;
+}
+
 /* End stage i's output streams, as the death of a pipe's writer does;
  * a failure cut them (RING_FAILED: nothing downstream mistakes them for
  * whole streams). */

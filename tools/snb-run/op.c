@@ -105,7 +105,6 @@ op_end(int sig, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reply, sizeof(reply), fmt, ap);
 	va_end(ap);
-	ctl_reply(op.client, "%s", reply);
 	graph_words_free(op.words);
 	free(op.info);
 	op.words = NULL;
@@ -114,6 +113,11 @@ op_end(int sig, const char *fmt, ...)
 	op.new = 0;
 	op.tmp[0] = '\0';
 	op.state = OP_NONE;
+	/* Last: a rolling swap may start on its next copy from here. */
+	if (op.client == ROLL_CLIENT)
+		roll_answer(reply);
+	else
+		ctl_reply(op.client, "%s", reply);
 }
 
 /* Start an operation on stage i: 0, or -1 (answered) if it cannot be. */

@@ -9,6 +9,8 @@
  *	ctl.c		the control socket: requests read and answered
  *			without blocking the loop
  *	op.c		the swap and restart state machines (one at a time)
+ *	roll.c		a rolling swap or restart of a stage's copies, one
+ *			copy after the other through op.c
  *	apps.c		the installed apps (--list, "did you mean"), and
  *			-c's check of every stage's words
  */
@@ -66,6 +68,7 @@ void	start_stage(int i);
 extern int spawn_stderr;
 int	stage_exit_state(int i);
 void	forget_pid(int i, pid_t pid);
+int	stage_claimed(int i, pid_t pid);
 void	close_outputs(int i);
 int	outputs_closed(int i);
 void	rings_show(FILE *out);
@@ -87,6 +90,7 @@ int	ctl_listen(void);
 int	ctl_pollfds(struct pollfd *pfd, int max);
 void	ctl_events(const struct pollfd *pfd, int n);
 uint64_t ctl_timers(uint64_t now);
+void	ctl_flush(void);
 void	ctl_reply(int id, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 
@@ -100,5 +104,15 @@ void	op_event(short revents);
 int	op_child_exited(pid_t pid, int status);
 uint64_t op_timers(uint64_t now);
 void	op_abort(void);
+
+/* roll.c */
+#define ROLL_CLIENT	(-1)	/* op.c answers roll_answer(), not a client */
+int	roll_copies(const char *base, int **stages);
+int	roll_busy(void);
+void	roll_start(int restart, const char *base, const char *spec,
+	    int client);
+void	roll_answer(const char *reply);
+uint64_t roll_timers(uint64_t now);
+void	roll_abort(void);
 
 #endif

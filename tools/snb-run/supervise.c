@@ -82,6 +82,7 @@ stop_all(void)
 	int i;
 
 	op_abort();
+	roll_abort();
 	for (i = 0; i < g.nstages; i++) {
 		procs[i].restart_at = 0;
 		ask_to_leave(i);
@@ -301,6 +302,7 @@ supervise(void)
 		now = now_ms();
 		next = stopping || drain_until ? 0 : restarts_due(now);
 		next = earliest(next, op_timers(now));
+		next = earliest(next, roll_timers(now));
 		next = earliest(next, ctl_timers(now));
 		if (stopping && now >= stop_until) {
 			for (i = 0; i < g.nstages; i++)
@@ -317,8 +319,12 @@ supervise(void)
 			next = earliest(next, drain_until);
 		for (i = live = 0; i < g.nstages; i++)
 			live += procs[i].pid != 0 || procs[i].restart_at != 0;
-		if (live == 0 && !op_busy())
+		if (live == 0 && !op_busy()) {
+			/* The graph has ended: answer whoever still waits. */
+			roll_abort();
+			ctl_flush();
 			break;
+		}
 		pfd[0].fd = sfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = cfd;

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# Copies of a stage ("Nx( ... )" in the graph language) under traffic, and
+# snb-ctl's rolling swap and restart of them: every packet must come out
+# once, counted by tcpdump and by the packets' own numbers.
+load helpers
+
+# A test that fails half-way leaves no graph running behind it.
+eval "$(declare -f teardown | sed '1s/teardown/helpers_teardown/')"
+teardown() {
+	if [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; then
+		timeout 10 tail --pid="$pid" -f /dev/null || kill -9 "$pid"
+	fi
+	helpers_teardown
+}
+
+# flows.pcap N OUT: N UDP frames over 251 flows (source ports), each
+# carrying its number (8 bytes, big-endian) as payload.
+mk_flows() {
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import struct, sys
+n, out = int(sys.argv[1]), sys.argv[2]
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+with open(out, "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for i in range(n):
+        udp = struct.pack("!HHHH", 1024 + i % 251, 5678, 16, 0) + struct.pack("!Q", i)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i & 0xffff,
+                         0, 64, 17, 0, bytes([198, 18, 0, 1]), bytes([198, 19, 0, 1]))
+        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+        fr = bytes.fromhex("020000000002" "020000000001" "0800") + ip + udp
+        f.write(struct.pack("<IIII", i // 1000, i % 1000 * 1000, len(fr), len(fr)) + fr)
+EOF
+}
+
+# check_numbers N FILE: FILE holds the numbers 0..N-1, each exactly once.
+check_numbers() {
+	/usr/bin/python3 - "$1" "$2" <<'EOF'
+import struct, sys
+n, path = int(sys.argv[1]), sys.argv[2]
+d = open(path, "rb").read()
+off, seen = 24, []
+while off < len(d):
+    caplen = struct.unpack_from("<I", d, off + 8)[0]
+    seen.append(struct.unpack_from("!Q", d, off + 16 + 42)[0])
+    off += 16 + caplen
+dup = len(seen) - len(set(seen))
+lost = n - len(set(seen) & set(range(n)))
+print("%d packets, %d duplicated, %d lost" % (len(seen), dup, lost))
+sys.exit(0 if dup == 0 and lost == 0 and len(seen) == n else 1)
+EOF
+}
+
+@test "4 copies of a filter: every flow's packets through one copy, none lost" {
+	mk_flows 20000 "$T/in.pcap"
+	run snb-run --stats "pcap-read $T/in.pcap | lb | 4x( w: filter udp ) | join | pcap-write $T/out.pcap"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# tcpdump counts what came out, and the numbers say which packets.
+	[ "$(tcpdump -nn -r "$T/out.pcap" udp 2>/dev/null | wc -l)" -eq 20000 ]
+	check_numbers 20000 "$T/out.pcap"
+	# lb spread the 251 flows over all four copies.
+	for k in 1 2 3 4; do
+		n=$(echo "$output" | sed -n "s/^snb-run: stage w\.$k (filter): \([0-9]*\) in,.*/\1/p")
+		echo "w.$k: $n"
+		[ -n "$n" ] && [ "$n" -gt 1000 ]
+	done
+}
+
+@test "copies of a chain, each copy's words numbered with {}" {
+	mk_flows 3000 "$T/in.pcap"
+	run snb-run "pcap-read $T/in.pcap | lb | 3x( filter udp | pcap-write $T/out{}.pcap )"
+	[ "$status" -eq 0 ]
+	total=0
+	for k in 1 2 3; do
+		n=$(tcpdump -nn -r "$T/out$k.pcap" udp 2>/dev/null | wc -l)
+		echo "out$k.pcap: $n"
+		[ "$n" -gt 0 ]
+		total=$((total + n))
+	done
+	[ "$total" -eq 3000 ]
+}
+
+@test "rolling swap and restart of 4 copies under traffic: no packet lost or duplicated" {
+	# 10 s of traffic (30 s in the sanitizer build) for 9 swaps and
+	# restarts that take about 1 s (5 to 10 s with the sanitizers).
+	D=10; [ "$SNB_TEST_SCALE" -eq 1 ] || D=30
+	R=$((8000 / SNB_TEST_SCALE)); N=$((R * D))
+	mk_flows "$N" "$T/in.pcap"
+	snb-run -n roll "pcap-read --rate $R $T/in.pcap | lb | 4x( w: filter udp ) | join | s: pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages roll 8
+	wait_count roll s 100
+	ctl=0; t0=$(date +%s.%N)
+	snb-ctl roll swap w 'filter ip' > "$T/ctl" || ctl=1
+	snb-ctl roll restart w >> "$T/ctl" || ctl=1
+	snb-ctl roll swap w.3 'filter udp' >> "$T/ctl" || ctl=1
+	# The traffic outlasted the swaps (else they were not under traffic).
+	snb-ctl roll show > "$T/show" || ctl=1
+	echo "# 9 swaps and restarts in $(echo "$(date +%s.%N) - $t0" | bc) s, within $D s of traffic" >&3
+	st=0; wait $pid || st=$?
+	cat "$T/ctl" "$T/show" "$T/err"
+	[ "$ctl" -eq 0 ]
+	[ "$st" -eq 0 ]
+	grep "^stage pcap-read pid [1-9][0-9]* restarts 0 app pcap-read '--rate'" "$T/show"
+	grep -q '^ok: swapped the 4 copies of w one by one' "$T/ctl"
+	grep -q '^ok: restarted the 4 copies of w one by one' "$T/ctl"
+	grep -q '^ok: swapped w.3: ' "$T/ctl"
+	# One copy after the other, in order.
+	[ "$(grep -o 'swapped w\.[0-9] to' "$T/err" | tr -d '\n')" = \
+	    "swapped w.1 toswapped w.2 toswapped w.3 toswapped w.4 toswapped w.3 to" ]
+	[ "$(tcpdump -nn -r "$T/out.pcap" udp 2>/dev/null | wc -l)" -eq "$N" ]
+	check_numbers "$N" "$T/out.pcap"
+}
+
+@test "a rolling swap stops at the first copy that refuses, and says which" {
+	snb-run -n rollerr 'source --rate 1000 --hold | lb | 3x( w: filter udp ) | join | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages rollerr 7
+	run snb-ctl rollerr swap w 'filter no such words'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_output_has "error: rolling swap of w stopped at w.1 (1 of 3): 0 copies done, 3 unchanged"
+	run snb-ctl rollerr swap w 'sink'
+	[ "$status" -ne 0 ]
+	assert_output_has "stopped at w.1"
+	assert_output_has "sink has no output port 'out'"
+	run snb-ctl rollerr restart nosuch
+	[ "$status" -ne 0 ]
+	assert_output_has "error: no stage 'nosuch'"
+	# Every copy still runs its old process.
+	run snb-ctl rollerr show
+	[ "$(echo "$output" | grep -c "^stage w\.[123] .*restarts 0 app filter 'udp'")" -eq 3 ]
+	snb-ctl rollerr stop
+	wait $pid
+}

@@ -1,0 +1,212 @@
+/*
+ * roll.c: a rolling swap or restart of the copies of a stage ("Nx" in the
+ * graph language: stages LABEL.1 .. LABEL.N), one copy at a time.  Each
+ * copy is swapped or restarted by op.c as one stage would be, and the
+ * next one only once the previous copy's new process holds every ring of
+ * its stage (stage_claimed()): so at most one copy is ever out, and the
+ * others carry the traffic meanwhile (lb keeps a full copy's packets
+ * waiting, in order, rather than dropping them).
+ *
+ * The first copy that fails stops the roll: the copies before it run the
+ * new process, it and those after it the old one.  The one reply, sent
+ * when the roll ends, says so first ("ok:" or "error:") and then gives
+ * each copy's own answer.
+ */
+#define _GNU_SOURCE
+#include <err.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bsd/string.h>
+
+#include "run.h"
+
+#define ROLL_UP_MS	10000	/* a copy's new process takes its rings */
+#define ROLL_POLL_MS	5
+
+static struct {
+	int		 active;
+	int		 restart;
+	int		 client;	/* ctl_reply id */
+	int		*stages;	/* the copies, by number */
+	int		 n, k;		/* copy k is being done */
+	int		 waiting;	/* for copy k's new process */
+	pid_t		 pid;
+	uint64_t	 deadline;
+	char		*spec;
+	char		 base[GRAPH_NAME_MAX];
+	char		*log;		/* each copy's answer */
+	size_t		 loglen;
+	FILE		*f;
+} roll;
+
+/* The number K of a label BASE.K, or 0. */
+static int
+copy_number(const char *label, const char *base)
+{
+	size_t n = strlen(base);
+	const char *c;
+	long k;
+
+	if (strncmp(label, base, n) != 0 || label[n] != '.' ||
+	    label[n + 1] < '1' || label[n + 1] > '9')
+		return 0;
+	for (c = label + n + 1; *c >= '0' && *c <= '9'; c++)
+		;
+	if (*c != '\0' || c - (label + n + 1) > 6)
+		return 0;
+	k = strtol(label + n + 1, NULL, 10);
+	return (int)k;
+}
+
+int
+roll_copies(const char *base, int **out)
+{
+	int *by, i, k, n = 0, max = 0;
+
+	for (i = 0; i < g.nstages; i++)
+		if ((k = copy_number(g.stages[i].label, base)) > max)
+			max = k;
+	if (max == 0)
+		return 0;
+	if ((by = calloc((size_t)max, sizeof(*by))) == NULL)
+		err(1, NULL);
+	for (i = 0; i < g.nstages; i++)
+		if ((k = copy_number(g.stages[i].label, base)) > 0)
+			by[k - 1] = i + 1;
+	/* In the order of their numbers; a number missing is skipped. */
+	for (k = 0; k < max; k++)
+		if (by[k])
+			by[n++] = by[k] - 1;
+	*out = by;
+	return n;
+}
+
+int
+roll_busy(void)
+{
+	return roll.active;
+}
+
+static void
+roll_end(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+roll_end(const char *fmt, ...)
+{
+	va_list ap;
+	char *head;
+
+	va_start(ap, fmt);
+	if (vasprintf(&head, fmt, ap) == -1)
+		err(1, NULL);
+	va_end(ap);
+	if (fclose(roll.f) == EOF)
+		err(1, NULL);
+	ctl_reply(roll.client, "%s%s", head, roll.log);
+	free(head);
+	free(roll.log);
+	free(roll.stages);
+	free(roll.spec);
+	memset(&roll, 0, sizeof(roll));
+}
+
+/* Start on copy k. */
+static void
+roll_next(void)
+{
+	int i = roll.stages[roll.k];
+
+	roll.waiting = 0;
+	if (roll.restart)
+		op_restart(i, ROLL_CLIENT);
+	else
+		op_swap(i, roll.spec, ROLL_CLIENT);
+}
+
+void
+roll_start(int restart, const char *base, const char *spec, int client)
+{
+	roll.n = roll_copies(base, &roll.stages);
+	roll.active = 1;
+	roll.restart = restart;
+	roll.client = client;
+	roll.k = 0;
+	strlcpy(roll.base, base, sizeof(roll.base));
+	if (spec && (roll.spec = strdup(spec)) == NULL)
+		err(1, NULL);
+	if ((roll.f = open_memstream(&roll.log, &roll.loglen)) == NULL)
+		err(1, NULL);
+	roll_next();
+}
+
+/* The answer op.c gave for copy k. */
+void
+roll_answer(const char *reply)
+{
+	const char *what = roll.restart ? "restart" : "swap";
+	const char *label = g.stages[roll.stages[roll.k]].label;
+	int i = roll.stages[roll.k];
+
+	fprintf(roll.f, "  %s", reply);
+	if (strncmp(reply, "ok:", 3) != 0) {
+		roll_end("error: rolling %s of %s stopped at %s (%d of %d): "
+		    "%d copies done, %d unchanged\n", what, roll.base, label,
+		    roll.k + 1, roll.n, roll.k, roll.n - roll.k);
+		return;
+	}
+	roll.waiting = 1;
+	roll.pid = procs[i].pid;
+	roll.deadline = now_ms() + ROLL_UP_MS;
+}
+
+uint64_t
+roll_timers(uint64_t now)
+{
+	int i;
+
+	if (!roll.active || !roll.waiting)
+		return 0;
+	i = roll.stages[roll.k];
+	if (procs[i].pid != roll.pid) {
+		roll_end("error: rolling %s of %s stopped: %s (pid %ld) %s; %d "
+		    "of %d copies done\n", roll.restart ? "restart" : "swap",
+		    roll.base, g.stages[i].label, (long)roll.pid,
+		    procs[i].done ? "reached the end of its stream" :
+		    "left before it took its rings", roll.k, roll.n);
+		return 0;
+	}
+	if (stage_claimed(i, roll.pid)) {
+		if (++roll.k < roll.n) {
+			roll_next();
+			return 0;
+		}
+		roll_end("ok: %s the %d copies of %s one by one\n",
+		    roll.restart ? "restarted" : "swapped", roll.n, roll.base);
+		return 0;
+	}
+	if (now >= roll.deadline) {
+		roll_end("error: rolling %s of %s stopped: %s (pid %ld) did not "
+		    "take its rings in %d ms; %d of %d copies done\n",
+		    roll.restart ? "restart" : "swap", roll.base,
+		    g.stages[i].label, (long)roll.pid, ROLL_UP_MS, roll.k + 1,
+		    roll.n);
+		return 0;
+	}
+	return now + ROLL_POLL_MS;
+}
+
+/*
+ * The graph stops or has ended: a roll waiting between copies ends here
+ * (one in the middle of a copy ends through op.c's op_abort()).
+ */
+void
+roll_abort(void)
+{
+	if (roll.active && roll.waiting)
+		roll_end("error: the graph stopped or ended; rolling %s of %s "
+		    "stopped after %d of %d copies\n", roll.restart ? "restart" :
+		    "swap", roll.base, roll.k + 1, roll.n);
+}
