@@ -63,6 +63,7 @@ LWAFTR_C  := $(wildcard apps/lwaftr/*.c)
 $(BUILD)/tests/unit/test_lwaftr_conf.o $(BUILD)/tests/unit/test_lwaftr_bt.o \
     $(BUILD)/tests/unit/test_lwaftr_btedit.o: $(LWAFTR_C)
 $(BUILD)/bench/lwaftr_bt_bench.o: $(LWAFTR_C)
+$(BUILD)/tests/unit/test_vhost_msg.o: drivers/vhost/msg.c
 # snb-nic's PCI ring code, driven by a model of the device.
 $(BUILD)/tests/test_nic_rings: $(BUILD)/drivers/nic/virtio_ring.o
 ESP_C     := $(wildcard apps/esp/*.c)

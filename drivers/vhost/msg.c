@@ -209,42 +209,73 @@ vu_reset(struct vu_dev *d)
 	vu_watch_kicks(d, ep, q);
 }
 
+/* A queue's rings in host memory, found before they are used. */
+struct rings {
+	struct vring_desc	*desc;
+	struct vring_avail	*avail;
+	struct vring_used	*used;
+};
+
 /*
- * Find the rings' host addresses when everything they need is known.  Runs
- * again after every SET_MEM_TABLE (QEMU sends a new table when guest memory
- * changes).  A queue whose rings lie outside the table cannot run: that is
- * the frontend's error.
+ * Queue i's rings in the n regions reg (the device's table or a new one
+ * not yet in use): 0 with *p filled, all NULL while the queue lacks its
+ * size or addresses, or -1 with d->err set.  Changes nothing in d's
+ * queues, so a failure leaves them as they were.
  */
 static int
-map_vring(struct vu_dev *d, int i)
+find_rings(struct vu_dev *d, const struct vu_region *reg, int n, int i,
+    struct rings *p)
 {
-	struct vu_vring *vq = &d->vq[i];
-	uint64_t n = vq->num;
+	const struct vu_vring *vq = &d->vq[i];
+	uint64_t num = vq->num;
 
-	vq->desc = NULL;
-	vq->avail = NULL;
-	vq->used = NULL;
-	if (!vq->addr_set || n == 0 || d->nregions == 0)
+	memset(p, 0, sizeof(*p));
+	if (!vq->addr_set || num == 0 || n == 0)
 		return 0;
 	/* Alignment from virtio 1.x 2.7: descriptors 16, avail 2, used 4. */
 	if ((vq->desc_uva & 15) || (vq->avail_uva & 1) || (vq->used_uva & 3))
 		return fail(d, "queue %d: misaligned ring address", i);
-	vq->desc = vu_addr(d, vq->desc_uva, 16 * n, 1);
-	vq->avail = vu_addr(d, vq->avail_uva, 6 + 2 * n, 1);
-	vq->used = vu_addr(d, vq->used_uva, 6 + 8 * n, 1);
-	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL ||
-	    ((uintptr_t)vq->desc & 15) || ((uintptr_t)vq->avail & 1) ||
-	    ((uintptr_t)vq->used & 3)) {
+	p->desc = vu_region_addr(reg, n, vq->desc_uva, 16 * num, 1);
+	p->avail = vu_region_addr(reg, n, vq->avail_uva, 6 + 2 * num, 1);
+	p->used = vu_region_addr(reg, n, vq->used_uva, 6 + 8 * num, 1);
+	if (p->desc == NULL || p->avail == NULL || p->used == NULL ||
+	    ((uintptr_t)p->desc & 15) || ((uintptr_t)p->avail & 1) ||
+	    ((uintptr_t)p->used & 3)) {
 		/* (A region at an odd file offset can misalign them here.) */
-		vq->desc = NULL;
-		vq->avail = NULL;
-		vq->used = NULL;
+		memset(p, 0, sizeof(*p));
 		return fail(d, "queue %d: ring outside guest memory or "
 		    "misaligned", i);
 	}
+	return 0;
+}
+
+static void
+use_rings(struct vu_dev *d, int i, const struct rings *p)
+{
+	struct vu_vring *vq = &d->vq[i];
+
+	vq->desc = p->desc;
+	vq->avail = p->avail;
+	vq->used = p->used;
+	if (p->desc == NULL)
+		return;
 	vq->used_flags = 0xffff;	/* unknown: the next vq_want_kicks writes */
 	d->generation++;
-	return 0;
+}
+
+/*
+ * Queue i's rings once everything they need is known (SET_VRING_NUM,
+ * SET_VRING_ADDR).  A queue whose rings lie outside the table cannot run:
+ * that is the frontend's error, and the queue is left without rings.
+ */
+static int
+map_vring(struct vu_dev *d, int i)
+{
+	struct rings p;
+	int r = find_rings(d, d->regions, d->nregions, i, &p);
+
+	use_rings(d, i, &p);
+	return r;
 }
 
 /*
@@ -267,6 +298,7 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 {
 	const struct vu_mem *mem = (const void *)m->p.bytes;
 	struct vu_region nr[VU_MAX_REGIONS];
+	struct rings rp[VU_NQUEUES];
 	struct stat st;
 	uint32_t i, n;
 	int j;
@@ -325,12 +357,24 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		    (unsigned long long)mem->regions[i].offset,
 		    e ? ": " : "", e ? strerror(e) : "");
 	}
+	/*
+	 * QEMU sends a new table when guest memory changes.  Both queues'
+	 * rings are found in the new table before anything is replaced: a
+	 * queue that does not fit refuses the table, and the old one stays
+	 * in use with every ring pointer still inside it.  No queue ever
+	 * points into memory that is no longer mapped.
+	 */
+	for (j = 0; j < VU_NQUEUES; j++)
+		if (find_rings(d, nr, (int)n, j, &rp[j]) == -1) {
+			for (j = 0; j < (int)n; j++)
+				munmap(nr[j].map, nr[j].maplen);
+			return -1;
+		}
 	unmap_all(d);
 	memcpy(d->regions, nr, sizeof(nr));
 	d->nregions = (int)n;
 	for (j = 0; j < VU_NQUEUES; j++)
-		if (map_vring(d, j) == -1)
-			return -1;
+		use_rings(d, j, &rp[j]);
 	return 0;
 }
 

@@ -238,17 +238,19 @@ vu_queue_ready(const struct vu_dev *d, int i)
 }
 
 /*
- * Our address for len bytes at a in one region, or NULL when they do not
- * lie inside one: a is guest-physical (uva 0, the data path's only way
- * into guest memory) or the frontend's virtual address (uva 1, rings).
+ * Our address for len bytes at a in one of the n regions reg, or NULL when
+ * they do not lie inside one: a is guest-physical (uva 0, the data path's
+ * only way into guest memory) or the frontend's virtual address (uva 1,
+ * rings).
  */
 static inline void *
-vu_addr(const struct vu_dev *d, uint64_t a, uint64_t len, int uva)
+vu_region_addr(const struct vu_region *reg, int n, uint64_t a, uint64_t len,
+    int uva)
 {
 	int i;
 
-	for (i = 0; i < d->nregions; i++) {
-		const struct vu_region *r = &d->regions[i];
+	for (i = 0; i < n; i++) {
+		const struct vu_region *r = &reg[i];
 		uint64_t start = uva ? r->uva : r->gpa;
 
 		if (a >= start && a - start <= r->size &&
@@ -257,6 +259,8 @@ vu_addr(const struct vu_dev *d, uint64_t a, uint64_t len, int uva)
 	}
 	return NULL;
 }
+#define vu_addr(d, a, len, uva)	\
+	vu_region_addr((d)->regions, (d)->nregions, a, len, uva)
 #define vu_gpa(d, gpa, len)	vu_addr(d, gpa, len, 0)
 
 const char *vu_request_name(uint32_t request);
