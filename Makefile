@@ -65,7 +65,8 @@ $(BUILD)/tests/unit/test_lwaftr_conf.o $(BUILD)/tests/unit/test_lwaftr_bt.o \
 $(BUILD)/bench/lwaftr_bt_bench.o: $(LWAFTR_C)
 $(BUILD)/tests/unit/test_vhost_msg.o: drivers/vhost/msg.c
 # snb-nic's PCI ring code, driven by a model of the device.
-$(BUILD)/tests/test_nic_rings: $(BUILD)/drivers/nic/virtio_ring.o
+$(BUILD)/tests/test_nic_rings: $(BUILD)/drivers/nic/virtio_ring.o \
+    $(BUILD)/drivers/nic/e1000_ring.o
 ESP_C     := $(wildcard apps/esp/*.c)
 $(BUILD)/tests/unit/test_esp.o: $(ESP_C)
 $(BUILD)/tests/test_esp: override LDLIBS += $(LIBS_esp)
@@ -158,8 +159,9 @@ demo:
 # libFuzzer targets (clang): the lwAFTR's config parser and its data path,
 # snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and
 # rings, capture files (snb-pcap-read, snb-pcap-write), the graph language
-# (parser, checker, --describe), the L2 VPN's tunnel stages, snb-nd and
-# the pseudowire configuration.
+# (parser, checker, --describe), the L2 VPN's tunnel stages, snb-nd,
+# the pseudowire configuration, and snb-nic's e1000 and virtio rings
+# against a hostile device.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -208,6 +210,16 @@ fuzz:
 	    build/fuzz_l2vpn_$$t -max_total_time=$(FUZZ_SECONDS) \
 	        build/fuzz-l2vpn-$$t-corpus fuzz/corpus/l2vpn-$$t || exit 1; \
 	done
+	@mkdir -p build/fuzz-e1000-corpus build/fuzz-virtio-corpus
+	clang $(FUZZ_CFLAGS) -Idrivers/nic fuzz/e1000_ring_fuzz.c \
+	    drivers/nic/e1000_ring.c libring/*.c -lpcap -lbsd -o build/fuzz_e1000
+	build/fuzz_e1000 -max_total_time=$(FUZZ_SECONDS) build/fuzz-e1000-corpus \
+	    fuzz/corpus/e1000
+	clang $(FUZZ_CFLAGS) -Idrivers/nic fuzz/virtio_ring_fuzz.c \
+	    drivers/nic/virtio_ring.c libring/*.c -lpcap -lbsd \
+	    -o build/fuzz_virtio
+	build/fuzz_virtio -max_total_time=$(FUZZ_SECONDS) \
+	    build/fuzz-virtio-corpus fuzz/corpus/virtio
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7

@@ -23,7 +23,7 @@ setup() {
 	export SNB_RUN_DIR="/dev/shm/snb-bats-$$-$BATS_TEST_NUMBER"
 	T="$BATS_TEST_TMPDIR"
 	NS="snbV-$$-$BATS_TEST_NUMBER"
-	GUEST="" CAP=""
+	GUEST="" CAP="" FLOOD=""
 }
 
 # A test that boots the guest starts with this.
@@ -45,6 +45,7 @@ needs_guest() {
 
 teardown() {
 	[ -z "$CAP" ] || { kill -INT "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; }
+	[ -z "$FLOOD" ] || { kill "$FLOOD" 2>/dev/null; wait "$FLOOD" 2>/dev/null; }
 	[ -z "$GUEST" ] || { kill -TERM "$GUEST" 2>/dev/null; wait "$GUEST" 2>/dev/null; }
 	ip netns del "$NS" 2>/dev/null || true
 	if [ -d "$SNB_RUN_DIR" ]; then
@@ -409,4 +410,196 @@ EOF
 	assert_output_has "restarted=yes master=1"
 	assert_output_has "master-after-stop=0"
 	assert_output_has "drivers-left=0"
+}
+
+# Issue 17's PCI items, in one guest (see the test below): the watcher
+# holds the DMA memory until it has cleared bus mastering, mastering comes
+# on only after the device is reset, and devices given to user space or a
+# VM are refused.
+#
+# check_reset_first TRACE DEV RESET: in QEMU's trace of config writes and
+# device resets, every write of the command register of DEV (as QEMU names
+# it, "e1000e 00:05.0") that sets bus mastering comes after a reset event
+# (a line matching RESET) since the last write that cleared it; prints
+# how many such writes it checked.  With a fourth argument, a reset event
+# on the line right after a write that cleared mastering is QEMU's own
+# (virtio-pci drops DRIVER_OK then, traced as a status write of 0), not
+# the driver's, and does not count.
+check_reset_first() {
+	awk -v dev="$2" -v reset="$3" -v echo="${4:-}" '
+	$0 ~ reset { if (echo == "" || NR != cleared + 1) armed = 1; next }
+	index($0, "pci_cfg_write " dev " @0x4 <- ") {
+		v = $NF; sub(/^0x/, "", v)
+		m = index("4567cdef", substr(v, length(v), 1)) ? 1 : 0
+		if (!m) { armed = 0; cleared = NR; next }
+		n++
+		if (!armed) { print "mastering set before a reset: " $0; bad = 1 }
+	}
+	END { print "checked " n + 0; exit bad || n == 0 }' "$1"
+}
+
+@test "vm: pci: SIGKILL under traffic keeps the DMA pages until mastering is off; mastering only after reset; VM and user-space drivers' devices refused" {
+	needs_guest
+	{
+		guest_lib
+		cat <<'EOF'
+a4=0000:00:04.0 a5=0000:00:05.0
+# Rings in /dev/shm: the only hugepages taken are the driver's DMA memory.
+export SNB_HUGE_DIR=none
+hp_free() { sed -n 's/^HugePages_Free: *//p' /proc/meminfo; }
+gone() { i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; }
+free0=$(hp_free)
+# The e1000e forwards what the host floods into its tap.
+snb-run -n g 'nic pci:00:05.0 | nic pci:00:05.0' 2>/tmp/err &
+pid=$!
+wait_open
+echo SNB-FLOOD
+i=0
+until [ "$(ctr rx-packets)" -ge 300 ] 2>/dev/null; do
+	sleep 0.2; i=$((i + 1)); [ $i -lt 300 ] || break
+done
+free1=$(hp_free)
+nic=$(stage_pid nic)
+w=""
+for p in $(pidof snb-nic); do [ "$p" = "$nic" ] || w=$p; done
+echo "busy: rx=$(ctr rx-packets) free0=$free0 free1=$free1 watcher=${w:-none}"
+# The watcher stopped, the driver killed mid-stream: the device keeps
+# mastering (no one to clear it) and the pages must stay taken.
+kill -STOP "$w"
+kill -KILL "$nic"
+gone "$nic"
+sleep 0.5
+echo "held: free=$(hp_free) master=$(master $a5)"
+kill -CONT "$w"
+gone "$w"
+echo "released: free=$(hp_free) master=$(master $a5) watcher-alive=$(kill -0 $w 2>/dev/null && echo yes || echo no)"
+kill -INT $pid 2>/dev/null
+wait $pid
+# Taken again while the device, left running, still receives: reset
+# before mastering (QEMU's trace), then it forwards.
+snb-run -n g 'nic pci:00:05.0 | nic pci:00:05.0' 2>/tmp/err &
+pid=$!
+wait_open
+echo "reopened: master=$(master $a5)"
+r0=$(ctr rx-packets)
+sleep 1
+echo "forwarding: $(( $(ctr rx-packets) - r0 )) more"
+kill -INT $pid
+wait $pid
+echo "stopped: free=$(hp_free) master=$(master $a5)"
+echo SNB-FLOOD-END
+# virtio: opened and closed once, for the trace.
+snb-run -n v 'nic pci:00:06.0 | nic pci:00:06.0' 2>/tmp/err &
+pid=$!
+wait_open() { i=0; until [ -n "$(snb-top --once -i 0.1 v 2>/dev/null | sed -n 's/.* rx-packets=\([0-9]*\).*/\1/p')" ]; do sleep 0.2; i=$((i + 1)); [ $i -lt 300 ] || { cat /tmp/err; exit 1; }; done; }
+wait_open
+echo "virtio: master=$(master 0000:00:06.0)"
+kill -INT $pid
+wait $pid
+# Devices given to user space or a VM.
+for m in $(cat /modules/order-user); do insmod /modules/$m.ko; done
+for drv in uio_pci_generic pci-stub; do
+	echo "$drv" > /sys/bus/pci/devices/$a4/driver_override
+	echo $a4 > /sys/bus/pci/drivers_probe
+	echo "bound: $(basename "$(readlink /sys/bus/pci/devices/$a4/driver)")"
+	before=$(od -An -tx1 -N64 /sys/bus/pci/devices/$a4/config)
+	out=$(timeout 60 snb-nic pci:00:04.0 2>&1)
+	echo "refused: status=$? $out"
+	after=$(od -An -tx1 -N64 /sys/bus/pci/devices/$a4/config)
+	echo "after: $(basename "$(readlink /sys/bus/pci/devices/$a4/driver)") config-$([ "$before" = "$after" ] && echo same || echo changed)"
+	echo $a4 > /sys/bus/pci/devices/$a4/driver/unbind
+done
+echo > /sys/bus/pci/devices/$a4/driver_override
+snb-run -n u 'nic pci:00:04.0 | nic pci:00:04.0' 2>/tmp/err &
+pid=$!
+i=0
+until [ -n "$(snb-top --once -i 0.1 u 2>/dev/null | sed -n 's/.* rx-packets=\([0-9]*\).*/\1/p')" ]; do
+	sleep 0.2; i=$((i + 1)); [ $i -lt 300 ] || break
+done
+echo "unbound: taken=$([ $i -lt 300 ] && echo yes || echo no)"
+kill -INT $pid
+wait $pid
+echo "drivers-left=$(pidof snb-nic | wc -w)"
+EOF
+	} > "$T/guest.sh"
+	ip netns add "$NS"
+	SNB_VM_QEMU_ARGS="-trace pci_cfg_write -trace e1000e_core_ctrl_sw_reset -trace virtio_set_status -D $T/trace.log" \
+	    "$VM/run-guest" -n "$NS" -t 400 "$T/guest.sh" "$T/console.log" \
+	    > "$T/guest.out" 2>&1 &
+	GUEST=$!
+	wait_console SNB-FLOOD
+	ip netns exec "$NS" timeout 120 python3 "$VM/frames.py" flood e1000e 100 \
+	    > "$T/flood.out" 2>&1 &
+	FLOOD=$!
+	wait_console SNB-FLOOD-END || true
+	kill "$FLOOD" 2>/dev/null || true
+	wait "$FLOOD" || true
+	FLOOD=""
+	local rc=0
+	wait "$GUEST" || rc=$?
+	GUEST=""
+	output=$(cat "$T/guest.out")
+	echo "$output"
+	[ "$rc" -eq 0 ]
+	# Item 9: while the watcher was stopped the pages stayed taken (the
+	# device still mastering); once it ran, mastering off, then freed.
+	local free0 free1
+	free0=$(sed -n 's/^busy: .* free0=\([0-9]*\) .*/\1/p' "$T/guest.out")
+	free1=$(sed -n 's/^busy: .* free1=\([0-9]*\) .*/\1/p' "$T/guest.out")
+	[ -n "$free1" ] && [ "$free1" -eq $((free0 - 2)) ]	# e1000e: rx, tx
+	grep -q "^busy: rx=[0-9]* .* watcher=[0-9]" "$T/guest.out"
+	assert_output_has "held: free=$free1 master=1"
+	assert_output_has "released: free=$free0 master=0 watcher-alive=no"
+	# Item 10: the new driver reset the device before mastering (e1000e
+	# and virtio), and forwards.
+	assert_output_has "reopened: master=1"
+	grep -q "^forwarding: [1-9][0-9]* more" "$T/guest.out"
+	assert_output_has "stopped: free=$free0 master=0"
+	assert_output_has "virtio: master=1"
+	check_reset_first "$T/trace.log" "e1000e 00:05.0" "e1000e_core_ctrl_sw_reset"
+	check_reset_first "$T/trace.log" "virtio-net-pci 00:06.0" "virtio_set_status .* val 0$" qemu-echo
+	# Item 11: refused, saying why, the driver and config left alone.
+	assert_output_has "bound: uio_pci_generic"
+	assert_output_has "PCI 0000:00:04.0 is bound to uio_pci_generic, so it is in use (UIO"
+	assert_output_has "bound: pci-stub"
+	assert_output_has "PCI 0000:00:04.0 is bound to pci-stub, so it is in use"
+	[ "$(grep -c "^refused: status=1 snb-nic: pci:00:04.0: PCI" "$T/guest.out")" -eq 2 ]
+	assert_output_has "after: uio_pci_generic config-same"
+	assert_output_has "after: pci-stub config-same"
+	assert_output_has "unbound: taken=yes"
+	assert_output_has "drivers-left=0"
+}
+
+# vfio-pci binds only a device in an IOMMU group (Debian's kernel has no
+# VFIO no-IOMMU mode), so this needs a guest of its own: a q35 machine
+# with QEMU's emulated Intel IOMMU, on.
+@test "vm: pci: behind an emulated IOMMU: a device bound to vfio-pci is refused as VFIO's, an unbound one as behind the IOMMU" {
+	needs_guest
+	cat > "$T/guest.sh" <<'EOF'
+a4=0000:00:04.0
+for m in $(cat /modules/order-user); do insmod /modules/$m.ko; done
+echo "group-type=$(cat /sys/bus/pci/devices/$a4/iommu_group/type)"
+echo vfio-pci > /sys/bus/pci/devices/$a4/driver_override
+echo $a4 > /sys/bus/pci/drivers_probe
+echo "bound: $(basename "$(readlink /sys/bus/pci/devices/$a4/driver)")"
+before=$(od -An -tx1 -N64 /sys/bus/pci/devices/$a4/config)
+out=$(timeout 60 snb-nic pci:00:04.0 2>&1)
+echo "vfio: status=$? $out"
+after=$(od -An -tx1 -N64 /sys/bus/pci/devices/$a4/config)
+echo "after: $(basename "$(readlink /sys/bus/pci/devices/$a4/driver)") config-$([ "$before" = "$after" ] && echo same || echo changed)"
+out=$(timeout 60 snb-nic pci:00:05.0 2>&1)
+echo "iommu: status=$? $out"
+echo "e1000e-driver=$(readlink /sys/bus/pci/devices/0000:00:05.0/driver || echo none)"
+EOF
+	SNB_VM_QEMU_ARGS="-machine q35 -device intel-iommu" SNB_VM_APPEND="intel_iommu=on" \
+	    run "$VM/run-guest" -t 300 "$T/guest.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^group-type=DMA"
+	assert_output_has "bound: vfio-pci"
+	assert_output_has "vfio: status=1 snb-nic: pci:00:04.0: PCI 0000:00:04.0 is bound to vfio-pci, so it is in use (VFIO: a virtual machine's"
+	assert_output_has "after: vfio-pci config-same"
+	assert_output_has "iommu: status=1 snb-nic: pci:00:05.0: PCI 0000:00:05.0 is behind an active IOMMU"
+	echo "$output" | grep "^iommu: " | grep -vq "needs root"
+	assert_output_has "e1000e-driver=none"
 }

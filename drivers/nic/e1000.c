@@ -7,9 +7,10 @@
  *
  * One receive and one transmit queue, each a ring of NDESC legacy
  * descriptors and NDESC buffers of BUF bytes in one hugepage of DMA
- * memory.  Frames are copied between those buffers and ring slots: the
- * graph's rings are not DMA memory.  The device is polled, its interrupts
- * masked; tail registers are written once per burst.
+ * memory (their code, which checks what the device writes there, is
+ * e1000_ring.c).  The device is polled, its interrupts masked; tail
+ * registers are written once per burst.  Bus mastering is enabled only
+ * once the device is reset (see pci.c).
  *
  * The shape (model table, reset, rx/tx ring set-up, burst rx/tx, clear-on-
  * read statistics folded into counters, link from STATUS) is meant to be
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "e1000_ring.h"
 #include "nic.h"
 #include "pci.h"
 
@@ -72,40 +74,6 @@
 #define RAH0		0x5404
 #define  RAH_AV		(1u << 31)
 
-/* Legacy receive descriptor: the device writes length, status, errors. */
-struct rx_desc {
-	uint64_t	addr;
-	uint16_t	length;
-	uint16_t	csum;
-	uint8_t		status;
-	uint8_t		errors;
-	uint16_t	special;
-};
-#define RXD_DD		0x01
-#define RXD_EOP		0x02
-/* Errors that make a frame bad (CRC, symbol, sequence, data); the
- * checksum error bits (TCPE, IPE) are left to the graph. */
-#define RXE_FRAME	0x87
-
-/* Legacy transmit descriptor: we fill it, the device sets status DD. */
-struct tx_desc {
-	uint64_t	addr;
-	uint16_t	length;
-	uint8_t		cso;
-	uint8_t		cmd;
-	uint8_t		status;
-	uint8_t		css;
-	uint16_t	special;
-};
-#define TXD_EOP		0x01
-#define TXD_IFCS	0x02	/* the device appends the FCS */
-#define TXD_RS		0x08	/* report status: DD when done */
-#define TXD_DD		0x01
-
-#define NDESC		512	/* per ring: a multiple of 8 (RDLEN % 128) */
-#define BUF		2048	/* RCTL.BSIZE 00 */
-#define RING_BYTES	(NDESC * 16)	/* buffers follow the descriptors */
-
 /* A model: how its EEPROM read register is laid out, and its quirks. */
 struct model {
 	uint16_t	 vendor, device;
@@ -149,15 +117,10 @@ struct e1000 {
 	volatile uint8_t *bar;
 	size_t		 barlen;
 	struct dma_mem	 rxm, txm;	/* descriptors, then buffers */
-	struct rx_desc	*rxd;
-	struct tx_desc	*txd;
-	uint32_t	 rx_next;	/* next descriptor to look at */
-	int		 rx_partial;	/* dropping the rest of a frame */
-	uint32_t	 tx_tail;	/* next descriptor to fill */
-	uint32_t	 tx_clean;	/* oldest not known to be sent */
+	struct e1000_rxq rx;
+	struct e1000_txq tx;
 	uint8_t		 mac[6];
 	uint64_t	*hw[NHWSTATS];
-	uint64_t	*rx_desc_errors;
 };
 
 static int
@@ -268,11 +231,9 @@ rx_init(struct e1000 *e, int enable, int promisc)
 {
 	uint32_t i, rctl;
 
-	e->rxd = e->rxm.virt;
-	for (i = 0; i < NDESC; i++) {
-		e->rxd[i].addr = e->rxm.phys + RING_BYTES + (uint64_t)i * BUF;
-		e->rxd[i].status = 0;
-	}
+	e1000_rxq_init(&e->rx, e->rxm.virt, e->rxm.phys,
+	    app_counter("dev-rx-desc-errors"),
+	    app_counter("dev-rx-bad-length"));
 	for (i = 0; i < 128; i++)
 		wr(e, MTA + 4 * i, 0);
 	wr(e, RXCSUM, 0);	/* no checksum offload: we copy frames whole */
@@ -289,14 +250,13 @@ rx_init(struct e1000 *e, int enable, int promisc)
 		rctl |= RCTL_UPE | RCTL_MPE;
 	wr(e, RCTL, rctl);
 	/* All descriptors but one to the device: head == tail means empty. */
-	wr(e, RDT, NDESC - 1);
-	e->rx_next = 0;
+	wr(e, RDT, e1000_rx_tail(&e->rx));
 }
 
 static void
 tx_init(struct e1000 *e)
 {
-	e->txd = e->txm.virt;
+	e1000_txq_init(&e->tx, e->txm.virt, e->txm.phys);
 	wr(e, TDBAL, (uint32_t)e->txm.phys);
 	wr(e, TDBAH, (uint32_t)(e->txm.phys >> 32));
 	wr(e, TDLEN, RING_BYTES);
@@ -304,7 +264,6 @@ tx_init(struct e1000 *e)
 	wr(e, TDT, 0);
 	wr(e, TIPG, TIPG_COPPER);
 	wr(e, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
-	e->tx_tail = e->tx_clean = 0;
 }
 
 /* Also after a failed open: each part is let go if it was taken. */
@@ -342,12 +301,16 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	if (e->barlen < 0x10000)
 		return nic_fail(errbuf, len, ENXIO, "PCI %s: BAR 0 is %zu "
 		    "bytes", e->pci.addr, e->barlen);
-	if ((err = dma_alloc(RING_BYTES + NDESC * BUF, &e->rxm, errbuf,
-	    len)) != 0 || (err = dma_alloc(RING_BYTES + NDESC * BUF, &e->txm,
-	    errbuf, len)) != 0)
+	if ((err = dma_alloc(&e->pci, RING_MEM, &e->rxm, errbuf, len)) != 0 ||
+	    (err = dma_alloc(&e->pci, RING_MEM, &e->txm, errbuf, len)) != 0)
 		return err;
 	if (reset(e) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: reset",
+		    e->pci.addr);
+	/* Reset, the device has no rings and receives nothing: now it
+	 * may master. */
+	if (pci_bus_master(&e->pci, 1) == -1)
+		return nic_fail(errbuf, len, errno, "PCI %s: bus mastering",
 		    e->pci.addr);
 	if (read_mac(e) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: EEPROM",
@@ -359,7 +322,6 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 		(void)rd(e, hwstats[i].reg);	/* clear what came before */
 		e->hw[i] = app_counter(hwstats[i].name);
 	}
-	e->rx_desc_errors = app_counter("dev-rx-desc-errors");
 	/* Auto-negotiation takes a moment; a link that stays down is
 	 * reported by the link hook and pauses transmission. */
 	for (k = 0; k < 300 && !(rd(e, STATUS) & STATUS_LU); k++)
@@ -372,99 +334,27 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	return 0;
 }
 
-/*
- * Receive: descriptors the device marked done, in order, up to the
- * budget; each frame is copied into the next output slot (or counted as
- * dropped by nic_rx_slot).  Frames that span descriptors cannot occur with
- * long-packet reception off (the device drops those and counts them in
- * ROC), but are dropped and counted should they.  One tail write returns
- * the whole burst's descriptors to the device.
- */
+/* Receive (e1000_ring.c): one tail write returns the whole burst's
+ * descriptors to the device. */
 static void
 e1000_rx(struct nic *nic, struct rx_burst *b)
 {
 	struct e1000 *e = nic->priv;
-	volatile struct rx_desc *d;
-	struct packet *p;
-	uint32_t i = e->rx_next, done = 0, len;
-	uint8_t st;
 
-	while (done < b->budget) {
-		d = &e->rxd[i];
-		if (!((st = d->status) & RXD_DD))
-			break;
-		/* The status load before the loads of what it guards. */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		len = d->length;
-		if (!(st & RXD_EOP)) {
-			if (!e->rx_partial)
-				(*nic->c.drop_oversize)++;
-			e->rx_partial = 1;
-			b->seen++;
-		} else if (e->rx_partial) {
-			e->rx_partial = 0;	/* the end of a dropped one */
-		} else if (d->errors & RXE_FRAME) {
-			(*e->rx_desc_errors)++;
-			b->seen++;
-		} else if ((p = nic_rx_slot(nic, b, len, b->ts_ns)) != NULL)
-			memcpy(p->data, (uint8_t *)e->rxm.virt + RING_BYTES +
-			    (size_t)i * BUF, len);
-		d->status = 0;
-		i = (i + 1) % NDESC;
-		done++;
-	}
-	if (done == 0)
-		return;
-	e->rx_next = i;
-	/* Descriptor stores before the tail write (x86: a compiler fence). */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	wr(e, RDT, (i + NDESC - 1) % NDESC);
+	if (e1000_rx_burst(&e->rx, nic, b) != 0)
+		wr(e, RDT, e1000_rx_tail(&e->rx));
 }
 
-/*
- * Transmit: reclaim what the device has sent (DD), copy up to n packets
- * into free descriptors' buffers, one tail write.  Returns how many were
- * taken; packets that cannot be sent (empty, larger than a buffer) are
- * taken and counted in drop-tx-error.
- */
+/* Transmit (e1000_ring.c): one tail write for the burst. */
 static uint32_t
 e1000_tx(struct nic *nic, struct ring *in, uint32_t n)
 {
 	struct e1000 *e = nic->priv;
-	volatile struct tx_desc *d;
-	struct packet *p;
-	uint32_t i, len, used, t = e->tx_tail;
+	uint32_t t = e->tx.tail;
 
-	while (e->tx_clean != t && (e->txd[e->tx_clean].status & TXD_DD))
-		e->tx_clean = (e->tx_clean + 1) % NDESC;
-	used = (t + NDESC - e->tx_clean) % NDESC;
-	if (n > NDESC - 1 - used)
-		n = NDESC - 1 - used;
-	for (i = 0; i < n; i++) {
-		p = ring_peek(in, i);
-		len = nic_tx_len(in, p);
-		if (len == 0 || len > BUF) {
-			(*nic->c.drop_tx_error)++;
-			continue;
-		}
-		memcpy((uint8_t *)e->txm.virt + RING_BYTES + (size_t)t * BUF,
-		    p->data, len);
-		d = &e->txd[t];
-		d->addr = e->txm.phys + RING_BYTES + (uint64_t)t * BUF;
-		d->length = (uint16_t)len;
-		d->cso = 0;
-		d->css = 0;
-		d->special = 0;
-		d->status = 0;
-		d->cmd = TXD_EOP | TXD_IFCS | TXD_RS;
-		t = (t + 1) % NDESC;
-		nic_tx_sent(nic, len);
-	}
-	if (t != e->tx_tail) {
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		wr(e, TDT, t);
-		e->tx_tail = t;
-	}
+	n = e1000_tx_burst(&e->tx, nic, in, n);
+	if (e->tx.tail != t)
+		wr(e, TDT, e->tx.tail);
 	return n;
 }
 
@@ -502,7 +392,7 @@ e1000_drain(struct nic *nic)
 	struct e1000 *e = nic->priv;
 	int i;
 
-	for (i = 0; i < 100 && rd(e, TDH) != e->tx_tail; i++)
+	for (i = 0; i < 100 && rd(e, TDH) != e->tx.tail; i++)
 		pci_pause_ms(1);
 	e1000_stats(nic);
 	wr(e, RCTL, 0);

@@ -1,17 +1,20 @@
 /*
  * pci.c: claiming a PCI function through sysfs for a user-space driver,
- * its BARs, DMA memory, and putting the device back when we are gone.
+ * and its configuration space and BARs.  Putting it back when we are gone
+ * (the watcher) and its DMA memory are pci_watch.c.
  *
- * Restoring after any exit, SIGKILL included: pci_open() forks a watcher,
- * a small child that blocks reading a pipe whose only write end the driver
- * holds.  When the driver process ends, however it ends, the kernel closes
- * that end, the read returns 0 and the watcher clears bus mastering in the
- * command register, then exits.  The watcher also keeps the driver's
- * hugepages mapped (fork shares MAP_SHARED memory) until it has done so:
- * the device cannot DMA into memory that the kernel already gave to someone
- * else.  It leaves our process group (setsid) and ignores the usual
- * signals, so a Ctrl-C or a launcher stopping the graph does not take it
- * first.  This needs nothing from snb-run and also covers snb-nic run alone.
+ * Whose device it is: unbound, or bound to the kernel's own driver for a
+ * NIC we support with its interface down, we take it.  Anything else is
+ * someone's: a device bound to vfio-pci, a UIO driver or pci-stub is a
+ * virtual machine's or a user-space driver's (DPDK's), and unbinding it
+ * would pull it from under them; one bound to a driver we do not know may
+ * be anything.  Those are refused with a message saying whose it looks to
+ * be and how to free it.
+ *
+ * Bus mastering stays off from pci_open() until the driver has reset the
+ * device and calls pci_bus_master(d, 1): a device left running by a killed
+ * driver still holds that driver's buffers, and would resume DMA into them
+ * the moment mastering came back on.
  *
  * One driver at a time: pci_open() takes an exclusive flock() on the
  * device's sysfs config file.  The watcher shares that open file, so the
@@ -20,18 +23,15 @@
  * waits (briefly) until the old watcher has cleared bus mastering, which
  * would otherwise stop the new driver's DMA.
  */
-#define _GNU_SOURCE		/* pipe2 */
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,15 +44,10 @@
 
 #define SYSFS		"/sys/bus/pci/devices"
 #define IOMMU_GROUPS	"/sys/kernel/iommu_groups"
-#define HUGEPAGE	(2UL << 20)
-/* 2 MiB pages by name: MAP_HUGETLB alone takes the default size, 1 GiB on
- * some hosts, and HUGEPAGE is what we munmap. */
-#define MAP_HUGE_2MIB	(21 << MAP_HUGE_SHIFT)
 
 #define PCI_COMMAND	0x04
 #define CMD_IO		0x0001
 #define CMD_MEMORY	0x0002
-#define CMD_MASTER	0x0004
 #define CMD_SERR	0x0100
 #define CMD_INTX_OFF	0x0400	/* we poll: the device must not raise INTx */
 #define LOCK_WAIT_MS	2000	/* for a predecessor's watcher to finish */
@@ -180,6 +175,56 @@ in_use(struct pci_dev *d, char *errbuf, size_t len)
 	return busy ? EBUSY : 0;
 }
 
+/*
+ * Kernel NIC drivers of the devices our back-ends drive: a device bound to
+ * one of these, its interface down (in_use), is handed over.
+ */
+static const char *const kernel_nic_drivers[] = { "e1000", "e1000e",
+    "virtio-pci", NULL };
+
+/* Drivers that give a device to someone else: whose it then is. */
+static const struct {
+	const char	*driver, *whose;
+} user_drivers[] = {
+	{ "vfio-pci", "VFIO: a virtual machine's or a user-space driver's "
+	    "such as DPDK" },
+	{ "uio_pci_generic", "UIO: a user-space driver's such as DPDK" },
+	{ "igb_uio", "UIO: DPDK's" },
+	{ "pci-stub", "pci-stub: kept for a virtual machine" },
+	{ NULL, NULL }
+};
+
+/* Refuse a device bound to any driver but a kernel NIC driver (above). */
+static int
+not_ours(struct pci_dev *d, char *errbuf, size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX], *drv;
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), SYSFS "/%s/driver", d->addr);
+	if ((n = readlink(path, link, sizeof(link) - 1)) == -1)
+		return 0;	/* unbound */
+	link[n] = '\0';
+	drv = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	for (i = 0; kernel_nic_drivers[i] != NULL; i++)
+		if (strcmp(drv, kernel_nic_drivers[i]) == 0)
+			return 0;
+	for (i = 0; user_drivers[i].driver != NULL; i++)
+		if (strcmp(drv, user_drivers[i].driver) == 0)
+			break;
+	if (user_drivers[i].driver != NULL)
+		snprintf(errbuf, len, "PCI %s is bound to %s, so it is in use "
+		    "(%s); unbind it first (%s/unbind) if it is free", d->addr,
+		    drv, user_drivers[i].whose, path);
+	else
+		snprintf(errbuf, len, "PCI %s is bound to %s, which is not a "
+		    "kernel NIC driver snb-nic takes devices from (e1000, "
+		    "e1000e, virtio-pci); unbind it first (%s/unbind) if it "
+		    "is free", d->addr, drv, path);
+	return EBUSY;
+}
+
 /* True when directory path exists and holds anything but . and .. */
 static int
 dir_has_entries(const char *path)
@@ -229,7 +274,7 @@ iommu_blocks(struct pci_dev *d, char *errbuf, size_t len)
 		    "passthrough (iommu=pt), or a VFIO driver (vfio-pci, as "
 		    "DPDK uses), which snb does not have yet", d->addr,
 		    type[0] ? type : "unknown");
-		return EPERM;
+		return EOPNOTSUPP;
 	}
 	if (!dir_has_entries(IOMMU_GROUPS))
 		return 0;
@@ -237,7 +282,7 @@ iommu_blocks(struct pci_dev *d, char *errbuf, size_t len)
 	    "so the device may not reach memory by physical address: snb's "
 	    "PCI drivers need the IOMMU off, or a VFIO driver (vfio-pci, as "
 	    "DPDK uses), which snb does not have yet", d->addr, IOMMU_GROUPS);
-	return EPERM;
+	return EOPNOTSUPP;
 }
 
 /* Unbind the kernel driver, if one is bound; 0 or an errno. */
@@ -290,8 +335,8 @@ pci_pause_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int
-command_set(int fd, uint16_t set, uint16_t clear)
+int
+pci_command_set(int fd, uint16_t set, uint16_t clear)
 {
 	uint16_t cmd;
 
@@ -304,46 +349,20 @@ command_set(int fd, uint16_t set, uint16_t clear)
 int
 pci_bus_master(struct pci_dev *d, int on)
 {
-	return command_set(d->config_fd, on ? CMD_MASTER : 0,
-	    on ? 0 : CMD_MASTER);
-}
-
-/*
- * The watcher (see the top of this file).  Runs in the child: closes all
- * but the config fd and the pipe, waits for EOF, clears bus mastering.
- */
-static void __attribute__((noreturn))
-watch(int cfg, int rfd)
-{
-	char c;
-	int fd;
-
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGUSR1, SIG_IGN);
-	signal(SIGUSR2, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	setsid();
-	for (fd = 3; fd < 1024; fd++)
-		if (fd != cfg && fd != rfd)
-			close(fd);
-	while (read(rfd, &c, 1) == -1 && errno == EINTR)
-		;
-	command_set(cfg, 0, CMD_MASTER);
-	_exit(0);
+	return pci_command_set(d->config_fd, on ? PCI_CMD_MASTER : 0,
+	    on ? 0 : PCI_CMD_MASTER);
 }
 
 int
 pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 {
 	char path[PATH_MAX];
-	int e, i, p[2];
-	sigset_t all, old;
+	int e, i;
 
 	if ((e = pci_probe(d, addr, errbuf, len)) != 0)
 		return e;
 	if ((e = in_use(d, errbuf, len)) != 0 ||
+	    (e = not_ours(d, errbuf, len)) != 0 ||
 	    (e = iommu_blocks(d, errbuf, len)) != 0)
 		return e;
 	snprintf(path, sizeof(path), SYSFS "/%s/config", d->addr);
@@ -363,29 +382,10 @@ pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 		goto fail;
 	/* The watcher first: from the moment the device may master, someone
 	 * must be there to stop it. */
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		e = nic_fail(errbuf, len, errno, "pipe");
+	if ((e = pci_watch_start(d, errbuf, len)) != 0)
 		goto fail;
-	}
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	d->watcher = fork();
-	if (d->watcher == 0) {
-		close(p[1]);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		watch(d->config_fd, p[0]);
-	}
-	e = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(p[0]);
-	if (d->watcher == -1) {
-		close(p[1]);
-		e = nic_fail(errbuf, len, e, "fork");
-		goto fail;
-	}
-	d->watch_fd = p[1];
-	if (command_set(d->config_fd, CMD_IO | CMD_MEMORY | CMD_MASTER |
-	    CMD_SERR | CMD_INTX_OFF, 0) == -1) {
+	if (pci_command_set(d->config_fd, CMD_IO | CMD_MEMORY | CMD_SERR |
+	    CMD_INTX_OFF, PCI_CMD_MASTER) == -1) {
 		e = nic_fail(errbuf, len, errno, "PCI %s: command register",
 		    d->addr);
 		pci_close(d);
@@ -406,12 +406,7 @@ pci_close(struct pci_dev *d)
 		close(d->config_fd);
 		d->config_fd = -1;
 	}
-	if (d->watch_fd != -1) {
-		close(d->watch_fd);	/* the watcher clears it again, exits */
-		d->watch_fd = -1;
-		while (waitpid(d->watcher, NULL, 0) == -1 && errno == EINTR)
-			;
-	}
+	pci_watch_stop(d);	/* it clears mastering again, exits */
 }
 
 void *
@@ -441,60 +436,4 @@ pci_map_bar(struct pci_dev *d, int n, size_t *len)
 	}
 	*len = (size_t)st.st_size;
 	return p;
-}
-
-/*
- * A hugepage: MAP_SHARED so the watcher keeps it after we die, locked and
- * populated so its physical address is fixed before we read it.
- */
-int
-dma_alloc(size_t len, struct dma_mem *m, char *errbuf, size_t errlen)
-{
-	uint64_t entry;
-	void *p;
-	int fd, e;
-
-	memset(m, 0, sizeof(*m));
-	if (len > HUGEPAGE)
-		return nic_fail(errbuf, errlen, EINVAL, "DMA memory: %zu "
-		    "bytes", len);
-	p = mmap(NULL, HUGEPAGE, PROT_READ | PROT_WRITE, MAP_SHARED |
-	    MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MIB | MAP_LOCKED |
-	    MAP_POPULATE, -1, 0);
-	if (p == MAP_FAILED)
-		return nic_fail(errbuf, errlen, errno, "DMA memory: a 2 MiB "
-		    "hugepage (/proc/sys/vm/nr_hugepages)");
-	if ((fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) == -1) {
-		e = errno;
-		goto fail;
-	}
-	if (pread(fd, &entry, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8) {
-		e = errno ? errno : EIO;
-		close(fd);
-		goto fail;
-	}
-	close(fd);
-	/* Bit 63: present; bits 0-54: the frame number, 0 without
-	 * CAP_SYS_ADMIN. */
-	if (!(entry >> 63) || (entry & ((1ULL << 55) - 1)) == 0) {
-		e = EPERM;
-		goto fail;
-	}
-	m->virt = p;
-	m->phys = (entry & ((1ULL << 55) - 1)) * 4096;
-	m->len = HUGEPAGE;
-	memset(p, 0, HUGEPAGE);
-	return 0;
-fail:
-	munmap(p, HUGEPAGE);
-	return nic_fail(errbuf, errlen, e, "DMA memory: physical address "
-	    "from /proc/self/pagemap");
-}
-
-void
-dma_free(struct dma_mem *m)
-{
-	if (m->virt != NULL)
-		munmap(m->virt, m->len);
-	m->virt = NULL;
 }

@@ -5,22 +5,26 @@
  *
  * Claiming a device (pci_open):
  *	/sys/bus/pci/devices/ADDR must exist, its vendor:device must be one
- *	the caller supports; the kernel driver, if any, is unbound (writing
- *	ADDR to .../driver/unbind); bus mastering and memory decoding are
- *	set in the command register (config offset 4).
+ *	the caller supports; a device bound to anything but the kernel's
+ *	NIC driver (vfio-pci, UIO: a VM's, DPDK's) is refused, the kernel
+ *	driver unbound (writing ADDR to .../driver/unbind); memory decoding
+ *	is set in the command register (config offset 4), bus mastering
+ *	cleared: the driver sets it with pci_bus_master() once it has reset
+ *	the device.
  *	nic.c checks the vendor:device with pci_probe() (read-only) and
  *	the back-ends' match() BEFORE the back-end's open() claims the
  *	device with pci_open(dev, nic->ifname, ...): nic->ifname holds the
  *	canonical address ("0000:00:04.0") for pci: back-ends.
  * Releasing (pci_close, and after any exit, SIGKILL included: a watcher
- *	process pci_open() forks, see pci.c): bus mastering off, so the
- *	device stops DMA into memory that is about to be freed.
+ *	process pci_open() forks, see pci_watch.c): bus mastering off, so
+ *	the device stops DMA into memory that is about to be freed.
  *
- * DMA memory comes from a hugepage (2 MiB, physically contiguous) mapped
- * MAP_SHARED|MAP_LOCKED|MAP_HUGETLB (anonymous: no hugetlbfs mount needed,
- * only reserved pages), its physical address read from
- * /proc/self/pagemap.  Without an IOMMU the device sees physical
- * addresses; with VFIO it would see IO virtual addresses (not done yet).
+ * DMA memory comes from a hugepage (2 MiB, physically contiguous) of a
+ * hugetlb memfd (no hugetlbfs mount needed, only reserved pages), mapped
+ * MAP_SHARED|MAP_LOCKED, its physical address read from
+ * /proc/self/pagemap, the file held by the device's watcher until bus
+ * mastering is off.  Without an IOMMU the device sees physical addresses;
+ * with VFIO it would see IO virtual addresses (not done yet).
  */
 #ifndef SNB_PCI_H
 #define SNB_PCI_H
@@ -32,7 +36,8 @@ struct pci_dev {
 	char		 addr[16];	/* "0000:00:04.0" */
 	uint16_t	 vendor, device;
 	int		 config_fd;	/* sysfs config, read/write */
-	int		 watch_fd;	/* the watcher's pipe: EOF = we are gone */
+	int		 watch_fd;	/* the watcher's socket: EOF = we are
+					   gone; DMA memory files go there */
 	int		 watcher;	/* its pid */
 };
 
@@ -51,8 +56,10 @@ int	pci_probe(struct pci_dev *, const char *addr, char *errbuf, size_t len);
 /*
  * Claim ADDR ("0000:00:04.0", or the short "00:04.0").  0, or an errno
  * value with a message naming the address in errbuf: EBUSY when a kernel
- * interface of the device is up (it may carry the host's own traffic) or
- * another snb-nic drives it (a flock on its config file, see pci.c).
+ * interface of the device is up (it may carry the host's own traffic), it
+ * is bound to a driver that is not its kernel NIC driver (vfio-pci, UIO),
+ * or another snb-nic drives it (a flock on its config file, see pci.c);
+ * EOPNOTSUPP behind an active IOMMU.  Bus mastering is off on return.
  */
 int	pci_open(struct pci_dev *, const char *addr, char *errbuf, size_t len);
 /* Bus mastering off, close. */
@@ -64,16 +71,24 @@ int	pci_config_read(struct pci_dev *, uint32_t off, void *buf, size_t len);
 int	pci_config_write(struct pci_dev *, uint32_t off, const void *buf,
 	    size_t len);
 /* Set or clear bus mastering (command register bit 2). */
+#define PCI_CMD_MASTER	0x0004
 int	pci_bus_master(struct pci_dev *, int on);
+/* Set and clear bits of the command register of config file fd; 0 or -1. */
+int	pci_command_set(int fd, uint16_t set, uint16_t clear);
 /* Wait ms milliseconds for the device (a reset, auto-negotiation). */
 void	pci_pause_ms(int ms);
 
 /*
  * len bytes (at most one hugepage) of zeroed, locked, physically
- * contiguous memory; 0 or an errno value.
+ * contiguous memory for the device, held by its watcher (pci_watch.c)
+ * until bus mastering is off; 0 or an errno value.
  */
-int	dma_alloc(size_t len, struct dma_mem *, char *errbuf, size_t errlen);
+int	dma_alloc(struct pci_dev *, size_t len, struct dma_mem *,
+	    char *errbuf, size_t errlen);
 void	dma_free(struct dma_mem *);
+/* The watcher: started by pci_open, stopped (waited for) by pci_close. */
+int	pci_watch_start(struct pci_dev *, char *errbuf, size_t len);
+void	pci_watch_stop(struct pci_dev *);
 
 /* 32-bit register access to a mapped BAR: volatile, in device order. */
 static inline uint32_t

@@ -43,9 +43,6 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define DEV_NET_MODERN	0x1041	/* 0x1040 + device type 1 (net) */
 
 /* PCI configuration space. */
-#define PCI_COMMAND	0x04
-#define PCI_CMD_MASTER	0x0004
-#define PCI_CMD_INTX_OFF 0x0400
 #define PCI_STATUS	0x06
 #define PCI_STATUS_CAPS	0x0010	/* capability list present */
 #define PCI_CAP_PTR	0x34
@@ -319,20 +316,13 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 {
 	struct virtio *v = nic->priv;
 	unsigned char *mem;
-	uint16_t cmd;
 	int e;
 
+	/* INTx off (we poll) and no DMA until the device is reset: one
+	 * left running by a killed process still holds that process's
+	 * buffers, freed since (pci.c). */
 	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0)
 		return e;
-	/* We poll; an interrupt nobody handles would only bother the
-	 * kernel, which may then turn the shared line off.  No DMA until
-	 * the device is reset: one left running by a killed process
-	 * still holds that process's buffers, freed since. */
-	if (pci_config_read(&v->pci, PCI_COMMAND, &cmd, 2) == -1 ||
-	    (cmd = (cmd | PCI_CMD_INTX_OFF) & ~PCI_CMD_MASTER,
-	    pci_config_write(&v->pci, PCI_COMMAND, &cmd, 2)) == -1)
-		return nic_fail(errbuf, len, errno, "%s: command register",
-		    v->pci.addr);
 	if ((e = find_caps(v, errbuf, len)) != 0 ||
 	    (e = negotiate(v, errbuf, len)) != 0)
 		return e;
@@ -342,7 +332,7 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	if (R16(v->common, CC_NUMQ) < 2)
 		return nic_fail(errbuf, len, ENODEV, "%s: fewer than 2 "
 		    "queues", v->pci.addr);
-	if ((e = dma_alloc(2 * QREGION, &v->mem, errbuf, len)) != 0)
+	if ((e = dma_alloc(&v->pci, 2 * QREGION, &v->mem, errbuf, len)) != 0)
 		return e;
 	mem = v->mem.virt;
 	v->used_errors = app_counter("dev-used-errors");

@@ -1,8 +1,8 @@
 /*
- * test_nic_rings: snb-nic's PCI ring code (drivers/nic/virtio_ring.c)
- * against a model of a device that misbehaves: it returns descriptor ids
- * twice or that it never had, lengths that do not fit the buffer, and
- * moves its used index far ahead.  The driver must count each, never read
+ * test_nic_rings: snb-nic's PCI ring code (drivers/nic/virtio_ring.c,
+ * e1000_ring.c) against a model of a device that misbehaves: it returns
+ * descriptor ids twice or that it never had, lengths that do not fit the
+ * buffer, and moves its used index far ahead.  The driver must count each, never read
  * outside a buffer, never post a buffer twice nor free one twice; what a
  * correct device returns must still arrive whole.  The device here is
  * plain memory the test writes into, as a device's DMA would.
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "../../drivers/nic/e1000_ring.h"
 #include "../../drivers/nic/virtio_ring.h"
 
 #define PHYS	0x40000000ULL	/* where the device believes the queue is */
@@ -257,17 +258,82 @@ test_virtio_tx(unsigned char *mem)
 	    "most size entries a call (free %u)", q.nfree);
 }
 
+/* The e1000 model: descriptor i done with length len, status st,
+ * errors er, its buffer holding a frame tagged tag when len fits. */
+static void
+e1000_dev_done(struct e1000_rxq *q, uint32_t i, uint32_t len, uint8_t st,
+    uint8_t er, uint8_t tag)
+{
+	uint32_t k;
+
+	for (k = 0; k < len && k < BUF; k++)
+		q->buf[i * BUF + k] = (uint8_t)(tag + k);
+	q->desc[i].length = (uint16_t)len;
+	q->desc[i].errors = er;
+	__atomic_store_n(&q->desc[i].status, st, __ATOMIC_RELEASE);
+}
+
+static void
+test_e1000_rx(unsigned char *mem)
+{
+	struct e1000_rxq q;
+	struct rx_burst b = { .ring = &out_p, .ts_ns = 1 };
+	uint64_t desc_errors = 0, bad_length = 0;
+	uint32_t lens[64], done;
+	int intact, n;
+
+	setup_nic();
+	e1000_rxq_init(&q, mem, PHYS, &desc_errors, &bad_length);
+	ok(q.desc[5].addr == PHYS + RING_BYTES + 5 * BUF &&
+	    e1000_rx_tail(&q) == NDESC - 1, "e1000 rx: ring laid out");
+
+	e1000_dev_done(&q, 0, 60, RXD_DD | RXD_EOP, 0, 1);
+	e1000_dev_done(&q, 1, BUF, RXD_DD | RXD_EOP, 0, 2);
+	e1000_dev_done(&q, 2, BUF + 1, RXD_DD | RXD_EOP, 0, 3);
+	e1000_dev_done(&q, 3, 0xffff, RXD_DD | RXD_EOP, 0, 4);
+	e1000_dev_done(&q, 4, 0, RXD_DD | RXD_EOP, 0, 5);
+	e1000_dev_done(&q, 5, 100, RXD_DD | RXD_EOP, 0x01, 6);	/* CRC */
+	e1000_dev_done(&q, 6, 0xffff, RXD_DD, 0, 7);		/* not EOP */
+	e1000_dev_done(&q, 7, 0xffff, RXD_DD | RXD_EOP, 0, 8);	/* its end */
+	e1000_dev_done(&q, 8, 61, RXD_DD | RXD_EOP, 0, 9);
+	b.room = ring_room(&out_p, 64);
+	b.budget = 64;
+	done = e1000_rx_burst(&q, &nic, &b);
+	ring_commit(&out_p, b.n);
+	n = drain_out(&intact, lens, 64);
+	ok(done == 9 && n == 3 && intact && lens[0] == 60 && lens[1] == BUF &&
+	    lens[2] == 61 && bad_length == 3 && desc_errors == 1 &&
+	    *nic.c.drop_oversize == 1 && q.next == 9 && e1000_rx_tail(&q) == 8 &&
+	    q.desc[2].status == 0, "e1000 rx: lengths 0 and past the "
+	    "2048-byte buffer dropped, counted (%d frames, bad-length %llu)",
+	    n, (unsigned long long)bad_length);
+
+	/* A budget stops the burst; the rest waits. */
+	e1000_dev_done(&q, 9, 60, RXD_DD | RXD_EOP, 0, 1);
+	e1000_dev_done(&q, 10, 60, RXD_DD | RXD_EOP, 0, 1);
+	b.n = b.seen = 0;
+	b.room = ring_room(&out_p, 1);
+	b.budget = 1;
+	done = e1000_rx_burst(&q, &nic, &b);
+	ring_commit(&out_p, b.n);
+	ok(done == 1 && q.next == 10 && drain_out(&intact, lens, 64) == 1,
+	    "e1000 rx: the budget bounds a burst");
+}
+
 int
 main(void)
 {
 	unsigned char *mem;
 
-	if ((mem = aligned_alloc(4096, QREGION)) == NULL)
+	if ((mem = aligned_alloc(4096, RING_MEM > QREGION ? RING_MEM :
+	    QREGION)) == NULL)
 		err(1, "aligned_alloc");
 	make_ring("out", &out_p, &out_c);
 	make_ring("in", &in_p, &in_c);
 	test_virtio_rx(mem);
 	test_virtio_tx(mem);
+	memset(mem, 0, RING_MEM);
+	test_e1000_rx(mem);
 	free(mem);
 	return tap_done();
 }

@@ -12,6 +12,9 @@ the comparison of what came back with what libpcap selects.
   frames.py compare WANT.pcap GOT.pcap
                                       same frames, same order, same bytes?
   frames.py count FILE.pcap           number of records
+  frames.py flood IFACE SECONDS       broadcast frames on IFACE for that
+                                      long (traffic for the guest to be
+                                      busy with); prints how many
 """
 import socket
 import struct
@@ -66,6 +69,23 @@ def send(iface, path):
             time.sleep(0.02)
 
 
+def flood(iface, seconds):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    frame = (b'\xff' * 6 + bytes.fromhex('020000000001') + b'\x88\xb5' +
+             bytes(46))
+    n, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(16):
+            try:
+                s.send(frame)
+                n += 1
+            except OSError:     # the tap's queue is full: let it drain
+                break
+        time.sleep(0.001)
+    print(n)
+
+
 def compare(want_path, got_path):
     want = [r[2] for r in records(want_path)]
     got = [r[2] for r in records(got_path)]
@@ -92,6 +112,8 @@ def main():
         send(a[1], a[2])
     elif len(a) == 3 and a[0] == 'compare':
         sys.exit(compare(a[1], a[2]))
+    elif len(a) == 3 and a[0] == 'flood':
+        flood(a[1], float(a[2]))
     elif len(a) == 2 and a[0] == 'count':
         print(sum(1 for _ in records(a[1])))
     else:
