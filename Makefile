@@ -70,6 +70,8 @@ $(BUILD)/tests/test_nic_rings: $(BUILD)/drivers/nic/virtio_ring.o \
 ESP_C     := $(wildcard apps/esp/*.c)
 $(BUILD)/tests/unit/test_esp.o: $(ESP_C)
 $(BUILD)/tests/test_esp: override LDLIBS += $(LIBS_esp)
+$(BUILD)/bench/esp_bench.o: $(ESP_C)
+$(BUILD)/bench/esp_bench: override LDLIBS += $(LIBS_esp)
 
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -160,8 +162,8 @@ demo:
 # snb-vhost's vhost-user messages and virtqueues, snb-memif's messages and
 # rings, capture files (snb-pcap-read, snb-pcap-write), the graph language
 # (parser, checker, --describe), the L2 VPN's tunnel stages, snb-nd,
-# the pseudowire configuration, and snb-nic's e1000 and virtio rings
-# against a hostile device.
+# the pseudowire configuration, snb-nic's e1000 and virtio rings
+# against a hostile device, and snb-esp's ESP input and SA files.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr
@@ -220,6 +222,12 @@ fuzz:
 	    -o build/fuzz_virtio
 	build/fuzz_virtio -max_total_time=$(FUZZ_SECONDS) \
 	    build/fuzz-virtio-corpus fuzz/corpus/virtio
+	@# snb-esp: ESP decapsulation (before and after the ICV), SA files.
+	@mkdir -p build/fuzz-esp-corpus
+	clang $(FUZZ_CFLAGS) fuzz/esp_fuzz.c libring/cfg.c -lcrypto \
+	    -o build/fuzz_esp
+	build/fuzz_esp -max_total_time=$(FUZZ_SECONDS) build/fuzz-esp-corpus \
+	    fuzz/corpus/esp
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7

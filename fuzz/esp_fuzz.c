@@ -1,0 +1,127 @@
+/*
+ * esp_fuzz: libFuzzer target for snb-esp's input: the decapsulation of
+ * ESP packets (apps/esp/crypt.c, the window of replay.h) and the SA file
+ * parser (apps/esp/sa.c).
+ *
+ *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
+ *	    -fno-sanitize-recover=undefined -Ilibring fuzz/esp_fuzz.c \
+ *	    libring/cfg.c -lcrypto -o build/fuzz_esp
+ *	build/fuzz_esp -max_total_time=600 build/fuzz-esp-corpus fuzz/corpus/esp
+ *
+ * The first byte of an input picks what the rest is:
+ *	0	an SA file
+ *	1	an ESP packet as it comes from the wire, after 10 bytes that
+ *		set the window (its size in 64s, its top): almost none pass
+ *		the ICV, this is the path before it (lengths, the guess of
+ *		the high half, the window checks, a failed ICV's second try)
+ *	2	8 bytes of sequence number, 10 of window, then a
+ *		plaintext that this target seals with the SA's key (OpenSSL
+ *		directly): the ICV holds, and what comes after it (pad
+ *		length, padding, next header, the inner packet) sees any
+ *		bytes
+ * After a decapsulation that says ESP_OK the inner packet must lie
+ * within what was decrypted.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../apps/esp/crypt.c"
+#include "../apps/esp/sa.c"
+
+static const uint8_t key[16] = "fuzzfuzzfuzzfuzz";
+static const uint8_t salt[4] = { 9, 8, 7, 6 };
+static struct esp_sa sa;
+static uint8_t pkt[70000], out[70000];
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	sa.dir = ESP_IN;
+	sa.spi = 0x4242;
+	memcpy(sa.key, key, 16);
+	memcpy(sa.salt, salt, 4);
+	sa.ctx = EVP_CIPHER_CTX_new();
+	EVP_DecryptInit_ex(sa.ctx, EVP_aes_128_gcm(), NULL, key, NULL);
+	return 0;
+}
+
+static void
+window(const uint8_t *d)
+{
+	uint64_t top;
+
+	memcpy(&top, d + 2, 8);
+	replay_init(&sa.replay, 64 * (1 + d[0] % (ESP_WINDOW_MAX / 64)),
+	    d[1] & 1 ? top : top & 0xffffffffff);
+}
+
+static uint32_t
+seal(uint64_t seq, const uint8_t *pt, uint32_t len)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	uint8_t nonce[12], aad[12];
+	int n;
+
+	put32(pkt, sa.spi);
+	put32(pkt + 4, (uint32_t)seq);
+	put32(pkt + 8, (uint32_t)(seq >> 32));
+	put32(pkt + 12, (uint32_t)seq);
+	memcpy(nonce, salt, 4);
+	memcpy(nonce + 4, pkt + 8, 8);
+	put32(aad, sa.spi);
+	put32(aad + 4, (uint32_t)(seq >> 32));
+	put32(aad + 8, (uint32_t)seq);
+	EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, nonce);
+	EVP_EncryptUpdate(c, NULL, &n, aad, 12);
+	EVP_EncryptUpdate(c, pkt + 16, &n, pt, (int)len);
+	EVP_EncryptFinal_ex(c, pkt + 16 + len, &n);
+	EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, pkt + 16 + len);
+	EVP_CIPHER_CTX_free(c);
+	return 16 + len + 16;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	struct esp_sadb db;
+	char err[256];
+	uint32_t len, outlen;
+	uint64_t seq;
+
+	if (n < 1)
+		return 0;
+	switch (d[0] % 3) {
+	case 0:
+		if (esp_sadb_parse(&db, (const char *)d + 1, n - 1, "f", err,
+		    sizeof(err)) == 0)
+			esp_sadb_free(&db);
+		break;
+	case 1:
+		if (n < 11 || n - 11 > sizeof(pkt))
+			return 0;
+		window(d + 1);
+		/* a copy of exactly its length: ASan sees any overread */
+		memcpy(pkt, d + 11, n - 11);
+		if (esp_decap(&sa, pkt, (uint32_t)(n - 11), out,
+		    &outlen) == ESP_OK && outlen > n - 11)
+			abort();
+		break;
+	case 2:
+		if (n < 19 || n - 19 > 65000)
+			return 0;
+		memcpy(&seq, d + 1, 8);
+		window(d + 9);
+		/* a sequence number in or ahead of the window, mostly */
+		if (d[10] & 2)
+			seq = sa.replay.top + 1 + (seq & 0xff);
+		len = seal(seq, d + 19, (uint32_t)(n - 19));
+		if (esp_decap(&sa, pkt, len, out, &outlen) == ESP_OK &&
+		    outlen > n - 19)
+			abort();
+		break;
+	}
+	return 0;
+}
