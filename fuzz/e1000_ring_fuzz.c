@@ -129,8 +129,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t i, k, n, taken, t0, used;
 	uint16_t idx, len;
 
-	memset(rxmem, 0, RING_MEM);
-	memset(txmem, 0, RING_MEM);
+	/* The descriptors start clean; the buffers need not: the device
+	 * model's pattern depends only on the buffer and the offset, and
+	 * what we transmit we write first.  (Clearing 2 MiB an input made
+	 * the target 100 times slower.) */
+	memset(rxmem, 0, RING_BYTES);
+	memset(txmem, 0, RING_BYTES);
 	drain(&out_c);
 	drain(&in_c);
 	e1000_rxq_init(&rx, rxmem, PHYS, &desc_errors, &bad_length);

@@ -591,7 +591,8 @@ out=$(timeout 60 snb-nic pci:00:05.0 2>&1)
 echo "iommu: status=$? $out"
 echo "e1000e-driver=$(readlink /sys/bus/pci/devices/0000:00:05.0/driver || echo none)"
 EOF
-	SNB_VM_QEMU_ARGS="-machine q35 -device intel-iommu" SNB_VM_APPEND="intel_iommu=on" \
+	SNB_VM_QEMU_ARGS="-machine q35 -device intel-iommu,intremap=off" \
+	    SNB_VM_APPEND="intel_iommu=on" \
 	    run "$VM/run-guest" -t 300 "$T/guest.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
