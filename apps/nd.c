@@ -19,6 +19,10 @@
  * advertisement for it (a changed MAC) is taken.  With --next-hop-mac
  * nothing is resolved.
  *
+ * The next hop's MAC is the hand-over state: a restart or a swap to
+ * another snb-nd of the same words sends on at once, without a gap of
+ * drops while it would resolve again.
+ *
  * Flow control is exact, as in snb-vlan: a frame is taken only when the
  * port it goes to has room, bursts with fwd_take(), the outputs
  * committed after the releases (forward.h).
@@ -38,9 +42,17 @@
 #define NORTH		0
 #define SOUTH		1
 #define SOLICIT_NS	1000000000ull	/* RFC 4861 RetransTimer */
+#define TYPE_OFF	(SNB_ETH_HLEN + SNB_IPV6_HLEN)	/* ICMPv6 type */
 
 static uint8_t addr[16], mac[6], nh[16], nh_mac[6];
 static int resolve, resolved;
+/* What a successor needs: the MAC learnt for the next hop. */
+struct nd_state {
+	uint8_t		nh[16];
+	uint8_t		mac[6];
+	uint8_t		resolved;
+};
+static struct nd_state *state;
 static uint64_t sol_due;
 static const char *counters_out;
 static struct fwd fwd;
@@ -197,11 +209,29 @@ solicit(void)
 static void
 learn(const uint8_t *m)
 {
-	if (!resolved || memcmp(nh_mac, m, 6) != 0)
-		(*c.learned)++;
+	if (resolved && memcmp(nh_mac, m, 6) == 0)
+		return;
+	(*c.learned)++;
 	memcpy(nh_mac, m, 6);
 	resolved = 1;
 	*c.resolved = 1;
+	memcpy(state->nh, nh, 16);
+	memcpy(state->mac, m, 6);
+	state->resolved = 1;
+	app_state_commit();
+}
+
+/* A predecessor's next hop, if it resolved the same one. */
+static void
+nd_start(void)
+{
+	state = app_state(sizeof(*state));
+	if (resolve && app_resumed() && state->resolved &&
+	    memcmp(state->nh, nh, 16) == 0) {
+		memcpy(nh_mac, state->mac, 6);
+		resolved = 1;
+	}
+	*c.resolved = resolved;
 }
 
 /*
@@ -220,8 +250,14 @@ nd_input(const uint8_t *f, uint32_t len)
 	uint32_t flags;
 	int r;
 
-	if ((r = ndp_parse(f + SNB_ETH_HLEN, len - SNB_ETH_HLEN, &m)) ==
-	    NDP_BAD)
+	r = ndp_parse(f + SNB_ETH_HLEN, len - SNB_ETH_HLEN, &m);
+	/* An NS or NA that fails even the first checks (hop limit 255, the
+	 * checksum) is no ordinary packet either: dropped here too. */
+	if (r == NDP_BAD && len > TYPE_OFF &&
+	    (f[TYPE_OFF] == SNB_ICMP6_NEIGHBOR_SOLICIT ||
+	    f[TYPE_OFF] == SNB_ICMP6_NEIGHBOR_ADVERT))
+		r = NDP_INVALID;
+	if (r == NDP_BAD)
 		return -1;
 	if (r == NDP_INVALID) {
 		(*c.nd_invalid)++;
@@ -392,6 +428,7 @@ static const struct app_desc desc = {
 	    "Ethernet addresses of frames going south.",
 	.ports = ports,
 	.init = nd_init,
+	.start = nd_start,
 	.breathe = nd_breathe,
 	.stop = nd_stop,
 };

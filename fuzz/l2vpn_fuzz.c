@@ -125,6 +125,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		    "02:00:00:00:00:01", "--next-hop", "2001:db8::fe", NULL };
 
 		nd_init(7, av);
+		nd_start();
 	}
 #else
 	{

@@ -361,6 +361,10 @@ two_sites() {	# $1: l2tp or gre; $2, $3: the pseudowires' names at A and B
 	APP=$1
 	site a 1 2 "$2"
 	site b 2 1 "$3"
+	# Until snb-run supervises, a SIGINT would find it ignoring the
+	# signal, as a background job of a shell without job control does.
+	wait_stages "$P-a" 4
+	wait_stages "$P-b" 4
 }
 
 stop_sites() {
@@ -389,11 +393,16 @@ stop_sites() {
 	# address to A's c's remote first.
 	sed -i 's/2001:db8::3/2001:db8::2/' "$T/a.conf"
 	two_sites gre c ag
-	! ip netns exec $P-ca ping -c2 -i0.2 -W1 10.9.0.2
+	! ip netns exec $P-ca ping -c3 -i0.5 -W2 10.9.0.2
 	stop_sites
 	grep -q '^drop-wrong-key [1-9]' "$T/b.ctr"
 	sed -i 's/key 7;/key 42;/' "$T/b.conf"
-	two_sites_again() { site a 1 2 c; site b 2 1 ag; }
+	two_sites_again() {
+		site a 1 2 c
+		site b 2 1 ag
+		wait_stages "$P-a" 4
+		wait_stages "$P-b" 4
+	}
 	APP=gre two_sites_again
 	WAIT_FOR_S=30 wait_for ip netns exec $P-ca ping -c1 -W1 10.9.0.2
 	ip netns exec $P-ca ping -c3 -i0.2 -W5 10.9.0.2
@@ -420,10 +429,14 @@ stop_sites() {
 	    source --rate 20 --size 80 | [north] @n [south] | nic s0
 	    nic s0 | [south] @n" 2> "$T/err" &
 	PIDS=$!
-	# The kernel asks for our address (our NA answers), and keeps it.
-	ip netns exec $P-k ping -6 -c1 -W5 2001:db8:5::1 || true
-	wait_for eval "ip -n $P-k -6 neigh show 2001:db8:5::1 |
-	    grep -q 'lladdr 02:00:00:00:05:01'"
+	wait_stages $P 3
+	# The kernel asks for our address and our NA answers: REACHABLE
+	# says it was confirmed.  (It may have taken our MAC from our own
+	# NS's option first, as STALE: then it asks by a unicast NS after
+	# 5 s of DELAY.  The pings get no answer: nothing is north of nd.)
+	WAIT_FOR_S=40 wait_for eval "ip netns exec $P-k ping -6 -c1 -W1 \
+	    2001:db8:5::1 >/dev/null; ip -n $P-k -6 neigh show 2001:db8:5::1 |
+	    grep -q 'lladdr 02:00:00:00:05:01 .*REACHABLE'"
 	# We asked for the kernel's: what we send goes to its MAC.
 	timeout 20 tail --pid=$TCPD -f /dev/null
 	tcpdump -r "$T/k0.pcap" -nn -e 2>/dev/null | tee "$T/k0.txt"
@@ -437,4 +450,63 @@ stop_sites() {
 	grep -q '^ns-out [1-9]' "$T/nd.ctr"
 	grep -q '^next-hop-learned 1$' "$T/nd.ctr"
 	grep -q '^next-hop-resolved 1$' "$T/nd.ctr"
+}
+
+@test "nd: what it answers and what it passes, as tshark reads it" {
+	$PY - "$T/south.pcap" <<-'EOF'
+	import sys
+	from scapy.all import Ether, IPv6, UDP, ICMPv6EchoRequest, \
+	    ICMPv6ND_NS, ICMPv6ND_NA, ICMPv6NDOptSrcLLAddr, \
+	    ICMPv6NDOptDstLLAddr, wrpcap
+	ME, US = "02:00:00:00:05:01", "2001:db8:5::1"
+	NH, NHMAC = "2001:db8:5::fe", "02:00:00:00:05:fe"
+	SOL = "33:33:ff:00:00:01"
+	def ns(src, tgt, hlim=255, opt=True, dst="ff02::1:ff00:1"):
+	    p = Ether(src=NHMAC, dst=SOL) / IPv6(src=src, dst=dst,
+	        hlim=hlim) / ICMPv6ND_NS(tgt=tgt)
+	    return p / ICMPv6NDOptSrcLLAddr(lladdr=NHMAC) if opt else p
+	wrpcap(sys.argv[1], [
+	    ns(NH, US),					# answered, S O
+	    ns("::", US, opt=False),			# DAD: to all nodes, O
+	    ns(NH, US, hlim=64),			# invalid
+	    ns(NH, "2001:db8:5::7", dst="ff02::1:ff00:7"),	# other
+	    Ether(src=NHMAC, dst=ME) / IPv6(src=NH, dst=US) / UDP(),	# north
+	    Ether(src=NHMAC, dst="02:00:00:00:05:02") / IPv6(src=NH,
+	        dst="2001:db8:5::2") / UDP(),			# not ours
+	    Ether(src=NHMAC, dst="33:33:00:00:00:01") / IPv6(src=NH,
+	        dst="ff02::1") / ICMPv6EchoRequest(),		# north
+	    Ether(src=NHMAC, dst=ME) / IPv6(src=NH, dst=US, hlim=255) /
+	        ICMPv6ND_NA(tgt=NH, S=1, O=1, R=1) /
+	        ICMPv6NDOptDstLLAddr(lladdr=NHMAC),		# learnt
+	])
+	EOF
+	snb-run "pcap-read $T/south.pcap | [south] n: nd --address 2001:db8:5::1 \
+	    --mac 02:00:00:00:05:01 --next-hop 2001:db8:5::fe \
+	    --counters-out $T/ctr [south] | pcap-write $T/out.pcap
+	    @n [north] | pcap-write $T/north.pcap"
+	cat "$T/ctr"
+	tshark -r "$T/out.pcap" -Y icmpv6.type==136 -T fields -e eth.src \
+	    -e eth.dst -e ipv6.src -e ipv6.dst -e ipv6.hlim \
+	    -e icmpv6.nd.na.flag.r -e icmpv6.nd.na.flag.s \
+	    -e icmpv6.nd.na.flag.o -e icmpv6.nd.na.target_address \
+	    -e icmpv6.opt.linkaddr -e icmpv6.checksum.status 2>/dev/null > "$T/na.txt"
+	cat "$T/na.txt"
+	[ "$(sed -n 1p "$T/na.txt")" = "$(printf '02:00:00:00:05:01\t02:00:00:00:05:fe\t2001:db8:5::1\t2001:db8:5::fe\t255\t0\t1\t1\t2001:db8:5::1\t02:00:00:00:05:01\t1')" ]
+	[ "$(sed -n 2p "$T/na.txt")" = "$(printf '02:00:00:00:05:01\t33:33:00:00:00:01\t2001:db8:5::1\tff02::1\t255\t0\t0\t1\t2001:db8:5::1\t02:00:00:00:05:01\t1')" ]
+	[ "$(wc -l < "$T/na.txt")" -eq 2 ]
+	# Our solicitation of the next hop, to its solicited-node group.
+	tshark -r "$T/out.pcap" -Y icmpv6.type==135 -T fields -e eth.dst \
+	    -e ipv6.dst -e icmpv6.nd.ns.target_address -e icmpv6.opt.linkaddr \
+	    -e icmpv6.checksum.status 2>/dev/null | sort -u > "$T/ns.txt"
+	[ "$(cat "$T/ns.txt")" = "$(printf '33:33:ff:00:00:fe\tff02::1:ff00:fe\t2001:db8:5::fe\t02:00:00:00:05:01\t1')" ]
+	# North: the UDP packet to our MAC and the multicast echo request.
+	[ "$(tshark -r "$T/north.pcap" -T fields -e ipv6.dst 2>/dev/null | tr '\n' ' ')" = "2001:db8:5::1 ff02::1 " ]
+	grep -q '^ns-in 2$' "$T/ctr"
+	grep -q '^na-out 2$' "$T/ctr"
+	grep -q '^drop-nd-invalid 1$' "$T/ctr"
+	grep -q '^drop-nd-other 1$' "$T/ctr"
+	grep -q '^drop-not-ours 1$' "$T/ctr"
+	grep -q '^na-in 1$' "$T/ctr"
+	grep -q '^next-hop-learned 1$' "$T/ctr"
+	grep -q '^next-hop-resolved 1$' "$T/ctr"
 }
