@@ -441,6 +441,22 @@ stop_sites() {
 	timeout 20 tail --pid=$TCPD -f /dev/null
 	tcpdump -r "$T/k0.pcap" -nn -e 2>/dev/null | tee "$T/k0.txt"
 	[ "$(grep -c "02:00:00:00:05:01 > $kmac, ethertype IPv4" "$T/k0.txt")" -eq 3 ]
+	# A restart hands the next hop over: no new solicitation, no frame
+	# dropped for want of it.
+	ctr() {
+		snb-top --json -i 0.05 $P | jq ".graphs[0].stages[] |
+		    select(.label==\"n\") | .counters[\"$1\"] // .[\"$1\"]"
+	}
+	ns=$(ctr ns-out)
+	un=$(ctr drop-unresolved)
+	pid=$(stage_pid $P n)
+	snb-ctl $P restart n
+	wait_replaced $P n "$pid"
+	n0=$(ctr packets_in)
+	wait_for eval "[ \$(ctr packets_in) -ge $((n0 + 40)) ]"
+	[ "$(ctr ns-out)" -eq "$ns" ]
+	[ "$(ctr drop-unresolved)" -eq "$un" ]
+	[ "$(ctr next-hop-resolved)" -eq 1 ]
 	kill -INT $PIDS
 	wait $PIDS || true
 	PIDS=
