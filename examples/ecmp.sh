@@ -29,11 +29,17 @@
 # defines the functions (tests/ecmp.bats uses them).
 
 ECMP_ANYCAST=192.0.2.1
-# The punted traffic: ARP about the host's address, and BGP, BFD (single
-# hop, echo, multi-hop) and ICMP to it.  Everything else is data.
-ecmp_control() {	# HOST_ADDRESS
-	echo "arp host $1 or (dst host $1 and (tcp port 179 or" \
-	    "udp port 3784 or udp port 3785 or udp port 4784 or icmp))"
+# The punted traffic: ARP about the host's IPv4 address, IPv6 neighbour
+# discovery (ICMPv6 133-137: router and neighbour solicitations and
+# advertisements, redirects; never behind an extension header), and BGP,
+# BFD (single hop, echo, multi-hop) and ping to the host's addresses.
+# Everything else is data.
+ecmp_control() {	# IPV4_ADDRESS [IPV6_ADDRESS]
+	to="tcp port 179 or udp port 3784 or udp port 3785 or udp port 4784"
+	e="arp host $1 or (dst host $1 and ($to or icmp))"
+	[ -z "${2:-}" ] || e="$e or (icmp6 and ip6[40] >= 133 and"\
+" ip6[40] <= 137) or (dst host $2 and ($to or icmp6))"
+	echo "$e"
 }
 
 # BFD: a packet every ECMP_BFD_MS (100) ms each way, a session down after
