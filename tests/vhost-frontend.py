@@ -21,6 +21,9 @@
 #                                memory file to 0 (a sealable memfd or one
 #                                that cannot be sealed); "shrunk" or
 #                                "shrink refused".
+#   flood QUEUE LEN SECONDS      32,768 chains of 32,768 descriptors of LEN
+#                                bytes on queue 0 (receive, mergeable
+#                                buffers) or 1 (transmit).
 #
 # Prints "ready" once the attack is under way, "closed" when the backend
 # hung up, "open" when it did not.
@@ -113,6 +116,19 @@ class Frontend:
                       self.avail(0) + 4 + 2 * (avail % n))
             avail = (avail + 1) & 0xffff
         os.pwrite(self.mem, struct.pack('<H', avail), self.avail(0) + 2)
+
+    def flood(self, q, length):
+        # Every avail entry of queue q names head 0, and the chain from
+        # head 0 runs through the whole table: n chains of n descriptors.
+        n, flags = self.n, (2 if q == 0 else 0)
+        d = b''.join(struct.pack('<QIHH', self.buf, length,
+                                 flags | (1 if i < n - 1 else 0), i + 1)
+                     for i in range(n))
+        os.pwrite(self.mem, d, self.desc(q))
+        os.pwrite(self.mem, bytes(2 * n), self.avail(q) + 4)
+        os.pwrite(self.mem, struct.pack('<HH', 0, n & 0xffff), self.avail(q))
+        if q == 1:
+            os.eventfd_write(self.keep[1], 1)
 
 def not_an_eventfd(kind):
     if kind == 'memfd':
@@ -208,6 +224,14 @@ def main():
                 time.sleep(0.005)
         print('ready', flush=True)
         print('closed' if f.closed(float(args[1])) else 'open', flush=True)
+    elif what == 'flood':
+        # QUEUE (0: mergeable receive buffers, 1: transmit) offers 32,768
+        # chains of 32,768 descriptors of LEN bytes.
+        f = Frontend(path, n=32768)
+        f.setup()
+        f.flood(int(args[0]), int(args[1]))
+        print('ready', flush=True)
+        print('closed' if f.closed(float(args[2])) else 'open', flush=True)
     else:
         raise SystemExit('unknown attack ' + what)
 

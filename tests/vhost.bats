@@ -428,6 +428,47 @@ stage_restarts() {
 	grep -q "guest memory lost" "$T/graph.err"
 }
 
+# cpu_ticks: the snb-vhost stage's user + system time so far, in ticks.
+cpu_ticks() {
+	local pid=$(snb-top --json --once -i 0.01 "$G" | jq '.graphs[0].stages[] | select(.label == "v") | .pid')
+	awk '{print $14 + $15}' /proc/$pid/stat
+}
+
+@test "vhost: a flood of long descriptor chains costs a bounded amount of work" {
+	graph "src: source --rate 10k | v: vhost $SOCK | s: sink"
+	hz=$(getconf CLK_TCK)
+	# 32,768 chains of 32,768 empty descriptors in the receive queue,
+	# with mergeable buffers: one frame walked all of them (about 6 s)
+	# without finding room, and the next breath began again.  Now an
+	# empty descriptor is malformed: dropped, counted, at once.
+	c0=$(cpu_ticks)
+	timeout 60 python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" flood 0 0 20 > "$T/fe.out" 2>&1
+	c1=$(cpu_ticks)
+	cat "$T/fe.out"
+	[ "$(tail -1 "$T/fe.out")" = closed ]
+	wait_counter v ring-errors 1
+	# The stage's CPU time while the frontend was there (its setup
+	# included): a loose bound, not a speed check.
+	echo "snb-vhost: $((c1 - c0)) ticks ($hz a second) during the flood"
+	[ $((c1 - c0)) -lt $((2 * hz)) ]
+	# The transmit queue: chains of 32,768 one-byte descriptors, each
+	# followed to its end before it was dropped as oversize, 64 a
+	# breath.  A frame of more than 256 descriptors is malformed.
+	timeout 60 python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" flood 1 1 20 > "$T/fe.out" 2>&1
+	cat "$T/fe.out"
+	[ "$(tail -1 "$T/fe.out")" = closed ]
+	wait_counter v ring-errors 2
+	[ "$(counter v drop-oversize)" -eq 0 ]
+	[ "$(counter v bad-messages)" -eq 0 ]
+	[ "$(stage_restarts)" -eq 0 ]
+	snb-ctl "$G" swap src "source --count 0 --hold"
+	good_peer
+	stop_graph
+	cat "$T/graph.err"
+	grep -q "receive queue: malformed descriptor chain: an empty descriptor" "$T/graph.err"
+	grep -q "transmit queue: malformed descriptor chain (head 0): a frame of more than 256 descriptors" "$T/graph.err"
+}
+
 @test "vhost: a request trickled in a byte at a time does not stall the data path" {
 	graph "src: source --rate 2k | v: vhost $SOCK | s: sink"
 	python3 "$BATS_TEST_DIRNAME/vhost-frontend.py" "$SOCK" trickle 13 > "$T/fe.out" 2>&1 &

@@ -11,6 +11,15 @@
  * Anything malformed returns -1: the caller drops the frontend, which is
  * what a device reporting DEVICE_NEEDS_RESET amounts to here.
  *
+ * The work is bounded by us, not by the frontend: a frame may use at most
+ * VQ_FRAME_DESCS descriptors, over all the chains it spans (DPDK's limit;
+ * a frame fits in 2 KiB here, so that is 8 bytes a buffer), and an empty
+ * descriptor is malformed (QEMU refuses them too: "zero sized buffers are
+ * not allowed").  Empty descriptors with mergeable buffers let one frame
+ * walk every chain of a 32,768-entry queue, 32,768 descriptors each:
+ * seconds, every breath.  Now a breath follows at most VQ_FRAME_DESCS
+ * descriptors per frame it moves, and moves a burst of frames.
+ *
  * Ordering: avail->idx is load-acquired before the entries and descriptors
  * it covers are read; used entries are written before used->idx is
  * store-released.  Notification decisions need a full fence between our
@@ -24,12 +33,16 @@
 
 #include "vhost.h"
 
+#define VQ_FRAME_DESCS	256	/* descriptors one frame may use, at most */
+
 /* Where we are in one descriptor chain. */
 struct chain {
 	const struct vu_dev	*d;
 	const struct vring_desc	*tbl;	/* the queue's table or an indirect one */
 	uint32_t	 tsize;		/* entries in tbl */
 	uint32_t	 hops;		/* descriptors followed: <= tsize */
+	uint32_t	 descs;		/* used by this frame, all its chains */
+	const char	*why;		/* what was malformed */
 	uint16_t	 next;		/* valid when more */
 	int		 more;		/* the current descriptor has NEXT */
 	int		 write;		/* we want device-writable buffers */
@@ -43,6 +56,13 @@ load_avail_idx(const struct vu_vring *vq)
 	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 }
 
+static int
+chain_bad(struct chain *c, const char *why)
+{
+	c->why = why;
+	return -1;
+}
+
 /* Take the descriptor c->tbl[i] as the current buffer; -1 if malformed. */
 static int
 chain_load(struct vu_dev *d, struct chain *c, uint32_t i)
@@ -50,14 +70,18 @@ chain_load(struct vu_dev *d, struct chain *c, uint32_t i)
 	struct vring_desc desc;
 
 	if (i >= c->tsize || ++c->hops > c->tsize)
-		return -1;
+		return chain_bad(c, "index out of the table or a loop");
+	if (++c->descs > VQ_FRAME_DESCS)
+		return chain_bad(c, "a frame of more than 256 descriptors");
 	memcpy(&desc, (const void *)&c->tbl[i], sizeof(desc));
-	if (desc.flags & VRING_DESC_F_INDIRECT)
-		return -1;	/* only a head may be indirect, and once */
+	if (desc.flags & VRING_DESC_F_INDIRECT)	/* only a head, once */
+		return chain_bad(c, "a nested indirect descriptor");
 	if (!!(desc.flags & VRING_DESC_F_WRITE) != c->write)
-		return -1;
+		return chain_bad(c, "a descriptor of the wrong direction");
+	if (desc.len == 0)
+		return chain_bad(c, "an empty descriptor");
 	if ((c->p = vu_gpa(d, desc.addr, desc.len)) == NULL)
-		return -1;
+		return chain_bad(c, "a buffer outside guest memory");
 	c->left = desc.len;
 	c->more = desc.flags & VRING_DESC_F_NEXT;
 	c->next = desc.next;
@@ -77,7 +101,7 @@ chain_start(struct vu_dev *d, struct vu_vring *vq, struct chain *c,
 	c->tbl = vq->desc;
 	c->tsize = vq->num;
 	if (head >= vq->num)
-		return -1;
+		return chain_bad(c, "a head out of the table");
 	memcpy(&desc, (const void *)&vq->desc[head], sizeof(desc));
 	if (!(desc.flags & VRING_DESC_F_INDIRECT))
 		return chain_load(d, c, head);
@@ -87,7 +111,7 @@ chain_start(struct vu_dev *d, struct vu_vring *vq, struct chain *c,
 	    desc.len / sizeof(struct vring_desc) > VU_MAX_QUEUE_SIZE ||
 	    (c->tbl = (const void *)vu_gpa(d, desc.addr, desc.len)) == NULL ||
 	    ((uintptr_t)c->tbl & 15))
-		return -1;
+		return chain_bad(c, "a bad indirect table");
 	c->tsize = desc.len / sizeof(struct vring_desc);
 	return chain_load(d, c, 0);
 }
@@ -96,13 +120,9 @@ chain_start(struct vu_dev *d, struct vu_vring *vq, struct chain *c,
 static int
 chain_next(struct vu_dev *d, struct chain *c)
 {
-	do {
-		if (!c->more)
-			return 0;
-		if (chain_load(d, c, c->next) == -1)
-			return -1;
-	} while (c->left == 0);
-	return 1;
+	if (!c->more)
+		return 0;
+	return chain_load(d, c, c->next) == -1 ? -1 : 1;
 }
 
 static void
@@ -161,7 +181,7 @@ vq_want_kicks(struct vu_vring *vq, int on)
  */
 static int
 deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
-    const uint8_t *data, uint32_t len)
+    const uint8_t *data, uint32_t len, const char **why)
 {
 	uint8_t hdr[12], *nb[2] = { NULL, NULL };
 	uint32_t hlen = d->hdr_len, total = hlen + len, off = 0, clen = 0, k;
@@ -172,16 +192,18 @@ deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
 	memset(hdr, 0, sizeof(hdr));	/* no offloads: flags 0, GSO none */
 	c.left = 0;
 	c.more = 0;
+	c.descs = 0;
+	c.why = "";
 	if (pos == avail_idx)
 		return 0;
 	head = vq->avail->ring[pos++ & (vq->num - 1)];
 	if (chain_start(d, vq, &c, head, 1) == -1)
-		return -1;
+		goto bad;
 	while (off < total) {
 		if (c.left == 0) {
 			int r = chain_next(d, &c);
 			if (r == -1)
-				return -1;
+				goto bad;
 			if (r == 1)
 				continue;
 			/* This chain is full. */
@@ -197,7 +219,7 @@ deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
 				return 0;
 			head = vq->avail->ring[pos++ & (vq->num - 1)];
 			if (chain_start(d, vq, &c, head, 1) == -1)
-				return -1;
+				goto bad;
 			continue;
 		}
 		k = c.left < total - off ? c.left : total - off;
@@ -231,6 +253,9 @@ deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
 	vq->used_idx += nbuf;
 	vq->last_avail = pos;
 	return 1;
+bad:
+	*why = c.why;
+	return -1;
 }
 
 int
@@ -240,6 +265,7 @@ vq_to_frontend(struct vu_dev *d, struct ring *r, uint32_t n,
 	struct vu_vring *vq = &d->vq[0];
 	uint16_t avail_idx = load_avail_idx(vq);
 	uint32_t i, len;
+	const char *why = "";
 	int res = 0;
 
 	if ((uint16_t)(avail_idx - vq->last_avail) > vq->num) {
@@ -252,7 +278,7 @@ vq_to_frontend(struct vu_dev *d, struct ring *r, uint32_t n,
 		const struct packet *p = ring_peek(r, i);
 
 		len = packet_len(r, p);
-		res = deliver(d, vq, avail_idx, p->data, len);
+		res = deliver(d, vq, avail_idx, p->data, len, &why);
 		if (res <= 0)
 			break;
 		if (res == 2) {
@@ -264,7 +290,7 @@ vq_to_frontend(struct vu_dev *d, struct ring *r, uint32_t n,
 	}
 	if (res == -1)
 		snprintf(d->err, sizeof(d->err), "receive queue: malformed "
-		    "descriptor chain");
+		    "descriptor chain: %s", why);
 	if (i > 0)
 		notify(vq, c);
 	return res == -1 ? -1 : (int)i;
@@ -291,6 +317,7 @@ vq_from_frontend(struct vu_dev *d, struct ring *out, uint32_t room,
 	n = navail < room ? navail : room;
 	for (i = 0; i < n; i++) {
 		head = vq->avail->ring[vq->last_avail & (vq->num - 1)];
+		ch.descs = 0;
 		if (chain_start(d, vq, &ch, head, 0) == -1)
 			goto bad;
 		if (out)
@@ -336,6 +363,6 @@ bad:
 	if (put)
 		ring_commit(out, put);
 	snprintf(d->err, sizeof(d->err), "transmit queue: malformed "
-	    "descriptor chain (head %u)", head);
+	    "descriptor chain (head %u): %s", head, ch.why);
 	return -1;
 }
