@@ -141,10 +141,11 @@ check-fast:
 	@$(MAKE) --no-print-directory -s all
 	@sh tests/run build
 
-# The user-space PCI drivers in a QEMU guest (tests/vm/, tests/vm.bats).
+# The QEMU guest tests (tests/vm/): the user-space PCI drivers (tests/vm.bats)
+# and the L2 VPN against the guest's kernel (tests/l2vpn-vm.bats).
 check-vm: deps
 	@$(MAKE) --no-print-directory -s all
-	@SNB_BUILD=$(CURDIR)/build PATH=$(CURDIR)/build/bin:$(CURDIR)/build/tests:$$PATH bats tests/vm.bats
+	@SNB_BUILD=$(CURDIR)/build PATH=$(CURDIR)/build/bin:$(CURDIR)/build/tests:$$PATH bats tests/vm.bats tests/l2vpn-vm.bats
 
 bench: deps
 	@$(MAKE) --no-print-directory -s all

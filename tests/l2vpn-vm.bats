@@ -1,0 +1,274 @@
+#!/usr/bin/env bats
+# The L2 VPN against the Linux kernel as the far site (issue 15).
+#
+# One QEMU guest (tests/vm/run-guest, software emulation) for the whole
+# file, booted with build-guest --peer's archive and tests/vm/peer-shell:
+# Debian's kernel with its L2TPv3, ip6gretap, ESP and bridge modules,
+# configured with Debian's iproute2 by commands the tests send over a
+# second serial port (gsh).  Its virtio NIC (kernel virtio_net) is its
+# core interface, 2001:db8:1::2, on the tap 'virtio' in namespace $NS;
+# its pseudowire interface sits in a bridge br0 that holds the guest site's
+# addresses 10.15.0.2/24 and fd15::2/64.
+#
+# On the host side, in $NS, snb is the other endpoint, 2001:db8:1::1:
+#
+#	nic afpacket:ac <-> l2tp|gre <-> [esp] <-> nd <-> nic afpacket:virtio
+#
+# and a customer namespace $C with 10.15.0.1/24 and fd15::1/64 on a veth
+# whose other end is 'ac'.  Each test pings across the pseudowire in both
+# directions, checks the encoding with tshark on a capture of the tap,
+# then makes the guest send with a wrong cookie / key / ESP key: traffic
+# stops and snb counts the drops; the right one restores it.
+#
+# Plain build only (the guest's kernel is the peer; the host-side apps are
+# the normal build's, which the other bats files also run under ASan).
+# Needs root, qemu-system-x86_64, busybox-static, cpio, tshark, python3;
+# the first run downloads Debian's kernel package into build/vm/ (cached).
+load helpers
+load netns
+
+VM="$BATS_TEST_DIRNAME/vm"
+PY=/usr/bin/python3	# with Debian's scapy
+HOST6=2001:db8:1::1 GUEST6=2001:db8:1::2
+HOSTMAC=02:15:00:00:00:01 GUESTMAC=52:54:00:00:00:06
+# The kernel sends its 'cookie' and expects its 'peer_cookie' (l2tp_core.c);
+# snb's local-cookie is the one it expects, remote-cookie the one it sends.
+COOKIE_G2H=0x1122334455667788 COOKIE_H2G=0x99aabbccddeeff00
+# AES-128 key + 4-byte salt (RFC 4106) per direction.
+KEY_H2G=0x000102030405060708090a0b0c0d0e0f10111213
+KEY_G2H=0x202122232425262728292a2b2c2d2e2f30313233
+SPI_H2G=0x00000101 SPI_G2H=0x00000202
+
+needs_guest() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	case "$SNB_BUILD" in
+	*asan*) skip "the guest is the peer; the host apps run under ASan in l2vpn.bats and examples.bats" ;;
+	esac
+	local t
+	for t in qemu-system-x86_64 cpio tshark tcpdump python3; do
+		command -v "$t" >/dev/null && continue
+		[ "${CI:-}" != true ] || { echo "CI: $t is missing"; return 1; }
+		skip "$t is not installed"
+	done
+	if [ ! -x /bin/busybox ]; then
+		[ "${CI:-}" != true ] || { echo "CI: busybox-static is missing"; return 1; }
+		skip "busybox-static is not installed"
+	fi
+}
+
+setup_file() {
+	needs_guest
+	export D="$BATS_FILE_TMPDIR"
+	export NS="snbL2-$$" C="snbL2c-$$"
+	export SNB_RUN_DIR="/dev/shm/snb-l2vpn-vm-$$"
+	mkns "$NS" "$C"
+	# The customer site: a veth into $NS, where snb takes its frames.
+	veth ac "$NS" c0 "$C"
+	ip netns exec "$C" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+	    net.ipv6.conf.default.disable_ipv6=0 net.ipv6.conf.c0.disable_ipv6=0
+	ip -n "$C" addr add 10.15.0.1/24 dev c0
+	ip -n "$C" addr add fd15::1/64 dev c0 nodad
+	ip -n "$NS" tuntap add dev virtio mode tap
+	ip -n "$NS" link set virtio up
+	mkfifo "$D/ctl.in" "$D/ctl.out"
+	local peer
+	peer=$("$VM/build-guest" --peer 2> "$D/build.err") ||
+	    { cat "$D/build.err"; return 1; }
+	# fd 3 closed: bats waits for it, the guest outlives this function.
+	SNB_VM_INITRAMFS_EXTRA="$peer" SNB_VM_QEMU_ARGS="-serial pipe:$D/ctl" \
+	    "$VM/run-guest" -n "$NS" -t 1500 "$VM/peer-shell" "$D/console.log" \
+	    > "$D/guest.out" 2>&1 3>&- &
+	echo $! > "$D/guest.pid"
+	wait_console SNB-PEER-READY || return 1
+	echo 0 > "$D/gsh.n"
+	gsh "ip link set eth0 up &&
+	    ip addr add $GUEST6/64 dev eth0 nodad &&
+	    ip link add br0 type bridge &&
+	    ip link set br0 up &&
+	    ip addr add 10.15.0.2/24 dev br0 &&
+	    ip addr add fd15::2/64 dev br0 nodad"
+}
+
+teardown_file() {
+	local g
+	g=$(cat "$D/guest.pid" 2>/dev/null) || g=""
+	if [ -n "$g" ]; then
+		printf 'exit\n' > "$D/ctl.in" &
+		for _ in $(seq 100); do kill -0 "$g" 2>/dev/null || break; sleep 0.1; done
+		kill -TERM "$g" 2>/dev/null
+		wait "$g" 2>/dev/null
+	fi
+	ip netns del "$NS" 2>/dev/null
+	ip netns del "$C" 2>/dev/null
+	rm -rf "$SNB_RUN_DIR"
+	return 0
+}
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	PIDS="" CAP=""
+}
+
+teardown() {
+	[ -z "$CAP" ] || { kill -INT "$CAP" 2>/dev/null; wait "$CAP" 2>/dev/null; }
+	local p i left
+	for p in $PIDS; do kill -INT "$p" 2>/dev/null; done
+	for p in $PIDS; do
+		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	# The guest back to its base: no tunnel, no neighbour entries.
+	gsh "ip xfrm policy flush; ip xfrm state flush
+	    ip l2tp del tunnel tunnel_id 1 2>/dev/null
+	    ip link del gre1 2>/dev/null
+	    ip -6 neigh flush dev eth0; ip neigh flush dev br0; true" >/dev/null
+	if [ -d "$SNB_RUN_DIR" ]; then
+		left=$(ls -A "$SNB_RUN_DIR")
+		rm -rf "$SNB_RUN_DIR"
+		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
+	fi
+	return 0
+}
+
+# wait_console PATTERN: until the guest's console has a line matching it
+# (at most 5 minutes: a loaded machine boots the emulated guest slowly).
+wait_console() {
+	local i g
+	g=$(cat "$D/guest.pid")
+	for i in $(seq 1200); do
+		tr -d '\r' 2>/dev/null < "$D/console.log" | grep -aq "$1" && return 0
+		kill -0 "$g" 2>/dev/null || break
+		sleep 0.25
+	done
+	echo "no '$1' on the guest's console:"
+	cat "$D/guest.out"
+	tail -20 "$D/console.log"
+	return 1
+}
+
+# gsh COMMAND: run a shell command in the guest (tests/vm/peer-shell);
+# print its output, return its status.
+gsh() {
+	local n
+	n=$(($(cat "$D/gsh.n") + 1))
+	echo "$n" > "$D/gsh.n"
+	printf '%s\t%s\n' "$n" "$(printf '%s' "$1" | base64 -w0)" > "$D/ctl.in"
+	wait_console "^SNB-DONE $n " >/dev/null || { echo "gsh: no answer to: $1"; return 1; }
+	tr -d '\r' < "$D/console.log" |
+	    sed -n "/^SNB-BEGIN $n\$/,/^SNB-DONE $n /{/^SNB-BEGIN/d;/^SNB-DONE/d;p}"
+	return "$(tr -d '\r' < "$D/console.log" | sed -n "s/^SNB-DONE $n \([0-9]*\)$/\1/p")"
+}
+
+# capture FILE: tcpdump on the tap (the core link) until stopcapture.
+capture() {
+	ip netns exec "$NS" tcpdump -i virtio -nn -s 0 -U --immediate-mode \
+	    -w "$1" 2> "$T/cap.err" &
+	CAP=$!
+	wait_for grep -q "listening on" "$T/cap.err"
+}
+
+stopcapture() {
+	sleep 0.5
+	kill -INT "$CAP"
+	wait "$CAP" || true
+	CAP=""
+}
+
+# tshark FILE FILTER FIELDS...: the fields of the matching packets, one
+# packet a line, L2TPv3 read with the 8-byte cookie, no sublayer and
+# Ethernet inside, as the pseudowires have (no control connection in the
+# capture says so: pseudowire type 0 is tshark's "unknown").
+dissect() {
+	local f=$1 y=$2 e="" x
+	shift 2
+	for x in "$@"; do e="$e -e $x"; done
+	# shellcheck disable=SC2086
+	tshark -r "$f" -o l2tp.cookie_size:"8 Byte Cookie" \
+	    -o l2tp.l2_specific:None -d l2tp.pw_type==0,eth \
+	    -Y "$y" -T fields -E separator=' ' $e 2>/dev/null
+}
+
+# inject HEX: one frame into the core link (the tap), from the host side.
+inject() {
+	ip netns exec "$NS" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("virtio", 0))
+s.send(bytes.fromhex(sys.argv[1]))' "$1"
+}
+
+# The frames a test sends into the pseudowire from the host side, built
+# with scapy: an ARP request from 10.15.0.1 for the guest site's address.
+arp_request_hex() {
+	"$PY" -c 'from scapy.all import Ether, ARP
+print(bytes(Ether(src="02:15:00:00:0c:01", dst="ff:ff:ff:ff:ff:ff") /
+    ARP(op=1, hwsrc="02:15:00:00:0c:01", psrc="10.15.0.1", pdst="10.15.0.2")).hex())'
+}
+
+# Ethernet + IPv6 host -> guest with next header $1, payload hex $2.
+core_frame_hex() {
+	"$PY" -c 'import sys
+from scapy.all import Ether, IPv6, Raw
+print(bytes(Ether(src=sys.argv[1], dst=sys.argv[2]) /
+    IPv6(src=sys.argv[3], dst=sys.argv[4], nh=int(sys.argv[5])) /
+    Raw(bytes.fromhex(sys.argv[6]))).hex())' \
+	    $HOSTMAC $GUESTMAC $HOST6 $GUEST6 "$1" "$2"
+}
+
+# The guest's L2TPv3 (session 2 in, 1 out) and ip6gretap (key 42).
+guest_l2tp() {	# guest_l2tp COOKIE: the cookie it sends
+	gsh "ip l2tp add tunnel tunnel_id 1 peer_tunnel_id 1 encap ip \
+	    local $GUEST6 remote $HOST6 &&
+	ip l2tp add session name pw0 tunnel_id 1 session_id 2 \
+	    peer_session_id 1 cookie ${1#0x} peer_cookie ${COOKIE_H2G#0x} \
+	    l2spec_type none &&
+	ip link set pw0 master br0 && ip link set pw0 up"
+}
+guest_gre() {	# guest_gre OKEY: the key it sends
+	gsh "ip link add gre1 type ip6gretap local $GUEST6 remote $HOST6 \
+	    ikey 42 okey $1 encaplimit none &&
+	ip link set gre1 master br0 && ip link set gre1 up"
+}
+
+# seen FILE FILTER N: the capture has at least N packets that match.
+seen() {
+	[ "$(dissect "$1" "$2" frame.number | wc -l)" -ge "$3" ]
+}
+
+@test "l2vpn-vm: the guest peer speaks L2TPv3 and GRE as the standards say (scapy in, tshark out)" {
+	local arp reply
+	arp=$(arp_request_hex)
+	reply="ipv6.src == $GUEST6 && arp.opcode == 2"
+	# Its core neighbour static here: no snb on the link in this test.
+	gsh "ip -6 neigh replace $HOST6 lladdr $HOSTMAC dev eth0 nud permanent"
+	guest_l2tp $COOKIE_G2H
+	capture "$T/l2tp.pcap"
+	# Session 2 with the cookie the guest expects: answered; then the
+	# cookie it sends itself: dropped.
+	inject "$(core_frame_hex 115 "00000002${COOKIE_H2G#0x}$arp")"
+	WAIT_FOR_S=30 wait_for seen "$T/l2tp.pcap" "$reply" 1
+	inject "$(core_frame_hex 115 "00000002${COOKIE_G2H#0x}$arp")"
+	sleep 2
+	stopcapture
+	dissect "$T/l2tp.pcap" "$reply" ipv6.dst ipv6.nxt l2tp.sid l2tp.cookie \
+	    arp.src.proto_ipv4 arp.dst.hw_mac > "$T/l2tp.txt"
+	cat "$T/l2tp.txt"
+	[ "$(wc -l < "$T/l2tp.txt")" = 1 ]
+	grep -qx "$HOST6 115 0x00000001 ${COOKIE_G2H#0x} 10.15.0.2 02:15:00:00:0c:01" "$T/l2tp.txt"
+	gsh "ip l2tp del tunnel tunnel_id 1; ip neigh flush dev br0"
+
+	guest_gre 42
+	capture "$T/gre.pcap"
+	# Transparent Ethernet bridging with key 42: answered; key 43: dropped.
+	inject "$(core_frame_hex 47 "200065580000002a$arp")"
+	WAIT_FOR_S=30 wait_for seen "$T/gre.pcap" "$reply" 1
+	inject "$(core_frame_hex 47 "200065580000002b$arp")"
+	sleep 2
+	stopcapture
+	dissect "$T/gre.pcap" "$reply" ipv6.dst ipv6.nxt gre.proto gre.key \
+	    arp.src.proto_ipv4 arp.dst.hw_mac > "$T/gre.txt"
+	cat "$T/gre.txt"
+	[ "$(wc -l < "$T/gre.txt")" = 1 ]
+	grep -qx "$HOST6 47 0x6558 0x0000002a 10.15.0.2 02:15:00:00:0c:01" "$T/gre.txt"
+}
