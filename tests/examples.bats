@@ -103,3 +103,36 @@ load helpers
 	echo "$output" | grep -q "RX-packets: $N .*RX-dropped: 0 "
 	echo "$output" | grep -q "TX-packets: $N .*TX-dropped: 0 "
 }
+
+@test "examples/vpws.sh: two sites' customer hosts ping through a GRE pseudowire in ESP" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	run sh examples/vpws.sh "$SNB_BUILD"
+	echo "$output" | tail -12
+	[ "$status" -eq 0 ]
+	assert_output_has "== all pings answered, through GRE in ESP both ways"
+	[ "$(echo "$output" | grep -c ' 3 received, 0% packet loss')" -eq 2 ]
+	# Each site encrypted and decrypted what it carried, and dropped
+	# nothing for a wrong key, SPI or sequence number.
+	for s in a b; do
+		echo "$output" | grep "^vpws-$s e: encrypted=[1-9][0-9]* decrypted=[1-9]" |
+		    grep -q "drop-bad-spi=0 drop-replay=0 drop-too-old=0 drop-icv=0 "
+		echo "$output" | grep "^vpws-$s p: encap=[1-9][0-9]* decap=[1-9]" |
+		    grep -q "drop-wrong-key=0 "
+	done
+}
+
+@test "examples/vpls.sh: three sites' customer hosts ping each other through bridges and L2TPv3 pseudowires" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	run sh examples/vpls.sh "$SNB_BUILD"
+	echo "$output" | tail -14
+	[ "$status" -eq 0 ]
+	assert_output_has "== all pings answered, every site to every site"
+	[ "$(echo "$output" | grep -c ' 3 received, 0% packet loss')" -eq 6 ]
+	# Every bridge knows the three hosts, and every pseudowire carried
+	# frames both ways with the right cookies.
+	for s in a b c; do
+		echo "$output" | grep "^vpls-$s br: " | grep -q " fdb-entries=3 "
+		echo "$output" | grep "^vpls-$s p: " | grep -q " drop-wrong-cookie=0 "
+	done
+	[ "$(echo "$output" | grep -Eo 'decap\[site-[abc]\]=[1-9][0-9]*' | wc -l)" -eq 6 ]
+}
