@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 
@@ -54,7 +55,9 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 	struct sockaddr_ll sll;
 	const char *what = "AF_PACKET socket";
 	struct afp *a = nic->priv;
-	int v3 = TPACKET_V3, one = 1, fanout, e;
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog none = { 1, &drop };
+	int v3 = TPACKET_V3, one = 1, fanout, join, e;
 
 	memset(&req, 0, sizeof(req));
 	req.tp_block_size = BLOCK_SIZE;
@@ -92,12 +95,27 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 		    sizeof(one)) == -1)
 			goto fail;
 	}
+	/*
+	 * A socket joins a fanout group only once bound, and a bound socket
+	 * receives every frame: between bind() and the join it would get
+	 * copies of frames the group's members get too.  A filter that
+	 * takes nothing closes that window; it goes once we are a member.
+	 */
+	join = nic->fanout >= 0 && nic->rx;
+	what = "SO_ATTACH_FILTER";
+	if (join && setsockopt(a->fd, SOL_SOCKET, SO_ATTACH_FILTER, &none,
+	    sizeof(none)) == -1)
+		goto fail;
 	what = "bind";
 	if (bind(a->fd, (struct sockaddr *)&sll, sizeof(sll)) == -1)
 		goto fail;
 	what = "--fanout";
-	if (nic->fanout >= 0 && nic->rx && setsockopt(a->fd, SOL_PACKET,
-	    PACKET_FANOUT, &fanout, sizeof(fanout)) == -1)
+	if (join && setsockopt(a->fd, SOL_PACKET, PACKET_FANOUT, &fanout,
+	    sizeof(fanout)) == -1)
+		goto fail;
+	what = "SO_DETACH_FILTER";
+	if (join && setsockopt(a->fd, SOL_SOCKET, SO_DETACH_FILTER, &one,
+	    sizeof(one)) == -1)
 		goto fail;
 	for (e = 0; e < APP_BURST; e++) {
 		a->msgs[e].msg_hdr.msg_iov = &a->iovs[e];

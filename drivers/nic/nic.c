@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bsd/stdlib.h>
 #include <bsd/string.h>
 
 #include "forward.h"
@@ -38,6 +39,9 @@
 /* A PCI device has no descriptor to sleep on: an idle nic looks again
  * after this long (the runtime sleeps whole ms: 1.5 gives 1 ms). */
 #define PCI_POLL_NS	(3 * MS / 2)
+/* IF/qN's AF_PACKET fanout group: fanout ids are per network namespace,
+ * as interface indexes are, and 16 bits wide. */
+#define FANOUT_OF(ifindex)	((int)((unsigned)(ifindex) & 0xffff))
 
 static const struct nic_ops *backends[] = { &afpacket_ops, &xdp_ops,
     &tap_ops };
@@ -51,13 +55,15 @@ static int auto_mode;			/* no prefix: try XDP, fall back */
 static int opened;			/* the device is open */
 static int pci;				/* a PCI back-end: no kernel interface */
 static int promisc, mtu;
+static int explicit_queue;		/* --queue given */
+static int by_name;			/* the spec named a queue: DEV/qN */
 static struct port *out;
 static struct fwd txf;			/* the "in" rings, taken in turn */
 static uint64_t last_check, full_since;
 
-#define USAGE	"[afpacket:|xdp:|tap:]IFNAME [--promisc] [--queue N] " \
+#define USAGE	"[afpacket:|xdp:|tap:]IFNAME[/qN] [--promisc] [--queue N] " \
 		"[--mtu BYTES] [--fanout GROUP]\n" \
-		"pci:ADDRESS [--promisc]"
+		"pci:ADDRESS[/qN] [--promisc]"
 
 int
 nic_fail(char *errbuf, size_t len, int e, const char *fmt, ...)
@@ -163,9 +169,39 @@ pci_choose(const char *addr)
 	}
 	strlcpy(nic.ifname, d.addr, sizeof(nic.ifname));
 	pci = 1;
-	if (mtu || nic.fanout >= 0 || nic.queue >= 0)
+	if (mtu || nic.fanout >= 0 || (nic.queue >= 0 && !by_name))
 		errx(2, "%s: --mtu, --queue and --fanout are not for PCI "
-		    "devices", nic.spec);
+		    "devices (a queue pair is pci:ADDRESS/qN)", nic.spec);
+	if (nic.queue > 0)
+		errx(2, "%s: the %s driver serves one queue pair, q0",
+		    nic.spec, ops->name);
+}
+
+/*
+ * One naming for a device's queues, whatever the back-end: a spec ending
+ * in "/qN" is queue N of the device before it.  Cut it off spec (a copy)
+ * and note N; what N means is the back-end's (nic.h).  '/' cannot occur
+ * in an interface name nor in a PCI address.
+ */
+static void
+split_queue(char *spec)
+{
+	const char *errstr;
+	char *slash;
+
+	if ((slash = strrchr(spec, '/')) == NULL)
+		return;
+	if (slash[1] != 'q' || slash[2] < '0' || slash[2] > '9')
+		errx(2, "%s: bad queue '%s' (the form is DEVICE/qN)", nic.spec,
+		    slash + 1);
+	nic.queue = (int)strtonum(slash + 2, 0, 65535, &errstr);
+	if (errstr != NULL)
+		errx(2, "%s: queue number '%s' is %s (0 to 65535)", nic.spec,
+		    slash + 2, errstr);
+	if (explicit_queue)
+		errx(2, "%s: give the queue once: /qN or --queue", nic.spec);
+	*slash = '\0';
+	by_name = 1;
 }
 
 static void
@@ -179,7 +215,8 @@ nic_init(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *spec, *name, *colon;
+	char spec[sizeof(nic.spec)];
+	const char *name, *colon;
 	size_t i;
 	int ch;
 
@@ -193,6 +230,7 @@ nic_init(int argc, char **argv)
 		case 'q':
 			nic.queue = (int)app_parse_num("--queue", optarg, 0,
 			    65535);
+			explicit_queue = 1;
 			break;
 		case 'm':
 			mtu = (int)app_parse_num("--mtu", optarg, 68, 65535);
@@ -209,8 +247,11 @@ nic_init(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		app_usage();
-	spec = argv[optind];
-	strlcpy(nic.spec, spec, sizeof(nic.spec));
+	if (strlcpy(nic.spec, argv[optind], sizeof(nic.spec)) >=
+	    sizeof(nic.spec))
+		errx(2, "device '%s' is too long", argv[optind]);
+	strlcpy(spec, nic.spec, sizeof(spec));
+	split_queue(spec);
 	/* ':' cannot occur in a Linux interface name: it is the prefix. */
 	if (strncmp(spec, "pci:", 4) == 0) {
 		pci_choose(spec + 4);
@@ -231,16 +272,25 @@ nic_init(int argc, char **argv)
 		ops = nic.fanout >= 0 ? &afpacket_ops : &xdp_ops;
 		name = spec;
 	}
-	if (*name == '\0' || strlen(name) >= IFNAMSIZ || strchr(name, '/'))
+	if (*name == '\0' || strlen(name) >= IFNAMSIZ)
 		errx(2, "bad interface name '%s'", name);
 	strlcpy(nic.ifname, name, sizeof(nic.ifname));
 	if (nic.fanout >= 0 && ops != &afpacket_ops)
 		errx(2, "--fanout needs the afpacket back-end");
+	if (by_name && ops == &tap_ops)
+		errx(2, "%s: a tap has one queue here", nic.spec);
+	if (by_name && nic.fanout >= 0)
+		errx(2, "%s: /qN already chooses the fanout group; drop "
+		    "--fanout", nic.spec);
 	/* A tap may not exist yet: opening it creates it. */
 	if (ops != &tap_ops &&
 	    (nic.ifindex = (int)if_nametoindex(name)) == 0)
 		errx(1, "no such interface '%s'", name);
 	nic.native_only = auto_mode;
+	/* AF_PACKET has no queues of its own: IF/qN is a member of the
+	 * interface's fanout group, whose id every process derives alike. */
+	if (by_name)
+		nic.fanout = FANOUT_OF(nic.ifindex);
 
 	/* The device is opened on the first breath, once the runtime has
 	 * bound the ports: what is wired decides what to open. */
@@ -328,7 +378,7 @@ open_device(void)
 		set_mtu();
 	if (promisc)
 		set_promisc();
-	if (nic.queue >= 0 && ops != &xdp_ops)
+	if (nic.queue >= 0 && ops != &xdp_ops && !by_name)
 		fprintf(stderr, "snb-nic: %s: --queue is ignored by %s (use "
 		    "--fanout to share an interface)\n", nic.ifname,
 		    ops->name);
