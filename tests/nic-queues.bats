@@ -27,9 +27,12 @@ teardown() {
 	netns_teardown "$S" "$P"
 }
 
-# start NS GRAPHNAME GRAPH: run snb-run in NS in the background.
+# start NS GRAPHNAME GRAPH [SLOTS]: run snb-run in NS in the background.
+# Rings of 4096 slots hold a whole test's frames: a pcap-write that falls
+# behind (the sanitizer build) must not make the nic drop (it would count
+# it).  Not for AF_XDP: see the xdp test.
 start() {
-	ip netns exec "$1" snb-run -n "$2" "$3" 2> "$T/$2.err" &
+	ip netns exec "$1" snb-run --slots "${4:-4096}" -n "$2" "$3" 2> "$T/$2.err" &
 	PIDS="$PIDS $!"
 }
 
@@ -161,9 +164,12 @@ fields() {	# PCAP: what flows.py check reads
 	ip -n "$S" link set vA up
 	ip -n "$P" link set vB up
 	for q in q0 q1 q2 q3; do
-		start "$S" "$q" "nic xdp:vA/$q | pcap-write $T/$q.pcap"
+		start "$S" "$q" "nic xdp:vA/$q | pcap-write $T/$q.pcap" 512
 	done
 	for q in q0 q1 q2 q3; do wait_open "$q" "nic-xdp_vA_$q"; done
+	# Rings of 512 slots here: with 4096, one queue's capture has been
+	# seen to hold some frames many times over and others not at all,
+	# its count right (AF_XDP only, in 5 runs of 8; not understood yet).
 	ip netns exec "$P" "$FLOWS" send vB "$n" 256
 	received "$n" nic-xdp_vA_ q0 q1 q2 q3
 	for q in q0 q1 q2 q3; do
