@@ -41,6 +41,7 @@ const struct port_desc app_device_ports[] = {
 };
 
 static const struct app_desc *app;
+static char graph_dir[4096];	/* app_graph_dir() */
 char		**app_argv;	/* the app's argv; global: apps keep pointers */
 static volatile sig_atomic_t detach_requested;
 static int done_requested, end_requested;
@@ -75,6 +76,12 @@ app_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+const char *
+app_graph_dir(void)
+{
+	return graph_dir[0] ? graph_dir : NULL;
 }
 
 void
@@ -583,6 +590,9 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	 */
 	stage_open(stats, app->name, label ? label : app->name,
 	    restarts > 0 && standby_fd < 0);
+	if (stats != NULL && (a = strrchr(stats, '/')) != NULL)
+		snprintf(graph_dir, sizeof(graph_dir), "%.*s",
+		    (int)(a - stats), stats);
 	app_stage->restarts = restarts;
 	/* Ports first, so that init() can check how the graph uses them. */
 	for (i = 1; i < first; i++) {

@@ -226,6 +226,12 @@ int	app_ctl_sync(void (*fn)(void *), void *arg);
  * ring_close_failed): at end of stream, what came is not the whole of it.
  */
 int	app_inputs_failed(void);
+/*
+ * The directory of the graph this stage is in (the one its counter file
+ * is in, see rundir.h), or NULL when the app runs alone: for state that
+ * the processes of one graph share, and that goes with the graph.
+ */
+const char *app_graph_dir(void);
 /* A source calls this when it has nothing more to send. */
 void	app_done(void);
 /*

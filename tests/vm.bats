@@ -604,3 +604,106 @@ EOF
 	echo "$output" | grep "^iommu: " | grep -vq "needs root"
 	assert_output_has "e1000e-driver=none"
 }
+
+# The multi-queue virtio-net (run-guest -Q 4: 00:07.0 on tap "virtioq"),
+# one snb-nic process per queue pair, each writing what it receives to a
+# pcap file that the guest prints in hex: the host sends many UDP flows
+# (tests/tools/flows.py), tshark reads the files back, flows.py checks
+# that every frame arrived once across the queues and each flow stayed
+# on one queue.  Midway, one queue's process is killed (SIGKILL) and
+# restarted by snb-run while the host sends more: the other processes
+# keep their pids and go on, the restarted one takes its queue over.
+@test "vm: virtio-net multi-queue: a process per queue pair, RSS, exactly once; one killed and restarted" {
+	local n1=400 n2=400 q files="" c
+	needs_guest
+	{
+		guest_lib
+		cat <<EOF
+g='nic pci:00:07.0/q0 | pcap-write /tmp/q0.pcap'
+for q in 1 2 3; do g="\$g ; nic pci:00:07.0/q\$q | pcap-write /tmp/q\$q.pcap"; done
+snb-run -n g --restart=on-failure "\$g" 2>/tmp/err &
+pid=\$!
+qctr() {	# Q NAME: counter NAME of queue Q's nic
+	snb-top --once -i 0.1 g 2>/dev/null | grep "^ *nic-pci_00_07.0_q\$1 " |
+	    sed -n "s/.* \$2=\([0-9]*\).*/\1/p"
+}
+qpid() {
+	snb-top --once -i 0.1 g 2>/dev/null | awk -v l=nic-pci_00_07.0_q\$1 '\$1 == l { print \$3 }'
+}
+total() {
+	t=0
+	for q in 0 1 2 3; do t=\$((t + \$(qctr \$q rx-packets))); done
+	echo \$t
+}
+for q in 0 1 2 3; do
+	i=0
+	until [ -n "\$(qctr \$q rx-packets)" ]; do
+		sleep 0.2; i=\$((i + 1))
+		[ \$i -lt 300 ] || { echo "q\$q did not open"; cat /tmp/err; exit 1; }
+	done
+done
+before="\$(qpid 0) \$(qpid 1) \$(qpid 2) \$(qpid 3)"
+echo SNB-READY
+i=0
+until [ "\$(total)" -ge $n1 ]; do sleep 0.5; i=\$((i + 1)); [ \$i -lt 240 ] || break; done
+echo "phase1 total=\$(total)"
+kill -KILL \$(qpid 1)
+echo SNB-KILLED
+i=0
+until [ "\$(total)" -ge $((n1 + n2)) ] 2>/dev/null; do sleep 0.5; i=\$((i + 1)); [ \$i -lt 240 ] || break; done
+sleep 1
+after="\$(qpid 0) \$(qpid 1) \$(qpid 2) \$(qpid 3)"
+echo "pids before: \$before after: \$after"
+snb-top --once -i 0.1 g
+kill -INT \$pid
+wait \$pid
+cat /tmp/err
+echo "bus-master-after=\$(master 0000:00:07.0)"
+for q in 0 1 2 3; do echo "PCAP q\$q \$(od -An -tx1 -v /tmp/q\$q.pcap | tr -d ' \n')"; done
+EOF
+	} > "$T/guest.sh"
+	ip netns add "$NS"
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+	    net.ipv6.conf.default.disable_ipv6=1
+	"$VM/run-guest" -n "$NS" -Q 4 -t 400 "$T/guest.sh" "$T/console.log" \
+	    > "$T/guest.out" 2>&1 &
+	GUEST=$!
+	wait_console SNB-READY
+	ip netns exec "$NS" python3 "$BATS_TEST_DIRNAME/tools/flows.py" send virtioq $n1 64
+	wait_console SNB-KILLED
+	# Frames n1 to n1 + n2 - 1, while q1 is down and restarting.
+	ip netns exec "$NS" python3 "$BATS_TEST_DIRNAME/tools/flows.py" send virtioq $((n1 + n2)) 64 $n1
+	rc=0
+	wait "$GUEST" || rc=$?
+	GUEST=""
+	grep -v "^PCAP" "$T/guest.out"
+	[ "$rc" -eq 0 ]
+	for q in 0 1 2 3; do
+		sed -n "s/^PCAP q$q //p" "$T/guest.out" | python3 -c \
+		    'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.stdin.read().strip()))' \
+		    > "$T/q$q.pcap"
+		tshark -r "$T/q$q.pcap" -T fields -e ip.src -e udp.srcport \
+		    -e udp.payload 2>/dev/null > "$T/q$q.txt"
+		files="$files $T/q$q.txt"
+	done
+	run python3 "$BATS_TEST_DIRNAME/tools/flows.py" check $((n1 + n2)) $files
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Every queue had flows; its counter is what its file holds.
+	for q in 0 1 2 3; do
+		c=$(grep "^ *nic-pci_00_07.0_q$q " "$T/guest.out" | sed -n 's/.* rx-packets=\([0-9]*\).*/\1/p')
+		echo "q$q: rx-packets=$c"
+		[ "$c" -gt 0 ]
+		echo "$output" | grep -q "q$q.txt $c frames"
+		grep "^ *nic-pci_00_07.0_q$q " "$T/guest.out" | grep -q "drop-ring-full=0 drop-oversize=0"
+	done
+	# q1 was restarted (a new pid), the others kept theirs.
+	b=$(sed -n 's/^pids before: \(.*\) after: .*/\1/p' "$T/guest.out")
+	a=$(sed -n 's/^pids before: .* after: \(.*\)/\1/p' "$T/guest.out")
+	set -- $b
+	[ "$(echo "$a" | awk '{ print $1, $3, $4 }')" = "$1 $3 $4" ]
+	[ "$(echo "$a" | awk '{ print $2 }')" != "$2" ]
+	[ -n "$(echo "$a" | awk '{ print $2 }')" ]
+	grep -q "1 restarts" "$T/guest.out"
+	grep -q "bus-master-after=0" "$T/guest.out"
+}

@@ -172,7 +172,7 @@ pci_choose(const char *addr)
 	if (mtu || nic.fanout >= 0 || (nic.queue >= 0 && !by_name))
 		errx(2, "%s: --mtu, --queue and --fanout are not for PCI "
 		    "devices (a queue pair is pci:ADDRESS/qN)", nic.spec);
-	if (nic.queue > 0)
+	if (nic.queue > 0 && ops != &virtio_ops)
 		errx(2, "%s: the %s driver serves one queue pair, q0",
 		    nic.spec, ops->name);
 }

@@ -55,7 +55,9 @@ struct nic {
 	int		 ifindex;	/* 0 until known (a tap we create) */
 	int		 rx, tx;	/* out / in ports are wired */
 	int		 native_only;	/* xdp: refuse generic (skb) mode */
-	int		 queue;		/* --queue, -1 if not given */
+	int		 queue;		/* --queue or DEVICE/qN, else -1: an
+					   XDP queue, a fanout member's name,
+					   a virtio queue pair (virtio_mq.c) */
 	int		 fanout;	/* --fanout group, -1 if not given */
 	int		 fd;		/* what poll() waits on for received frames */
 	int		 down;		/* link down: transmit drops, counted */

@@ -356,8 +356,24 @@ pci_bus_master(struct pci_dev *d, int on)
 int
 pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 {
+	return pci_open_shared(d, addr, -1, errbuf, len);
+}
+
+int
+pci_last(struct pci_dev *d)
+{
+	d->last = !d->shared || (flock(d->config_fd, LOCK_UN) == 0 &&
+	    flock(d->config_fd, LOCK_EX | LOCK_NB) == 0);
+	return d->last;
+}
+
+/* first: -1 alone (pci_open), 1 or 0 shared (see pci.h). */
+int
+pci_open_shared(struct pci_dev *d, const char *addr, int first, char *errbuf,
+    size_t len)
+{
 	char path[PATH_MAX];
-	int e, i;
+	int e, i, mode = first == 0 ? LOCK_SH : LOCK_EX;
 
 	if ((e = pci_probe(d, addr, errbuf, len)) != 0)
 		return e;
@@ -369,7 +385,7 @@ pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 	if ((d->config_fd = open(path, O_RDWR | O_CLOEXEC)) == -1)
 		return nic_fail(errbuf, len, errno, "PCI %s: %s", d->addr,
 		    path);
-	for (i = 0; flock(d->config_fd, LOCK_EX | LOCK_NB) == -1; i++) {
+	for (i = 0; flock(d->config_fd, mode | LOCK_NB) == -1; i++) {
 		if (errno != EWOULDBLOCK || i == LOCK_WAIT_MS / 10) {
 			e = errno == EWOULDBLOCK ? EBUSY : errno;
 			snprintf(errbuf, len, "PCI %s is in use by another "
@@ -378,14 +394,20 @@ pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 		}
 		usleep(10000);
 	}
+	d->shared = first >= 0;
+	if (first == 1 && flock(d->config_fd, LOCK_SH) == -1) {
+		e = nic_fail(errbuf, len, errno, "PCI %s: flock", d->addr);
+		goto fail;
+	}
 	if ((e = unbind(d, errbuf, len)) != 0)
 		goto fail;
 	/* The watcher first: from the moment the device may master, someone
 	 * must be there to stop it. */
 	if ((e = pci_watch_start(d, errbuf, len)) != 0)
 		goto fail;
+	/* Joining others, mastering stays as they have it. */
 	if (pci_command_set(d->config_fd, CMD_IO | CMD_MEMORY | CMD_SERR |
-	    CMD_INTX_OFF, PCI_CMD_MASTER) == -1) {
+	    CMD_INTX_OFF, first == 0 ? 0 : PCI_CMD_MASTER) == -1) {
 		e = nic_fail(errbuf, len, errno, "PCI %s: command register",
 		    d->addr);
 		pci_close(d);
@@ -402,7 +424,8 @@ void
 pci_close(struct pci_dev *d)
 {
 	if (d->config_fd != -1) {
-		pci_bus_master(d, 0);
+		if (!d->shared || d->last)
+			pci_bus_master(d, 0);
 		close(d->config_fd);
 		d->config_fd = -1;
 	}

@@ -39,6 +39,8 @@ struct pci_dev {
 	int		 watch_fd;	/* the watcher's socket: EOF = we are
 					   gone; DMA memory files go there */
 	int		 watcher;	/* its pid */
+	int		 shared;	/* one of several processes (below) */
+	int		 last;		/* shared, and the last one left */
 };
 
 /* DMA memory: virtual address for us, physical address for the device. */
@@ -62,7 +64,20 @@ int	pci_probe(struct pci_dev *, const char *addr, char *errbuf, size_t len);
  * EOPNOTSUPP behind an active IOMMU.  Bus mastering is off on return.
  */
 int	pci_open(struct pci_dev *, const char *addr, char *errbuf, size_t len);
-/* Bus mastering off, close. */
+/*
+ * Several processes on one device, each serving its queues (virtio_mq.c):
+ * each holds a shared flock on the config file instead of the exclusive
+ * one; first = 1 claims the device as above (exclusive, then shared: no
+ * one else drives it), first = 0 joins whoever did.  Bus mastering goes
+ * off only when the last of them is gone (its watcher finds the lock
+ * free), so one can exit or be killed while the others go on.
+ */
+int	pci_open_shared(struct pci_dev *, const char *addr, int first,
+	    char *errbuf, size_t len);
+/* Shared: 1 if no other process holds the device now (this one stops
+ * it); it then stays ours alone until pci_close. */
+int	pci_last(struct pci_dev *);
+/* Bus mastering off (shared: only by the last), close. */
 void	pci_close(struct pci_dev *);
 /* Map memory BAR n (sysfs resourceN); NULL with errno set on failure. */
 void	*pci_map_bar(struct pci_dev *, int n, size_t *len);
@@ -89,6 +104,8 @@ void	dma_free(struct dma_mem *);
 /* The watcher: started by pci_open, stopped (waited for) by pci_close. */
 int	pci_watch_start(struct pci_dev *, char *errbuf, size_t len);
 void	pci_watch_stop(struct pci_dev *);
+/* Hand memory file fd to the watcher to hold (a copy); 0 or an errno. */
+int	pci_watch_hold(struct pci_dev *, int fd);
 
 /* 32-bit register access to a mapped BAR: volatile, in device order. */
 static inline uint32_t

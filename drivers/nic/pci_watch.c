@@ -25,6 +25,7 @@
  * nothing from snb-run and also covers snb-nic run alone.
  */
 #define _GNU_SOURCE		/* memfd_create, MFD_HUGETLB */
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -52,7 +53,7 @@
  * until the end of the stream, clears bus mastering, exits.
  */
 static void __attribute__((noreturn))
-watch(int cfg, int sock)
+watch(int cfg, int sock, int shared)
 {
 	char c, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &c, 1 };
@@ -83,7 +84,12 @@ watch(int cfg, int sock)
 			break;
 		/* The descriptor it carried stays open: nothing to do. */
 	}
-	pci_command_set(cfg, 0, PCI_CMD_MASTER);
+	/* Shared (pci.h): our lock goes, then the device stops only if no
+	 * one else holds one (two watchers at once: the second finds it
+	 * free). */
+	if (!shared || (flock(cfg, LOCK_UN) == 0 &&
+	    flock(cfg, LOCK_EX | LOCK_NB) == 0))
+		pci_command_set(cfg, 0, PCI_CMD_MASTER);
 	_exit(0);
 }
 
@@ -101,7 +107,7 @@ pci_watch_start(struct pci_dev *d, char *errbuf, size_t len)
 	if (d->watcher == 0) {
 		close(sv[1]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		watch(d->config_fd, sv[0]);
+		watch(d->config_fd, sv[0], d->shared);
 	}
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -125,9 +131,8 @@ pci_watch_stop(struct pci_dev *d)
 		;
 }
 
-/* Hand fd to the watcher; 0 or an errno value. */
-static int
-watch_hold(struct pci_dev *d, int fd)
+int
+pci_watch_hold(struct pci_dev *d, int fd)
 {
 	char c = 'm', cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &c, 1 };
@@ -182,7 +187,7 @@ dma_alloc(struct pci_dev *d, size_t len, struct dma_mem *m, char *errbuf,
 		goto fail;
 	}
 	what = "DMA memory: handing it to the watcher";
-	if ((e = watch_hold(d, fd)) != 0)
+	if ((e = pci_watch_hold(d, fd)) != 0)
 		goto fail;
 	close(fd);
 	fd = -1;

@@ -19,7 +19,9 @@
  *
  * Queues: receive queue 0 and transmit queue 1, split virtqueues of at
  * most MAX_QSIZE entries, in one 2 MiB hugepage; their ring code, which
- * checks all that the device writes there, is virtio_ring.c.
+ * checks all that the device writes there, is virtio_ring.c.  A device
+ * with several queue pairs, one process each (pci:ADDR/qN), is
+ * virtio_mq.c's.
  *
  * Assumes a little-endian host (virtio 1.x structures are little-endian).
  */
@@ -33,78 +35,7 @@
 
 #include "nic.h"
 #include "pci.h"
-#include "virtio_ring.h"
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-    "virtio.c reads little-endian device structures natively");
-
-#define VENDOR_VIRTIO	0x1af4
-#define DEV_NET_LEGACY	0x1000	/* transitional virtio-net */
-#define DEV_NET_MODERN	0x1041	/* 0x1040 + device type 1 (net) */
-
-/* PCI configuration space. */
-#define PCI_STATUS	0x06
-#define PCI_STATUS_CAPS	0x0010	/* capability list present */
-#define PCI_CAP_PTR	0x34
-#define PCI_CAP_VENDOR	0x09
-
-/*
- * struct virtio_pci_cap (virtio 1.x 4.1.4): vendor, next, length,
- * cfg_type, bar, id, 2 bytes padding, le32 offset, le32 length; the
- * notification capability adds le32 notify_off_multiplier.
- */
-#define CAP_COMMON	1
-#define CAP_NOTIFY	2
-#define CAP_DEVICE	4
-
-/* Offsets in the common configuration structure (4.1.4.3). */
-#define CC_DFSELECT	0x00	/* le32 device_feature_select */
-#define CC_DF		0x04	/* le32 device_feature */
-#define CC_GFSELECT	0x08	/* le32 driver_feature_select */
-#define CC_GF		0x0c	/* le32 driver_feature */
-#define CC_NUMQ		0x12	/* le16 num_queues */
-#define CC_STATUS	0x14	/* u8 device_status */
-#define CC_GEN		0x15	/* u8 config_generation */
-#define CC_QSELECT	0x16	/* le16 queue_select */
-#define CC_QSIZE	0x18	/* le16 queue_size */
-#define CC_QENABLE	0x1c	/* le16 queue_enable */
-#define CC_QNOTIFYOFF	0x1e	/* le16 queue_notify_off */
-#define CC_QDESC	0x20	/* le64 queue_desc */
-#define CC_QDRIVER	0x28	/* le64 queue_driver (avail ring) */
-#define CC_QDEVICE	0x30	/* le64 queue_device (used ring) */
-#define CC_LEN		0x38
-
-/* device_status bits (2.1). */
-#define ST_ACKNOWLEDGE	0x01
-#define ST_DRIVER	0x02
-#define ST_DRIVER_OK	0x04
-#define ST_FEATURES_OK	0x08
-#define ST_NEEDS_RESET	0x40
-
-#define F_NET_MAC	(1ULL << 5)
-#define F_NET_STATUS	(1ULL << 16)
-#define NET_S_LINK_UP	1	/* in the le16 status at device config + 6 */
-#define F_VERSION_1	(1ULL << 32)
-
-#define RXQ		0
-#define TXQ		1
-
-struct virtio {
-	struct pci_dev		 pci;
-	struct dma_mem		 mem;
-	void			*bar[6];	/* mapped BARs, NULL if not */
-	size_t			 barlen[6];
-	volatile unsigned char	*common, *notify, *device;
-	uint32_t		 notify_len, notify_mult, device_len;
-	int			 has_status;	/* link state in device config */
-	struct vq		 rx, tx;
-	uint8_t			 mac[6];
-	uint64_t		*used_errors;	/* both queues' (virtio_ring.h) */
-};
-
-/* Device registers: volatile, each field with an access of its width. */
-#define R8(b, off)	(*(volatile uint8_t *)((b) + (off)))
-#define R16(b, off)	(*(volatile uint16_t *)((b) + (off)))
+#include "virtio.h"
 
 /* 64-bit fields are written as two 32-bit halves, low first (4.1.3.1). */
 static void
@@ -115,8 +46,8 @@ wr64(volatile unsigned char *b, uint32_t off, uint64_t v)
 }
 
 /* Write 0 to the status and wait (up to a second) for it to read 0. */
-static int
-dev_reset(struct virtio *v)
+int
+virtio_reset(struct virtio *v)
 {
 	int i;
 
@@ -177,8 +108,8 @@ use_cap(struct virtio *v, const uint8_t *cap, uint32_t extra)
 		v->notify_mult = extra;
 }
 
-static int
-find_caps(struct virtio *v, char *errbuf, size_t len)
+int
+virtio_caps(struct virtio *v, char *errbuf, size_t len)
 {
 	uint8_t cap[16], ptr;
 	uint16_t status;
@@ -214,14 +145,14 @@ find_caps(struct virtio *v, char *errbuf, size_t len)
 }
 
 /* Reset, acknowledge, agree on features (3.1.1 steps 1-6). */
-static int
-negotiate(struct virtio *v, char *errbuf, size_t len)
+int
+virtio_negotiate(struct virtio *v, uint64_t extra, char *errbuf, size_t len)
 {
 	volatile unsigned char *cc = v->common;
 	uint64_t have, want;
 	int gen, i;
 
-	if (dev_reset(v) == -1)
+	if (virtio_reset(v) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "%s: device reset",
 		    v->pci.addr);
 	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE;
@@ -233,7 +164,7 @@ negotiate(struct virtio *v, char *errbuf, size_t len)
 	if (!(have & F_VERSION_1))
 		return nic_fail(errbuf, len, ENOTSUP, "%s: no "
 		    "VIRTIO_F_VERSION_1 (legacy-only device)", v->pci.addr);
-	want = F_VERSION_1 | (have & (F_NET_MAC | F_NET_STATUS));
+	want = F_VERSION_1 | (have & (F_NET_MAC | F_NET_STATUS | extra));
 	reg_write(cc, CC_GFSELECT, 0);
 	reg_write(cc, CC_GF, (uint32_t)want);
 	reg_write(cc, CC_GFSELECT, 1);
@@ -243,6 +174,7 @@ negotiate(struct virtio *v, char *errbuf, size_t len)
 		return nic_fail(errbuf, len, ENOTSUP, "%s: the device refused "
 		    "features 0x%llx (offered 0x%llx)", v->pci.addr,
 		    (unsigned long long)want, (unsigned long long)have);
+	v->features = want;
 	v->has_status = (want & F_NET_STATUS) && v->device != NULL &&
 	    v->device_len >= 8;
 	/* The MAC, read again if the device changed its configuration
@@ -257,9 +189,10 @@ negotiate(struct virtio *v, char *errbuf, size_t len)
 }
 
 /* Give queue index its memory at mem/phys and tell the device (3.1.1 7). */
-static int
-vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
-    uint64_t phys, char *errbuf, size_t len)
+int
+virtio_vq_setup(struct virtio *v, struct vq *q, uint16_t index,
+    unsigned char *mem, uint64_t phys, uint32_t *noffp, char *errbuf,
+    size_t len)
 {
 	volatile unsigned char *cc = v->common;
 	uint32_t noff, max;
@@ -276,6 +209,8 @@ vq_setup(struct virtio *v, struct vq *q, uint16_t index, unsigned char *mem,
 	if (noff > v->notify_len || v->notify_len - noff < 2)
 		return nic_fail(errbuf, len, EINVAL, "%s: queue %u notifies "
 		    "outside its capability", v->pci.addr, index);
+	if (noffp != NULL)
+		*noffp = noff;
 	vq_init(q, index, size, mem, phys,
 	    (volatile uint16_t *)(v->notify + noff), v->used_errors);
 	R16(cc, CC_QSIZE) = q->size;
@@ -302,7 +237,11 @@ virtio_release(struct nic *nic)
 	struct virtio *v = nic->priv;
 	int i;
 
-	if (v->common != NULL && dev_reset(v) == -1)
+	if (v->mq) {
+		vmq_release(nic);
+		return;
+	}
+	if (v->common != NULL && virtio_reset(v) == -1)
 		warnx("%s: device reset timed out", v->pci.addr);
 	pci_close(&v->pci);	/* bus mastering off */
 	dma_free(&v->mem);
@@ -318,13 +257,17 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	unsigned char *mem;
 	int e;
 
+	if (nic->queue >= 0) {
+		v->mq = 1;
+		return vmq_open(nic, errbuf, len);
+	}
 	/* INTx off (we poll) and no DMA until the device is reset: one
 	 * left running by a killed process still holds that process's
 	 * buffers, freed since (pci.c). */
 	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0)
 		return e;
-	if ((e = find_caps(v, errbuf, len)) != 0 ||
-	    (e = negotiate(v, errbuf, len)) != 0)
+	if ((e = virtio_caps(v, errbuf, len)) != 0 ||
+	    (e = virtio_negotiate(v, 0, errbuf, len)) != 0)
 		return e;
 	if (pci_bus_master(&v->pci, 1) == -1)
 		return nic_fail(errbuf, len, errno, "%s: bus mastering",
@@ -336,9 +279,9 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 		return e;
 	mem = v->mem.virt;
 	v->used_errors = app_counter("dev-used-errors");
-	if ((e = vq_setup(v, &v->rx, RXQ, mem, v->mem.phys, errbuf,
-	    len)) != 0 || (e = vq_setup(v, &v->tx, TXQ, mem + QREGION,
-	    v->mem.phys + QREGION, errbuf, len)) != 0)
+	if ((e = virtio_vq_setup(v, &v->rx, RXQ, mem, v->mem.phys,
+	    NULL, errbuf, len)) != 0 || (e = virtio_vq_setup(v, &v->tx, TXQ,
+	    mem + QREGION, v->mem.phys + QREGION, NULL, errbuf, len)) != 0)
 		return e;
 	/* Every receive buffer posted, if the graph takes what arrives
 	 * (else the device keeps frames to itself: QEMU leaves them on

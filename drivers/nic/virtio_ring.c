@@ -35,6 +35,39 @@ vq_init(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 	q->nfree = size;
 }
 
+int
+vq_attach(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
+    volatile uint16_t *notify, uint64_t *used_errors, int rx)
+{
+	uint16_t i, avail;
+
+	memset(q, 0, sizeof(*q));
+	q->index = index;
+	q->size = size;
+	q->mask = size - 1;
+	q->desc = (struct vq_desc *)mem;
+	q->avail = (struct vq_avail *)(mem + AVAIL_OFF);
+	q->used = (struct vq_used *)(mem + USED_OFF);
+	q->buf = mem + BUFS_OFF;
+	q->notify = notify;
+	q->used_errors = used_errors;
+	avail = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
+	q->avail_idx = avail;
+	if (rx) {
+		q->used_idx = (uint16_t)(avail - size);
+		for (i = 0; i < size; i++)
+			q->busy[i] = 1;
+		return 0;
+	}
+	if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != avail)
+		return -1;
+	q->used_idx = avail;
+	for (i = 0; i < size; i++)
+		q->free[i] = (uint16_t)(size - 1 - i);
+	q->nfree = size;
+	return 0;
+}
+
 void
 vq_rx_post_all(struct vq *q)
 {

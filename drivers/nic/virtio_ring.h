@@ -103,6 +103,17 @@ struct vq {
  */
 void	vq_init(struct vq *, uint16_t index, uint16_t size, unsigned char *mem,
 	    uint64_t phys, volatile uint16_t *notify, uint64_t *used_errors);
+/*
+ * Take over queue index, laid out at mem by another process that may be
+ * gone (virtio_mq.c): nothing in mem is changed.  Receive (rx): every
+ * buffer is posted but those whose used entries are not yet reposted, so
+ * we go on from avail->idx - size: a predecessor's half-done burst is
+ * read again.  Transmit: 0 once the device has sent all it was given
+ * (every buffer idle again), -1 if it still holds some.
+ */
+int	vq_attach(struct vq *, uint16_t index, uint16_t size,
+	    unsigned char *mem, volatile uint16_t *notify,
+	    uint64_t *used_errors, int rx);
 /* Receive: every buffer to the device (call vq_publish after). */
 void	vq_rx_post_all(struct vq *);
 /* Publish the avail entries filled since the last call; kick if needed. */

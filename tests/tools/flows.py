@@ -2,8 +2,10 @@
 # flows.py: many UDP flows with a sequence number in every payload, for the
 # tests of a device's queues (tests/nic-queues.bats, tests/vm.bats).
 #
-#   flows.py send IF COUNT FLOWS	send COUNT frames on IF (AF_PACKET),
-#					frame i of flow i*7919 % FLOWS
+#   flows.py send IF COUNT FLOWS [FIRST]
+#					send frames FIRST (0) to COUNT - 1 on
+#					IF (AF_PACKET), frame i of flow
+#					i*7919 % FLOWS
 #   flows.py check COUNT FILE...	FILE is "tshark -T fields -e ip.src
 #					-e udp.srcport -e udp.payload" of what
 #					one queue received; check that the
@@ -32,10 +34,10 @@ def frame(seq, f):
     ip = ip[:10] + struct.pack('!H', ~s & 0xffff) + ip[12:]
     return bytes.fromhex('020000000002' '020000000001' '0800') + ip + udp
 
-def send(ifc, count, flows):
+def send(ifc, count, flows, first):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((ifc, 0))
-    for seq in range(count):
+    for seq in range(first, count):
         f = seq * 7919 % flows
         while True:
             try:
@@ -81,8 +83,9 @@ def check(count, files):
     return bad == 0
 
 if sys.argv[1] == 'send':
-    send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+         int(sys.argv[5]) if len(sys.argv) > 5 else 0)
 elif sys.argv[1] == 'check':
     sys.exit(0 if check(int(sys.argv[2]), sys.argv[3:]) else 1)
 else:
-    sys.exit('usage: flows.py send IF COUNT FLOWS | check COUNT FILE...')
+    sys.exit('usage: flows.py send IF COUNT FLOWS [FIRST] | check COUNT FILE...')
