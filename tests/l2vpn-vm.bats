@@ -240,9 +240,11 @@ guest_l2tp() {	# guest_l2tp COOKIE: the cookie it sends
 	    l2spec_type none &&
 	ip link set pw0 master br0 && ip link set pw0 up"
 }
-guest_gre() {	# guest_gre OKEY: the key it sends
+guest_gre() {	# guest_gre OKEY [OPTION...]: the key it sends
+	local k=$1
+	shift
 	gsh "ip link add gre1 type ip6gretap local $GUEST6 remote $HOST6 \
-	    ikey 42 okey $1 encaplimit none &&
+	    ikey 42 okey $k $* &&
 	ip link set gre1 master br0 && ip link set gre1 up"
 }
 
@@ -273,7 +275,7 @@ seen() {
 	grep -qx "$HOST6 115 0x00000001 ${COOKIE_G2H#0x} 10.15.0.2 02:15:00:00:0c:01" "$T/l2tp.txt"
 	gsh "ip l2tp del tunnel tunnel_id 1; ip neigh flush dev br0"
 
-	guest_gre 42
+	guest_gre 42 encaplimit none
 	capture "$T/gre.pcap"
 	# Transparent Ethernet bridging with key 42: answered; key 43: dropped.
 	inject "$(core_frame_hex 47 "200065580000002a$arp")"
@@ -393,20 +395,26 @@ pings_fail() {
 
 @test "l2vpn-vm: VPWS over GRE with key with the kernel's ip6gretap: pings both ways; a wrong key is dropped and counted" {
 	host_graph gre
+	# The kernel's default: a tunnel encapsulation limit (RFC 2473) in a
+	# destination options header before GRE, which snb-gre passes over.
 	guest_gre 42
 	capture "$T/core.pcap"
 	pings_ok
 	stopcapture
+	dissect "$T/core.pcap" "ipv6.src == $GUEST6 && icmp.type == 0" \
+	    ipv6.nxt ipv6.dstopts.nxt gre.proto gre.key | sort -u > "$T/got.txt"
+	cat "$T/got.txt"
+	[ "$(cat "$T/got.txt")" = "60 47 0x6558 0x0000002a" ]
 	dissect "$T/core.pcap" "ipv6.src == $HOST6 && icmp.type == 8" \
 	    eth.src eth.dst ipv6.dst ipv6.nxt gre.proto gre.key ip.src ip.dst |
 	    sort -u > "$T/sent.txt"
 	cat "$T/sent.txt"
 	[ "$(cat "$T/sent.txt")" = "$HOSTMAC $GUESTMAC $GUEST6 47 0x6558 0x0000002a 10.15.0.1 10.15.0.2" ]
 	gsh "ip link del gre1"
-	guest_gre 43
+	guest_gre 43 encaplimit none
 	pings_fail drop-wrong-key
 	gsh "ip link del gre1"
-	guest_gre 42
+	guest_gre 42 encaplimit none
 	pings_ok
 }
 
@@ -441,10 +449,12 @@ guest_esp_out() {
 	dissect "$T/core.pcap" "esp" ipv6.src ipv6.dst ipv6.nxt esp.spi \
 	    esp.sequence > "$T/esp.txt"
 	cat "$T/esp.txt"
-	grep -q "^$HOST6 $GUEST6 50 0x00000101 4294967281$" "$T/esp.txt"
-	grep -q "^$HOST6 $GUEST6 50 0x00000101 [1-9]$" "$T/esp.txt"
-	grep -q "^$GUEST6 $HOST6 50 0x00000202 4294967281$" "$T/esp.txt"
-	grep -q "^$GUEST6 $HOST6 50 0x00000202 [1-9]$" "$T/esp.txt"
+	# (The first numbers may have gone before the capture began: the
+	# customer's own multicast crosses as soon as the pseudowire is up.)
+	for d in "$HOST6 $GUEST6 50 0x00000101" "$GUEST6 $HOST6 50 0x00000202"; do
+		grep "^$d " "$T/esp.txt" | awk '$5 > 4294967280 { hi = 1 }
+		    $5 < 100 { lo = 1 } END { exit !(hi && lo) }'
+	done
 	[ "$(ctr e drop-icv)" = 0 ]
 	# A wrong key on the guest's side: snb's ICV check fails.
 	guest_esp_out 0x0f0e0d0c0b0a09080706050403020100ffffffff 1 0x1000
