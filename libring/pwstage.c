@@ -241,7 +241,7 @@ from_core(struct ring *r, uint32_t n)
 			break;
 		if ((q = slot(k, p, rx.len)) == NULL)
 			continue;
-		q->wirelen = p->wirelen ? p->wirelen - rx.off : 0;
+		q->wirelen = p->wirelen > rx.off ? p->wirelen - rx.off : 0;
 		memcpy(q->data, p->data + rx.off, rx.len);
 		(*c.decap)++;
 		(*c_decap_pw[pw])++;
