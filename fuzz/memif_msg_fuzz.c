@@ -24,6 +24,11 @@
  * A region's fd, when the first byte is 0xe0-0xef (ctl.c's map_region(),
  * included): see fuzz_region().
  *
+ * The master's control plane, when the first byte is 0xd0-0xdf: ctl.c's
+ * ctl_read() and handle() over a real socket, with descriptors of every
+ * kind attached (see fuzz_ctl()): sealing, mapping several regions, the
+ * eventfd check, the rings placed at CONNECT, and the release of it all.
+ *
  * The data path, when the first byte is 0xf0 or more: snb-memif's own
  * rx_ring() and tx_ring() (memif.c is included) run against a ring and
  * buffers whose every byte the input writes, as a hostile peer would, in
@@ -32,8 +37,10 @@
  * pages), and every packet handed to the graph fits its slot.
  */
 #define _GNU_SOURCE		/* memfd_create, seals: ctl.c */
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <stdint.h>
@@ -81,7 +88,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	out = &out_port;	/* memif_init() is not run: it would bind */
 	for (i = 0; i < sizeof(cnt) / sizeof(*c); i++)
 		c[i] = &counters[i];
-	epfd = -1;
+	/* ctl.c adds the control socket and the rings' eventfds. */
+	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		abort();
 	return 0;
 }
 
@@ -258,6 +267,199 @@ fuzz_region(const uint8_t *d, size_t n)
 	conn = saved;
 }
 
+/*
+ * A descriptor for a control message: kind & 7 picks a memfd that can be
+ * sealed (1), one that cannot (2), an eventfd (3), a pipe (4), a socket
+ * (5), a sealable memfd already sealed against sealing (6), /dev/null (7),
+ * or none (0).  A memfd is as big as the region the message announces
+ * (kind & 8) or half of it, filled with the ring cookie (so that rings
+ * anywhere in it pass master_connect's check).
+ */
+static int
+ctl_fd(int kind, const struct memif_msg *m, int decoded)
+{
+	static unsigned char fill[65536];
+	uint64_t size = 4096, i;
+	uint32_t cookie = MEMIF_COOKIE;
+	int fd, p[2];
+
+	switch (kind & 7) {
+	case 1: case 2: case 6:
+		if (decoded && m->type == MEMIF_MSG_ADD_REGION &&
+		    m->add_region.size <= (1U << 24))
+			size = m->add_region.size;
+		if (!(kind & 8))
+			size /= 2;
+		fd = memfd_create("ctl-fuzz", (kind & 7) == 2 ? 0 :
+		    MFD_ALLOW_SEALING);
+		if (fd == -1 || ftruncate(fd, (off_t)size) == -1)
+			abort();
+		for (i = 0; i < sizeof(fill) / 4; i++)
+			memcpy(fill + 4 * i, &cookie, 4);
+		if (pwrite(fd, fill, size < sizeof(fill) ? size : sizeof(fill),
+		    0) == -1)
+			abort();
+		if ((kind & 7) == 6)
+			fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL);
+		return fd;
+	case 3:
+		return eventfd(0, 0);
+	case 4:
+		if (pipe(p) == -1)
+			abort();
+		close(p[1]);
+		return p[0];
+	case 5:
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, p) == -1)
+			abort();
+		close(p[1]);
+		return p[0];
+	case 7:
+		return open("/dev/null", O_RDWR);
+	}
+	return -1;
+}
+
+/* [base, base + len) lies inside one mapped region. */
+static int
+in_region(const unsigned char *base, uint64_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < conn.nregions; i++)
+		if (base >= conn.reg[i].addr && len <= conn.reg[i].size &&
+		    (uint64_t)(base - conn.reg[i].addr) <= conn.reg[i].size - len)
+			return 1;
+	return 0;
+}
+
+/* What must hold after every message, whatever the slave sent. */
+static void
+check_conn(void)
+{
+	volatile unsigned char sum = 0;
+	struct stat st;
+	unsigned i;
+	uint64_t off;
+
+	if (conn.fd < 0 && conn.nregions != 0)
+		abort();	/* a connection down holds no memory */
+	if (conn.nregions > MEMIF_MAX_REGIONS)
+		abort();
+	for (i = 0; i < conn.nregions; i++) {
+		/* Mapped only when sealed, and as big as announced. */
+		if (conn.reg[i].addr == NULL)
+			continue;
+		if (!(fcntl(conn.reg[i].fd, F_GET_SEALS) & F_SEAL_SHRINK) ||
+		    fstat(conn.reg[i].fd, &st) == -1 ||
+		    (uint64_t)st.st_size < conn.reg[i].size ||
+		    ftruncate(conn.reg[i].fd, 0) == 0)
+			abort();
+		for (off = 0; off < conn.reg[i].size; off += 4096)
+			sum += conn.reg[i].addr[off];	/* SIGBUS if not */
+	}
+	(void)sum;
+	if (conn.state != C_UP)
+		return;
+	for (i = 0; i < conn.nrx + conn.ntx; i++) {
+		const struct mring *r = i < conn.nrx ? &conn.rx[i] :
+		    &conn.tx[i - conn.nrx];
+
+		if (!in_region(r->base, memif_ring_bytes(
+		    (uint8_t)__builtin_ctz(r->size))) ||
+		    (r->efd >= 0 && !fd_is_eventfd(r->efd)))
+			abort();
+	}
+}
+
+/*
+ * The master's handshake against records [len][kind][len bytes], each
+ * sent on a SOCK_SEQPACKET pair as one message (any length: 128 is
+ * right) with kind's descriptor attached, two of them with kind & 16;
+ * ctl_read() takes them as snb-memif does.  Every descriptor we made is
+ * ours to close, every one ctl.c kept is closed by conn_down(): no
+ * descriptor may be left behind.
+ */
+static void
+fuzz_ctl(const uint8_t *d, size_t n)
+{
+	unsigned char buf[256];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(2 * sizeof(int))];
+	} cm;
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *c;
+	struct memif_msg m;
+	char why[MEMIF_REASON_LEN];
+	int sv[2], fds[2], nfds, kind, probe0, probe1, decoded, i;
+	size_t len;
+
+	probe0 = dup(0);
+	close(probe0);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0, sv) == -1)
+		abort();
+	memset(&conn, 0, sizeof(conn));
+	conn.fd = -1;
+	for (i = 0; i < MEMIF_MAX_RINGS; i++)
+		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd =
+		    conn.tx[i].efd = -1;
+	master = 1;
+	id = 0;
+	secret[0] = '\0';
+	conn_setup(sv[0]);
+	while (n >= 2 && conn.fd >= 0) {
+		len = d[0];
+		kind = d[1];
+		d += 2, n -= 2;
+		if (len > n)
+			len = n;
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, d, len);
+		d += len, n -= len;
+		decoded = memif_msg_decode(buf, MEMIF_MSG_SIZE, &m, why,
+		    sizeof(why)) == 0;
+		nfds = (kind & 7) ? ((kind & 16) ? 2 : 1) : 0;
+		for (i = 0; i < nfds; i++)
+			if ((fds[i] = ctl_fd(kind, &m, decoded)) == -1)
+				abort();
+		iov.iov_base = buf;
+		iov.iov_len = len;
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		if (nfds) {
+			memset(&cm, 0, sizeof(cm));
+			mh.msg_control = cm.b;
+			mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+			memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+		}
+		if (sendmsg(sv[1], &mh, MSG_NOSIGNAL) == -1)
+			abort();
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		ctl_read();
+		check_conn();
+		/* What the master sent back (HELLO, ACKs, CONNECTED). */
+		while (recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+	}
+	if (conn.fd >= 0)
+		conn_down(NULL, "end of input");
+	check_conn();
+	close(sv[1]);
+	probe1 = dup(0);
+	close(probe1);
+	if (probe1 != probe0)
+		abort();	/* a descriptor left open */
+}
+
 static void
 same(const struct memif_msg *a, const struct memif_msg *b)
 {
@@ -344,6 +546,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (data[0] >= 0xe0) {
 		fuzz_region(data, size);
+		return 0;
+	}
+	if (data[0] >= 0xd0) {
+		fuzz_ctl(data + 1, size - 1);
 		return 0;
 	}
 	is_master = data[0] & 1;
