@@ -77,8 +77,8 @@ site() {
 # wait_resolved N: until site N's nd knows the router's MAC.
 wait_resolved() {
 	j=0
-	until [ "$(snb-top --json -i 0.05 "$name-$1" 2>/dev/null |
-	    grep -o '"next-hop-resolved":1')" ]; do
+	until snb-top --json -i 0.05 "$name-$1" 2>/dev/null |
+	    grep -q '"next-hop-resolved":1'; do
 		j=$((j + 1))
 		[ $j -lt 200 ] || { echo "$name.sh: site $1's graph did not come up" >&2; exit 1; }
 		sleep 0.1
