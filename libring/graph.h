@@ -120,6 +120,11 @@ void	graph_free(struct graph *g);
  */
 char	**graph_words(const char *text, int *argc, char *errbuf, size_t errlen);
 void	  graph_words_free(char **v);
+/*
+ * Word w of a stage in copy k: "{}" as k, "{0}" as k - 1 (snb-run(1),
+ * Copies).  w is malloc'd, and freed if a new word is returned.
+ */
+char	 *graph_copy_word(char *w, int k);
 
 /* Parse `--describe` output into info; -1 with errbuf on nonsense. */
 int	app_info_parse(struct app_info *info, const char *text, char *errbuf,

@@ -121,9 +121,9 @@ word_text(struct token *t)
 	return w;
 }
 
-/* w with "{}" as copy k's number and "{0}" as k - 1 (w is freed). */
-static char *
-copy_words(char *w, int k)
+/* graph.h; also for snb-ctl's swap of a copy. */
+char *
+graph_copy_word(char *w, int k)
 {
 	char *out, *o, *c;
 
@@ -221,7 +221,8 @@ parse_node(struct parser *p, struct elem *e)
 		s->argv = gr_grow(s->argv, s->argc + 1, &cap, sizeof(char *));
 		s->argv[s->argc] = word_text(t);
 		if (p->copy)
-			s->argv[s->argc] = copy_words(s->argv[s->argc], p->copy);
+			s->argv[s->argc] = graph_copy_word(s->argv[s->argc],
+			    p->copy);
 		s->argc++;
 	}
 	s->argv = gr_grow(s->argv, s->argc, &cap, sizeof(char *));

@@ -136,3 +136,43 @@ EOF
 	snb-ctl rollerr stop
 	wait $pid
 }
+
+@test "a rolling swap numbers each copy's words with {}; a copy whose replacement fails stops it there, the others keep running" {
+	R=$((3000 / SNB_TEST_SCALE)); N=$((R * 6))
+	mk_flows "$N" "$T/in.pcap"
+	mkdir "$T/d1" "$T/d3"
+	snb-run -n rollk "pcap-read --rate $R $T/in.pcap | lb | 3x( w: filter udp | o: pcap-write $T/o{}.pcap )" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages rollk 8
+	wait_count rollk o.3 10
+	# d2 is missing: copy 1 is swapped, copy 2 refuses, copy 3 is left.
+	run snb-ctl rollk swap o "pcap-write $T/d{}/n.pcap"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_output_has "error: rolling swap of o stopped at o.2 (2 of 3)"
+	assert_output_has "ok: swapped o.1: "
+	assert_output_has "$T/d2/n.pcap: No such file or directory; o.2 keeps running"
+	run snb-ctl rollk show
+	echo "$output"
+	echo "$output" | grep -q "^stage o.1 .* app pcap-write '$T/d1/n.pcap'$"
+	echo "$output" | grep -q "^stage o.2 .* app pcap-write '$T/o2.pcap'$"
+	echo "$output" | grep -q "^stage o.3 .* app pcap-write '$T/o3.pcap'$"
+	# With d2 there, every copy gets its own file; one copy alone too.
+	mkdir "$T/d2"
+	snb-ctl rollk swap o "pcap-write $T/d{}/n.pcap"
+	snb-ctl rollk swap o.3 "pcap-write $T/d{0}.pcap"
+	run snb-ctl rollk show
+	echo "$output"
+	for k in 1 2; do
+		echo "$output" | grep -q "^stage o.$k .* app pcap-write '$T/d$k/n.pcap'$"
+	done
+	echo "$output" | grep -q "^stage o.3 .* app pcap-write '$T/d2.pcap'$"
+	st=0; wait $pid || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	# Every packet in one of the files, once.
+	ls -l "$T"/o*.pcap "$T"/d*/n.pcap "$T"/d2.pcap
+	! ls "$T"/*'{'* 2>/dev/null
+	mergecap -F pcap -w "$T/all.pcap" "$T"/o*.pcap "$T"/d*/n.pcap "$T"/d2.pcap
+	check_numbers "$N" "$T/all.pcap"
+}

@@ -153,9 +153,13 @@ replacement(int i, const char *spec, char *why, size_t len)
 	char e[512];
 	struct misfit m;
 	struct link *l;
+	int k;
 
 	if ((op.words = graph_words(spec, &op.nwords, why, len)) == NULL)
 		return -1;
+	/* A copy's replacement numbers its words as the graph did. */
+	for (k = 1; g.stages[i].copy && k < op.nwords; k++)
+		op.words[k] = graph_copy_word(op.words[k], g.stages[i].copy);
 	if (op.nwords == 0 || strchr(op.words[0], '/') ||
 	    find_app(op.words[0], op.path, sizeof(op.path)) == -1) {
 		snprintf(why, len, "unknown app '%s'", op.nwords ?
