@@ -220,6 +220,16 @@ parse_node(struct parser *p, struct elem *e)
 	    !(p->paren && bare(t, ")")); p->t++) {
 		s->argv = gr_grow(s->argv, s->argc + 1, &cap, sizeof(char *));
 		s->argv[s->argc] = word_text(t);
+		if (!p->copy && (strstr(t->text, "{}") ||
+		    strstr(t->text, "{0}"))) {
+			s->argc++;
+			s->argv = gr_grow(s->argv, s->argc, &cap,
+			    sizeof(char *));
+			s->argv[s->argc] = NULL;
+			return gr_fail(p->err, p->errlen, t->pos, "'%s' outside "
+			    "copies: it stands for a copy's number only in "
+			    "'Nx( ... )'", strstr(t->text, "{}") ? "{}" : "{0}");
+		}
 		if (p->copy)
 			s->argv[s->argc] = graph_copy_word(s->argv[s->argc],
 			    p->copy);
@@ -243,6 +253,11 @@ parse_elem(struct parser *p)
 	e = &p->elems[j];
 	memset(e, 0, sizeof(*e));
 	e->in_port = take(p, T_PORT);
+	if (e->in_port && copies_open(p, cur(p), &(int){ 0 },
+	    &(int){ 0 }) != 0)
+		return gr_fail(p->err, p->errlen, e->in_port->pos, "input port "
+		    "[%s] before copies: write it inside, on the copy's first "
+		    "stage", e->in_port->text);
 	if (parse_node(p, e) == -1)
 		return -1;
 	p->elems[j].out_port = take(p, T_PORT);
@@ -364,6 +379,12 @@ parse_copies(struct parser *p, int n, int paren, struct token **pipe)
 	}
 	p->copy = 0;
 	p->paren = 0;
+	if ((t = cur(p))->type == T_PORT) {
+		gr_fail(p->err, p->errlen, t->pos, "output port [%s] after "
+		    "copies: write it inside, on the copy's last stage",
+		    t->text);
+		goto fail;
+	}
 	/* The '|' after the copies leaves each copy's last stage. */
 	*pipe = take(p, T_PIPE);
 	for (k = 0; k < n; k++)
@@ -426,6 +447,12 @@ resolve(struct parser *p, struct elem *e)
 	if (e->copy)
 		return gr_fail(p->err, p->errlen, e->ref->pos, "no stage "
 		    "labelled '%s' or '%s'", name, e->ref->text);
+	snprintf(name, sizeof(name), "%s.1", e->ref->text);
+	if (gr_strtab_get(&p->labels, name) >= 0)
+		return gr_fail(p->err, p->errlen, e->ref->pos, "no stage "
+		    "labelled '%s', only its copies %s.1 ...: refer to one "
+		    "(@%s.1), or to each from copies ('Nx( @%s ... )')",
+		    e->ref->text, e->ref->text, e->ref->text, e->ref->text);
 	return gr_fail(p->err, p->errlen, e->ref->pos, "no stage labelled "
 	    "'%s'", e->ref->text);
 }

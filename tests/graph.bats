@@ -326,4 +326,22 @@ G
 	run snb-run -f "$T/g.snb"
 	[ "$status" -eq 2 ]
 	assert_output_has "g.snb:3:3: copies inside copies"
+	# Ports belong inside the copies; @x of copies names one; {} only
+	# in copies.
+	run snb-run -c 'source | lb | [o1] 2x filter | join | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:15: input port [o1] before copies: write it inside, on the copy's first stage"
+	run snb-run -c 'source | lb | 2x( filter ) [o1] | join | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:28: output port [o1] after copies: write it inside, on the copy's last stage"
+	printf 'source | lb | 2x( w: filter ) | join | sink\n@w | sink\n' > "$T/g.snb"
+	run snb-run -c -f "$T/g.snb"
+	[ "$status" -eq 2 ]
+	assert_output_has "g.snb:2:1: no stage labelled 'w', only its copies w.1 ...: refer to one (@w.1), or to each from copies"
+	run snb-run -c "source | pcap-write $T/out{}.pcap"
+	[ "$status" -eq 2 ]
+	assert_output_has "1:21: '{}' outside copies: it stands for a copy's number only in 'Nx( ... )'"
+	run snb-run -c 'source | lb | 1000000x filter | join | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:15: 1000000 copies: from 1 to 1024"
 }

@@ -279,6 +279,16 @@ main(void)
 	    "sink",
 	    "already feeds");
 
+	expect_error("source | lb | [o1] 2x filter | join", "1:15: input "
+	    "port [o1] before copies: write it inside");
+	expect_error("source | lb | 2x( filter ) [o1] | join", "1:28: output "
+	    "port [o1] after copies: write it inside");
+	expect_error("source | lb | 2x( w: filter ) | join | sink ; @w | sink",
+	    "1:47: no stage labelled 'w', only its copies w.1 ...");
+	expect_error("source | pcap-write out{}.pcap", "1:21: '{}' outside "
+	    "copies");
+	expect_error("source | filter 'q{0}'", "1:17: '{0}' outside copies");
+
 	/* A ')' quoted is a word, and "2x" after an app name is a word. */
 	ok(run("source | lb | 2x( filter ')' 2x ) | join | sink", &g, err,
 	    sizeof(err)) == 0 && g.stages[2].argc == 2 &&
