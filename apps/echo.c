@@ -22,8 +22,10 @@ static struct fwd fwd;		/* out[0] "out", out[1] "rest" */
 static uint8_t addr[2][MAX_ADDRS][16];	/* [0] IPv4 (4 bytes), [1] IPv6 */
 static int naddr[2];
 static const char *const names[] = { "echo-icmp", "echo-udp", "rest",
-    "drop-refused", "drop-not-echo", NULL };
-static struct { uint64_t *icmp, *udp, *rest, *refused, *not_echo; } c;
+    "drop-refused", "drop-not-echo", "drop-malformed", NULL };
+static struct {
+	uint64_t *icmp, *udp, *rest, *refused, *not_echo, *malformed;
+} c;
 
 static void
 echo_init(int argc, char **argv)
@@ -79,11 +81,60 @@ set16(uint8_t *w, uint8_t *ck, uint16_t v)
 }
 
 /*
+ * IPv4 options other than padding (no-operation, end of list): record
+ * route and timestamp ask to be updated in the reply, a source route to
+ * be reversed (RFC 1122 3.2.2.6), which a stateless echo does not do.
+ */
+static int
+options(const uint8_t *ip, uint32_t hlen)
+{
+	uint32_t i;
+
+	for (i = SNB_IPV4_HLEN; i < hlen; i++)
+		if (ip[i] > 1)
+			return 1;
+	return 0;
+}
+
+/*
+ * Are the checksums of an echo request right, and a UDP length within
+ * the IP payload (l4len bytes at u)?  A host drops it otherwise (RFC 1122
+ * 3.2.1.2, 3.2.2, 4.1.3.4); an answer would echo the damage back.  IPv6
+ * has no zero (absent) UDP checksum (RFC 8200 8.1).  Summed only for the
+ * few packets that are requests to us, after the cheap tests.
+ */
+static int
+intact(const uint8_t *ip, const uint8_t *u, uint32_t l4len, uint8_t proto,
+    int v6)
+{
+	uint16_t sum, want;
+	uint32_t ulen = l4len;
+
+	if (!v6) {
+		memcpy(&sum, ip + 10, 2);
+		if (sum != ipv4_header_cksum(ip))
+			return 0;
+	}
+	if (proto == SNB_IPPROTO_UDP) {
+		ulen = (uint32_t)(u[4] << 8 | u[5]);
+		if (ulen < 8 || ulen > l4len)
+			return 0;
+	}
+	memcpy(&sum, u + (proto == SNB_IPPROTO_UDP ? 6 : 2), 2);
+	if (proto == SNB_IPPROTO_UDP && sum == 0)
+		return !v6;
+	want = v6 ? ipv6_l4_cksum(ip, u, ulen, proto) :
+	    ipv4_l4_cksum(ip, u, ulen, proto);
+	return sum == want;
+}
+
+/*
  * Turn frame f (len bytes) into its reply: 1 done, 0 not an echo request
  * to us (left as is; nor behind an IPv6 extension header), -1 one that
  * gets no answer: from a group MAC, a multicast, broadcast or unspecified
- * address (RFC 1122 3.2.2.6, RFC 4443 4.2), or a UDP echo from a port
- * below 1024: an echo or chargen server would loop (CERT CA-1996-01).
+ * address (RFC 1122 3.2.2.6, RFC 4443 4.2), with IPv4 options, or a UDP
+ * echo from a port below 1024: an echo or chargen server would loop (CERT
+ * CA-1996-01); -2 a malformed one (intact()).
  */
 static int
 reply(uint8_t *f, uint32_t len)
@@ -91,7 +142,7 @@ reply(uint8_t *f, uint32_t len)
 	static const uint8_t zero[16];
 	uint32_t l3 = SNB_ETH_HLEN, l4, end;
 	uint16_t type;
-	uint8_t *ip, *src, *dst, *u, proto, ask, bad;
+	uint8_t *ip, *src, *dst, *u, proto, ask, bad, opts = 0;
 	size_t alen;
 
 	if (len < SNB_ETH_HLEN + SNB_VLAN_HLEN)
@@ -112,6 +163,7 @@ reply(uint8_t *f, uint32_t len)
 		l4 = l3 + ipv4_hlen(h), end = l3 + ntohs(h->len);
 		ask = proto == SNB_IPPROTO_ICMP ? 8 : 0;
 		bad = src[0] == 0 || src[0] >= 224;
+		opts = l4 - l3 > SNB_IPV4_HLEN;
 	} else if (type == htons(SNB_ETH_IPV6)) {
 		if (len < l3 + SNB_IPV6_HLEN || ip[0] >> 4 != 6)
 			return 0;
@@ -128,15 +180,17 @@ reply(uint8_t *f, uint32_t len)
 	if (proto == SNB_IPPROTO_UDP) {
 		if (u[2] != 0 || u[3] != UDP_ECHO_PORT)
 			return 0;
-		if (bad || (u[0] << 8 | u[1]) < 1024)
-			return -1;
-		swap(u, u + 2, 2);
-	} else if (ask != 0 && u[0] == ask && u[1] == 0) {
-		if (bad)
-			return -1;
-		set16(u, u + 2, htons((uint16_t)(alen == 4 ? 0 : 129) << 8));
-	} else
+		bad |= (u[0] << 8 | u[1]) < 1024;
+	} else if (ask == 0 || u[0] != ask || u[1] != 0)
 		return 0;
+	if (!intact(ip, u, end - l4, proto, alen == 16))
+		return -2;
+	if (bad || (opts && options(ip, l4 - l3)))
+		return -1;
+	if (proto == SNB_IPPROTO_UDP)
+		swap(u, u + 2, 2);
+	else
+		set16(u, u + 2, htons((uint16_t)(alen == 4 ? 0 : 129) << 8));
 	if (alen == 4)
 		set16(ip + 8, ip + 10, htons(REPLY_TTL << 8 | ip[9]));
 	else
@@ -165,8 +219,10 @@ from_ring(void *ctx, int from, struct ring *r, uint32_t n)
 		    reply(ring_slot(o->ring, o->used)->data, len) : 0;
 		if (k > 0)
 			o->used++;
-		else if (k < 0)
+		else if (k == -1)
 			(*c.refused)++;
+		else if (k == -2)
+			(*c.malformed)++;
 		else if (rest)
 			fwd_put(&fwd, 1, p, len);
 		else

@@ -55,7 +55,23 @@ refused += [
     e()/IP(src="255.255.255.255", dst=A4)/UDP(sport=4000, dport=7),
     e(src="01:00:5e:00:00:01")/IP(src=C4, dst=A4)/ICMP(),
     e()/IPv6(src="ff02::1", dst=A6)/ICMPv6EchoRequest(),
-    e()/IPv6(src="::", dst=A6)/UDP(sport=4000, dport=7)]
+    e()/IPv6(src="::", dst=A6)/UDP(sport=4000, dport=7),
+    # IPv4 options the reply would have to update or reverse (RFC 1122
+    # 3.2.2.6): record route, loose source route.
+    e()/IP(src=C4, dst=A4, options=b"\x07\x07\x04\x00\x00\x00\x00\x00")/ICMP(),
+    e()/IP(src=C4, dst=A4, options=b"\x83\x07\x04\xc6\x33\x64\x09\x00")/UDP(sport=4000, dport=7)]
+# Malformed echo requests to us: never answered (the kernel drops them
+# too), counted.
+bad = [
+    e()/IP(src=C4, dst=A4, chksum=0x1234)/ICMP()/b"ip sum",
+    e()/IP(src=C4, dst=A4)/ICMP(chksum=0x1234)/b"icmp sum",
+    e()/IP(src=C4, dst=A4)/UDP(sport=4000, dport=7, chksum=0x1234)/b"udp sum",
+    e()/IP(src=C4, dst=A4)/UDP(sport=4000, dport=7, len=200)/b"udp len",
+    e()/IP(src=C4, dst=A4)/UDP(sport=4000, dport=7, len=4)/b"udp len",
+    e()/IPv6(src=C6, dst=A6)/ICMPv6EchoRequest(cksum=0x1234, data=b"sum6"),
+    e()/IPv6(src=C6, dst=A6)/UDP(sport=4000, dport=7, chksum=0x1234)/b"sum6",
+    # IPv6 forbids a zero UDP checksum (RFC 8200 8.1).
+    e()/IPv6(src=C6, dst=A6)/UDP(sport=4000, dport=7, chksum=0)/b"zero6"]
 # Not echo requests to us: passed on unchanged.
 rest += [
     e()/IP(src=C4, dst="192.0.2.2")/ICMP(),
@@ -77,11 +93,17 @@ for i, q in enumerate(req):
     frames.append(q)
     if j < len(rest): frames.append(rest[j]); j += 1
     if i < len(refused): frames.append(refused[i])
-frames += rest[j:] + refused[len(req):]
-wrpcap(d + "/in.pcap", frames)
+frames += rest[j:] + refused[len(req):] + bad
+# Runts: a frame shorter than an Ethernet header, and one cut in the
+# IPv4 header; not echo requests.
+runts = [Raw(bytes(e()/IP(src=C4, dst=A4)/ICMP())[:10]),
+    Raw(bytes(e()/IP(src=C4, dst=A4)/ICMP())[:30])]
+rest += runts
+frames += runts
+wrpcap(d + "/in.pcap", frames, linktype=1)
 wrpcap(d + "/reply.pcap", [r.__class__(bytes(r)) for r in rep])
-wrpcap(d + "/rest.pcap", rest)
-print(len(req), len(refused), len(rest))
+wrpcap(d + "/rest.pcap", rest, linktype=1)
+print(len(req), len(refused), len(rest), len(bad))
 EOF
 }
 
@@ -99,8 +121,8 @@ counter() {	# FILE NAME
 
 @test "snb-echo answers ping and UDP echo (IPv4, IPv6, tagged) exactly as scapy builds the replies; refuses and passes on the rest" {
 	need_scapy
-	read -r nreq nref nrest < <(cases "$T")
-	echo "requests $nreq refused $nref rest $nrest"
+	read -r nreq nref nrest nbad < <(cases "$T")
+	echo "requests $nreq refused $nref rest $nrest malformed $nbad"
 	snb-run --stats "pcap-read $T/in.pcap | e: echo 192.0.2.1 2001:db8::1 |
 	    pcap-write $T/out.pcap ; @e [rest] | pcap-write $T/restout.pcap" \
 	    2> "$T/stats"
@@ -151,16 +173,17 @@ count() {
 
 @test "snb-echo counts every packet: answered, refused, passed on or dropped" {
 	need_scapy
-	read -r nreq nref nrest < <(cases "$T")
-	run count "$T" $((nreq + nref + nrest)) rest
+	read -r nreq nref nrest nbad < <(cases "$T")
+	run count "$T" $((nreq + nref + nrest + nbad)) rest
 	echo "$output"
 	[ "$(echo "$output" | jq '.["echo-icmp"] + .["echo-udp"]')" -eq "$nreq" ]
 	[ "$(echo "$output" | jq '.["echo-udp"]')" -eq 5 ]
 	[ "$(echo "$output" | jq '.["drop-refused"]')" -eq "$nref" ]
 	[ "$(echo "$output" | jq '.rest')" -eq "$nrest" ]
 	[ "$(echo "$output" | jq '.["drop-not-echo"]')" -eq 0 ]
+	[ "$(echo "$output" | jq '.["drop-malformed"]')" -eq "$nbad" ]
 	# Without "rest", the others are dropped, and counted.
-	run count "$T" $((nreq + nref + nrest))
+	run count "$T" $((nreq + nref + nrest + nbad))
 	echo "$output"
 	[ "$(echo "$output" | jq '.rest')" -eq 0 ]
 	[ "$(echo "$output" | jq '.["drop-not-echo"]')" -eq "$nrest" ]
