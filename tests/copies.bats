@@ -130,6 +130,10 @@ EOF
 	run snb-ctl rollerr restart nosuch
 	[ "$status" -ne 0 ]
 	assert_output_has "error: no stage 'nosuch'"
+	# --help says so too.
+	run snb-ctl --help
+	assert_output_has "A LABEL with copies"
+	assert_output_has "'{}' in the words is the copy's number"
 	# Every copy still runs its old process.
 	run snb-ctl rollerr show
 	[ "$(echo "$output" | grep -c "^stage w\.[123] .*restarts 0 app filter 'udp'")" -eq 3 ]

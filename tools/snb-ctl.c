@@ -146,7 +146,10 @@ main(int argc, char **argv)
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
 		printf("%sControl a running graph, or remove a stale one.  "
-		    "See snb-ctl(1).\n", usage_text);
+		    "A LABEL with copies\n(LABEL.1 ... in the graph) is "
+		    "restarted or swapped one copy after the other;\n'{}' in "
+		    "the words is the copy's number.  See snb-ctl(1).\n",
+		    usage_text);
 		return 0;
 	}
 	/* No options but these: a word that looks like one is a mistake. */
