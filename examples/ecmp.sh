@@ -97,13 +97,7 @@ ecmp_setup() {
 		# its peers are reached through the tap).
 		ip -n "$h" link set wire arp off up
 		ip netns exec "$h" sysctl -qw net.ipv4.conf.wire.rp_filter=1
-		# The kernel's side: a persistent tap with the wire's MAC, so
-		# that it outlives a graph and keeps its address.
-		ip -n "$h" tuntap add mode tap name cp || return 1
-		ip -n "$h" link set cp address \
-		    "$(ip -n "$h" -br link show wire | awk '{ print $3 }')"
-		ip -n "$h" addr add 10.0.$n.2/24 dev cp
-		ip -n "$h" link set cp up
+		ecmp_tap "$n" || return 1
 		echo "protocol bgp h$n from host { neighbor 10.0.$n.2 as 65001; }" \
 		    >> "$ECMP_DIR/router.conf"
 		cat > "$ECMP_DIR/h$n.conf" <<-EOF
@@ -120,6 +114,16 @@ ecmp_setup() {
 		    ipv4 { import none; export where proto = "anycast"; }; }
 		EOF
 	done
+}
+
+# ecmp_tap N: host N's kernel side, a persistent tap with the wire's MAC,
+# so that it outlives a graph and keeps its address.
+ecmp_tap() {
+	ip -n "$ECMP_ID-h$1" tuntap add mode tap name cp || return 1
+	ip -n "$ECMP_ID-h$1" link set cp address \
+	    "$(ip -n "$ECMP_ID-h$1" -br link show wire | awk '{ print $3 }')"
+	ip -n "$ECMP_ID-h$1" addr add 10.0.$1.2/24 dev cp
+	ip -n "$ECMP_ID-h$1" link set cp up
 }
 
 ecmp_hosts() {

@@ -238,6 +238,56 @@ flows_as_predicted() {
 	[ "${lines[-1]}" = "$first" ]
 }
 
+# waits until host N's route is gone from the router (10 s at most).
+withdrawn() {
+	for i in $(seq 200); do
+		ecmp_nexthops | grep -q "via 10.0.$1.2\$" || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "a host's BIRD killed: its route is withdrawn while its graph runs on; BIRD started again brings it back" {
+	case "$SNB_BUILD" in
+	*asan*) skip "BIRD and BFD timers; the graphs run under ASan in the other tests" ;;
+	esac
+	p=$(cat "$ECMP_DIR/h2.pid")
+	kill -KILL "$p"
+	withdrawn 2
+	birdc -s "$ECMP_DIR/router.ctl" show protocols h2 | grep -E 'BFD session down|Received: |Connect|Active'
+	# The graph did not notice: it still runs, and serves the others'
+	# flows' control traffic as before.
+	ecmp_alive "$(cat "$ECMP_DIR/g2.pid")"
+	run flows_as_predicted "1 3"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	rm -f "$ECMP_DIR/h2.ctl"
+	ecmp_bird h2 "$ECMP_ID-h2"
+	ecmp_wait_route "1 2 3" 60
+	run flows_as_predicted "1 2 3"
+	[ "$status" -eq 0 ]
+}
+
+@test "a host's tap removed: its graph ends saying so, the route is withdrawn; tap and graph back, so is the route" {
+	case "$SNB_BUILD" in
+	*asan*) skip "BIRD and BFD timers; the graphs run under ASan in the other tests" ;;
+	esac
+	p=$(cat "$ECMP_DIR/g3.pid")
+	ip -n "$ECMP_ID-h3" link del cp
+	for i in $(seq 100); do ecmp_alive $p || break; sleep 0.1; done
+	! ecmp_alive $p
+	grep -q "snb-nic: cp: tap removed" "$ECMP_DIR/g3.err"
+	withdrawn 3
+	run flows_as_predicted "1 2"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	ecmp_tap 3
+	ecmp_start 3
+	ecmp_wait_route "1 2 3" 60
+	run flows_as_predicted "1 2 3"
+	[ "$status" -eq 0 ]
+}
+
 @test "IPv6 too: neighbour discovery and ping for the host's address cross the punt path; ping and UDP echo for the service's address are answered in snb" {
 	P=$ECMP_ID-6p H=$ECMP_ID-6h
 	V6NS=1
