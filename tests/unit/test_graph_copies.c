@@ -285,6 +285,9 @@ main(void)
 	    "port [o1] after copies: write it inside");
 	expect_error("source | lb | 2x( w: filter ) | join | sink ; @w | sink",
 	    "1:47: no stage labelled 'w', only its copies w.1 ...");
+	expect_error("source | 2x filter | sink", "1:1: no output port '1' on "
+	    "source (outputs: out); copies are fed by outputs 1 to N: put a "
+	    "stage that spreads (lb, tee) before them");
 	expect_error("source | pcap-write out{}.pcap", "1:21: '{}' outside "
 	    "copies");
 	expect_error("source | filter 'q{0}'", "1:17: '{0}' outside copies");
