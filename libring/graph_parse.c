@@ -98,6 +98,10 @@ copies_open(struct parser *p, const struct token *t, int *n, int *paren)
 		return 0;
 	for (c = t->text; *c >= '0' && *c <= '9'; c++)
 		;
+	if (*c == 'x' && c[1] == '(' && c[2] != '\0')
+		return gr_fail(p->err, p->errlen, t->pos, "'%s': copies are "
+		    "written '%.*s( chain )', a space after the '('",
+		    t->text, (int)(c + 1 - t->text), t->text);
 	if (*c != 'x' || (c[1] != '\0' && strcmp(c + 1, "(") != 0))
 		return 0;
 	v = strtol(t->text, NULL, 10);

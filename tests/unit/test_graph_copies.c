@@ -288,6 +288,8 @@ main(void)
 	expect_error("source | 2x filter | sink", "1:1: no output port '1' on "
 	    "source (outputs: out); copies are fed by outputs 1 to N: put a "
 	    "stage that spreads (lb, tee) before them");
+	expect_error("source | lb | 2x(filter) | join", "1:15: '2x(filter)': "
+	    "copies are written '2x( chain )', a space after the '('");
 	expect_error("source | pcap-write out{}.pcap", "1:21: '{}' outside "
 	    "copies");
 	expect_error("source | filter 'q{0}'", "1:17: '{0}' outside copies");
