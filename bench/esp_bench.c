@@ -41,11 +41,8 @@ mksa(enum esp_dir dir)
 	sa->spi = 0x1001;
 	memcpy(sa->key, key, 16);
 	replay_init(&sa->replay, ESP_WINDOW_DEFAULT, 0);
-	sa->ctx = EVP_CIPHER_CTX_new();
-	if (dir == ESP_OUT)
-		EVP_EncryptInit_ex(sa->ctx, EVP_aes_128_gcm(), NULL, key, NULL);
-	else
-		EVP_DecryptInit_ex(sa->ctx, EVP_aes_128_gcm(), NULL, key, NULL);
+	if (esp_sa_cipher(sa) == -1)
+		abort();
 	return sa;
 }
 

@@ -43,8 +43,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	sa.spi = 0x4242;
 	memcpy(sa.key, key, 16);
 	memcpy(sa.salt, salt, 4);
-	sa.ctx = EVP_CIPHER_CTX_new();
-	EVP_DecryptInit_ex(sa.ctx, EVP_aes_128_gcm(), NULL, key, NULL);
+	if (esp_sa_cipher(&sa) == -1)
+		abort();
 	return 0;
 }
 

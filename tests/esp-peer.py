@@ -20,6 +20,15 @@
 #				packet whose payload names SEQ
 #   inner IN			print the UDP payloads of the IPv6 frames
 #				of IN, one a line
+#   nonces ESP KEY SPI LOCAL REMOTE
+#				the frames of ESP (one SA's, numbers below
+#				2^32) have IVs that strictly increase, the
+#				low half of each the frame's sequence
+#				number, so no nonce (salt | IV) repeats;
+#				scapy decrypts the first frame, and the
+#				frames on both sides of every gap in the
+#				numbers (where a successor began); prints
+#				"FRAMES GAPS DECRYPTED"
 import struct
 import sys
 
@@ -113,6 +122,35 @@ def inner(path):
         print(p[Raw].load.decode() if Raw in p else "-")
 
 
+def nonces(espf, key, spi, local, remote):
+    spi = num(spi)
+    sa = sa_for(key, spi, local, remote)
+    enc = rdpcap(espf)
+    prev, gaps, opened = None, 0, 0
+    for i, e in enumerate(enc):
+        ip = e[IPv6]
+        b = raw(ip[ESP])
+        sp, seq = struct.unpack(">II", b[:8])
+        iv = struct.unpack(">Q", b[8:16])[0]
+        if sp != spi or iv & 0xffffffff != seq or iv >> 32 != 0:
+            sys.exit("frame %d: spi 0x%x seq %d IV 0x%x" % (i, sp, seq, iv))
+        if prev is not None and iv <= prev:
+            sys.exit("frame %d: IV %d after %d: a nonce again" %
+                     (i, iv, prev))
+        gap = prev is not None and iv != prev + 1
+        gaps += gap
+        nxt = i + 1 < len(enc) and \
+            struct.unpack(">Q", raw(enc[i + 1][IPv6][ESP])[8:16])[0] != iv + 1
+        if i == 0 or gap or nxt:
+            try:
+                sa.decrypt(IPv6(raw(ip)), esn_en=True, esn=0)
+            except Exception as x:
+                sys.exit("frame %d (seq %d): scapy: %s" % (i, seq, x))
+            opened += 1
+        prev = iv
+    print("%d %d %d" % (len(enc), gaps, opened))
+
+
 cmd = sys.argv[1]
 if cmd == "clear":
     clear(*sys.argv[2:6])
@@ -122,5 +160,7 @@ elif cmd == "make":
     make(*sys.argv[2:7], sys.argv[7:])
 elif cmd == "inner":
     inner(sys.argv[2])
+elif cmd == "nonces":
+    nonces(*sys.argv[2:7])
 else:
-    sys.exit("usage: esp-peer.py clear|check|make|inner ...")
+    sys.exit("usage: esp-peer.py clear|check|make|inner|nonces ...")

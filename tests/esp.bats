@@ -3,7 +3,8 @@
 # decrypts what snb-esp sends, snb-esp must take what scapy makes, the
 # anti-replay edges and the wrap into the high half of the sequence
 # number included; tshark reads the headers; a reload re-keys a running
-# stream without losing a packet.
+# stream without losing a packet; a restarted, killed or swapped sender
+# never sends a sequence number (so a nonce) twice.
 load helpers
 
 PY=/usr/bin/python3
@@ -278,4 +279,58 @@ decrypt() {
 	[ "$(npackets "$T/out.pcap")" -eq $((passes * 64)) ]
 	[ "$(ctr "$T/b.ctr" decrypted)" -eq $((passes * 64)) ]
 	[ "$(awk '/^drop/ { s += $2 } END { print s + 0 }' "$T/b.ctr")" -eq 0 ]
+}
+
+# chaos GRAPH LABEL restart|kill|swap [APP ARGS]: do it, and wait until
+# another process serves the stage.
+chaos() {
+	old=$(stage_pid "$1" "$2")
+	[ -n "$old" ] || { echo "no stage $2 in $1"; return 1; }
+	case $3 in
+	restart) snb-ctl "$1" restart "$2" || return 1 ;;
+	swap) snb-ctl "$1" swap "$2" "$4" || return 1 ;;
+	kill) kill -KILL "$old" ;;
+	esac
+	wait_replaced "$1" "$2" "$old" > /dev/null
+}
+
+@test "esp: a restarted, killed or swapped sender never sends a sequence number twice (so never a nonce)" {
+	need_peer
+	command -v tshark > /dev/null || skip "tshark not installed"
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	$PY "$PEER" clear "$T/clear.pcap" 64 $A $B
+	timeout 120 snb-run -n espseq --restart=on-failure "pcap-read \
+	    --loop 0 --rate 1500 $T/clear.pcap | [clear] e: esp $T/a.conf \
+	    [core] | pcap-write $T/esp.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	wait_stages espseq 3
+	events="restart kill swap restart swap kill"
+	for ev in $events; do
+		sleep 0.3
+		chaos espseq e $ev "esp $T/a.conf"
+	done
+	sleep 0.3
+	snb-ctl espseq stop
+	st=0; wait "$gpid" || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	# tshark: one SPI, numbers strictly increasing, no (SPI, seq) twice
+	tshark -r "$T/esp.pcap" -T fields -e esp.spi -e esp.sequence \
+	    > "$T/seq"
+	n=$(wc -l < "$T/seq")
+	echo "$n frames"
+	[ "$n" -gt 500 ]
+	[ -z "$(sort "$T/seq" | uniq -d)" ]
+	awk 'NR > 1 && $2 + 0 <= last { print "line " NR ": " $2 " after " last;
+	    bad = 1 } { last = $2 + 0 } $1 != "0x00001001" { bad = 1 }
+	    END { exit bad }' "$T/seq"
+	# scapy: IVs increase with them (no nonce twice), and the packets
+	# of every successor, its first ones included, decrypt
+	run $PY "$PEER" nonces "$T/esp.pcap" $K1 0x1001 $A $B
+	echo "$output"
+	[ "$status" -eq 0 ]
+	set -- $output
+	[ "$1" -eq "$n" ]
+	# every successor started past what its predecessor had sent
+	[ "$2" -ge 6 ]
 }

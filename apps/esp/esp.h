@@ -3,12 +3,12 @@
  * AES-128-GCM (RFC 4106), 64-bit extended sequence numbers, always.
  *
  *	sa.c		the SA file -> struct esp_sadb (cfg.h), each SA's
- *			cipher context made once, here
+ *			cipher context made once (crypt.c's esp_sa_cipher)
  *	replay.h	the receiver's window: the ESN's high half guessed
  *			from the low one (RFC 4303 appendix A2), the check
  *			before and the update after the ICV
  *	crypt.c		one packet: encapsulate, decapsulate (OpenSSL EVP,
- *			no allocation per packet)
+ *			no allocation per packet); an SA's cipher context
  *	main.c		the app: ports, counters, reload (SIGHUP)
  *
  * The wire, toward the core (tunnel mode, next header 41):
@@ -67,8 +67,10 @@ struct esp_sa {
 	uint8_t		 salt[ESP_SALTLEN];
 	uint8_t		 local[16], remote[16];	/* tunnel endpoints */
 	uint64_t	 seq;			/* out: the last one sent */
+	uint64_t	 iv_next;		/* out: the number whose nonce
+						   ctx holds ready (0: none) */
 	struct esp_replay replay;		/* in */
-	struct evp_cipher_ctx_st *ctx;		/* made by sa.c, per SA */
+	struct evp_cipher_ctx_st *ctx;		/* esp_sa_cipher(), per SA */
 	struct cfg_pos	 at;			/* its "sa" in the file */
 };
 
@@ -96,6 +98,13 @@ int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
  */
 struct esp_sa *esp_sadb_same(const struct esp_sadb *old,
 	    const struct esp_sa *sa);
+
+/*
+ * Make sa's cipher context (sa->ctx) from its direction, key and salt:
+ * 0, or -1 when libcrypto has no AES-128-GCM (or no memory).  sa.c calls
+ * it for every SA of a table; EVP_CIPHER_CTX_free() undoes it.
+ */
+int	esp_sa_cipher(struct esp_sa *sa);
 
 /* What decapsulation says of a packet. */
 enum esp_verdict {

@@ -297,26 +297,15 @@ esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
 int
 esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen)
 {
-	int i, ok;
+	int i;
 
-	for (i = 0; i < db->nsa; i++) {
-		struct esp_sa *sa = &db->sa[i];
-
-		if ((sa->ctx = EVP_CIPHER_CTX_new()) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		/* Key now; per packet only the nonce (crypt.c). */
-		ok = sa->dir == ESP_OUT ?
-		    EVP_EncryptInit_ex(sa->ctx, EVP_aes_128_gcm(), NULL,
-		    sa->key, NULL) : EVP_DecryptInit_ex(sa->ctx,
-		    EVP_aes_128_gcm(), NULL, sa->key, NULL);
-		if (ok != 1) {
+	/* Key now; per packet only the nonce (crypt.c). */
+	for (i = 0; i < db->nsa; i++)
+		if (esp_sa_cipher(&db->sa[i]) == -1) {
 			snprintf(err, errlen, "AES-128-GCM not available "
 			    "from libcrypto");
 			return -1;
 		}
-	}
 	return 0;
 }
 
