@@ -133,7 +133,7 @@ EOF
 	# --help says so too.
 	run snb-ctl --help
 	assert_output_has "A LABEL with copies"
-	assert_output_has "'{}' in the words is the copy's number"
+	assert_output_has "restarted, swapped or configured one copy after the"
 	# Every copy still runs its old process.
 	run snb-ctl rollerr show
 	[ "$(echo "$output" | grep -c "^stage w\.[123] .*restarts 0 app filter 'udp'")" -eq 3 ]
@@ -179,4 +179,52 @@ EOF
 	! ls "$T"/*'{'* 2>/dev/null
 	mergecap -F pcap -w "$T/all.pcap" "$T"/o*.pcap "$T"/d*/n.pcap "$T"/d2.pcap
 	check_numbers "$N" "$T/all.pcap"
+}
+
+@test "config of a label with copies goes to each copy in turn, and stops at the first that refuses" {
+	cat > "$T/lw.conf" <<'EOF'
+softwire-config {
+  binding-table {
+    softwire { ipv4 198.51.100.1; psid 0; b4-ipv6 2001:db8:1::1;
+      br-address 2001:db8::ffff; port-set { psid-length 0; } }
+  }
+  external-interface { generate-icmp-errors false; }
+  internal-interface { generate-icmp-errors false; }
+  instance { device test; queue { id 0;
+    external-interface { ip 10.10.10.10; mac 12:12:12:12:12:12;
+      next-hop { mac 68:68:68:68:68:68; } }
+    internal-interface { ip 2001:db8::ffff; mac 22:22:22:22:22:22;
+      next-hop { mac 44:44:44:44:44:44; } } } }
+}
+EOF
+	snb-run -n rollcfg "source --count 0 --hold | lb | 3x( [v4] w: lwaftr $T/lw.conf [v6] ) | join | sink" 2> "$T/err" 3>&- &
+	pid=$!
+	for k in 1 2 3; do wait_for test -S "$SNB_RUN_DIR/rollcfg/w.$k.ctl"; done
+	add='add softwire ipv4 10.1.0.1 psid 0 b4-ipv6 2001:db8:2::1 br-address 2001:db8::ffff psid-length 0'
+	# Already on w.2: w.1 takes it, w.2 refuses, w.3 is not asked.
+	snb-ctl rollcfg config w.2 $add
+	run snb-ctl rollcfg config w $add
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "w.1: ok: added softwire 10.1.0.1"
+	assert_output_has "w.2: error: softwire 10.1.0.1 psid 0 exists already"
+	assert_output_has "snb-ctl: stopped at w.2: 1 of its copies before it done"
+	run snb-ctl rollcfg config w.3 get softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -ne 0 ]
+	# Another one: on every copy, each answer named.
+	run snb-ctl rollcfg config w add softwire ipv4 10.1.0.2 psid 0 b4-ipv6 2001:db8:2::2 br-address 2001:db8::ffff psid-length 0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	for k in 1 2 3; do
+		assert_output_has "w.$k: ok: added softwire 10.1.0.2"
+	done
+	run snb-ctl rollcfg config w get softwire ipv4 10.1.0.2 psid 0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c '^w\.[123]: .*b4-ipv6 2001:db8:2::2;')" -eq 3 ]
+	run snb-ctl rollcfg config nosuch get softwire ipv4 10.1.0.2 psid 0
+	[ "$status" -eq 1 ]
+	assert_output_has "no stage 'nosuch' in graph 'rollcfg'"
+	snb-ctl rollcfg stop
+	wait $pid
 }

@@ -49,17 +49,18 @@ clean(const char *name)
 }
 
 /*
- * Send words to the socket at path, print the reply; exit 1 when it is
- * an error.  why(errno) explains a socket that is not there.
+ * Send words to the socket at path, print the reply, each line after
+ * "prefix: " when there is one; 1 when it is an error.  why(errno)
+ * explains a socket that is not there.
  */
 static int
 talk(const char *path, char **words, int n,
-    void (*why)(int, const void *), const void *arg)
+    void (*why)(int, const void *), const void *arg, const char *prefix)
 {
 	struct sockaddr_un sun;
 	char buf[8192];
-	ssize_t len;
-	int fd, i, failed = 0, first = 1;
+	ssize_t len, k;
+	int fd, i, failed = 0, first = 1, bol = 1;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -81,7 +82,14 @@ talk(const char *path, char **words, int n,
 		if (first && len >= 6 && strncmp(buf, "error:", 6) == 0)
 			failed = 1;
 		first = 0;
-		fwrite(buf, 1, (size_t)len, failed ? stderr : stdout);
+		for (k = 0; prefix && k < len; k++) {
+			if (bol)
+				fprintf(failed ? stderr : stdout, "%s: ", prefix);
+			fputc(buf[k], failed ? stderr : stdout);
+			bol = buf[k] == '\n';
+		}
+		if (!prefix)
+			fwrite(buf, 1, (size_t)len, failed ? stderr : stdout);
 	}
 	if (len == -1)
 		err(1, "receive");
@@ -135,11 +143,44 @@ why_stage(int e, const void *arg)
 	errno = e;
 }
 
+/*
+ * config of a label that only its copies have (LABEL.1 ... in the graph):
+ * each copy in turn, so that copies of one app stay alike (a softwire
+ * added to every snb-lwaftr copy, whichever gets its traffic).  The first
+ * copy that refuses stops it there, as a rolling swap does.
+ */
+static int
+config_copies(const struct where *w, char **words, int n)
+{
+	struct where wk = *w;
+	struct stat st;
+	char label[256], path[PATH_MAX];
+	int k;
+
+	for (k = 1;; k++) {
+		snprintf(label, sizeof(label), "%s.%d", w->label, k);
+		snprintf(path, sizeof(path), "%s/%s/%s.stage", w->run,
+		    w->graph, label);
+		if (stat(path, &st) == -1)
+			return 0;
+		wk.label = label;
+		snprintf(path, sizeof(path), "%s/%s/%s.ctl", w->run, w->graph,
+		    label);
+		if (talk(path, words, n, why_stage, &wk, label)) {
+			fflush(stdout);
+			fprintf(stderr, "snb-ctl: stopped at %s: %d of its copies "
+			    "before it done\n", label, k - 1);
+			return 1;
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	struct where w;
-	char errbuf[512], path[PATH_MAX];
+	struct stat st;
+	char errbuf[512], path[PATH_MAX], copy1[PATH_MAX];
 	int nargs;
 
 	cli_begin(argc, argv);
@@ -147,8 +188,9 @@ main(int argc, char **argv)
 	    strcmp(argv[1], "-h") == 0)) {
 		printf("%sControl a running graph, or remove a stale one.  "
 		    "A LABEL with copies\n(LABEL.1 ... in the graph) is "
-		    "restarted or swapped one copy after the other;\n'{}' in "
-		    "the words is the copy's number.  See snb-ctl(1).\n",
+		    "restarted, swapped or configured one copy after the\n"
+		    "other; '{}' in a swap's words is the copy's number.  "
+		    "See snb-ctl(1).\n",
 		    usage_text);
 		return 0;
 	}
@@ -181,10 +223,16 @@ main(int argc, char **argv)
 		if (snb_graph_name_check(argv[3], errbuf, sizeof(errbuf)) ==
 		    -1)
 			errx(2, "bad label '%s'", argv[3]);
+		snprintf(path, sizeof(path), "%s/%s/%s.stage", w.run, argv[1],
+		    argv[3]);
+		snprintf(copy1, sizeof(copy1), "%s/%s/%s.1.stage", w.run,
+		    argv[1], argv[3]);
+		if (stat(path, &st) == -1 && stat(copy1, &st) == 0)
+			return config_copies(&w, argv + 4, argc - 4);
 		snprintf(path, sizeof(path), "%s/%s/%s.ctl", w.run, argv[1],
 		    argv[3]);
-		return talk(path, argv + 4, argc - 4, why_stage, &w);
+		return talk(path, argv + 4, argc - 4, why_stage, &w, NULL);
 	}
 	snprintf(path, sizeof(path), "%s/%s/ctl", w.run, argv[1]);
-	return talk(path, argv + 2, argc - 2, why_graph, &w);
+	return talk(path, argv + 2, argc - 2, why_graph, &w, NULL);
 }
