@@ -54,6 +54,11 @@ lb_init(int argc, char **argv)
 		errx(2, "unexpected argument '%s'", argv[optind]);
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "*", NULL });
+	/* A counter each, beside drop-oversize, packets and
+	 * blocked-full-port: a stage has STAGE_MAX_COUNTERS. */
+	if (fwd.nout > STAGE_MAX_COUNTERS - 3)
+		errx(2, "%d outputs: at most %d, each has a counter",
+		    fwd.nout, STAGE_MAX_COUNTERS - 3);
 	fwd.packets = app_counter("packets");
 	blocked = app_counter("blocked-full-port");
 	for (k = 0; k < fwd.nout; k++) {

@@ -344,4 +344,10 @@ G
 	run snb-run -c 'source | lb | 1000000x filter | join | sink'
 	[ "$status" -eq 2 ]
 	assert_output_has "1:15: 1000000 copies: from 1 to 1024"
+	# snb-lb counts each output: 125 at most, said so.
+	run snb-run -c 'source | lb | 125x filter | join | sink'
+	[ "$status" -eq 0 ]
+	run snb-run -c 'source | lb | 126x filter | join | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-lb: 126 outputs: at most 125, each has a counter"
 }
