@@ -131,8 +131,9 @@ intact(const uint8_t *ip, const uint8_t *u, uint32_t l4len, uint8_t proto,
 /*
  * Turn frame f (len bytes) into its reply: 1 done, 0 not an echo request
  * to us (left as is; nor behind an IPv6 extension header), -1 one that
- * gets no answer: from a group MAC, a multicast, broadcast or unspecified
- * address (RFC 1122 3.2.2.6, RFC 4443 4.2), with IPv4 options, or a UDP
+ * gets no answer: from a group MAC, a multicast, broadcast, unspecified,
+ * loopback or our own address (RFC 1122 3.2.1.3, 3.2.2.6, RFC 4291 2.5.3,
+ * RFC 4443 4.2), with IPv4 options, or a UDP
  * echo from a port below 1024: an echo or chargen server would loop (CERT
  * CA-1996-01); -2 a malformed one (intact()).
  */
@@ -162,7 +163,7 @@ reply(uint8_t *f, uint32_t len)
 		alen = 4, src = ip + 12, dst = ip + 16, proto = h->proto;
 		l4 = l3 + ipv4_hlen(h), end = l3 + ntohs(h->len);
 		ask = proto == SNB_IPPROTO_ICMP ? 8 : 0;
-		bad = src[0] == 0 || src[0] >= 224;
+		bad = src[0] == 0 || src[0] == 127 || src[0] >= 224;
 		opts = l4 - l3 > SNB_IPV4_HLEN;
 	} else if (type == htons(SNB_ETH_IPV6)) {
 		if (len < l3 + SNB_IPV6_HLEN || ip[0] >> 4 != 6)
@@ -170,13 +171,16 @@ reply(uint8_t *f, uint32_t len)
 		alen = 16, src = ip + 8, dst = ip + 24, proto = ip[6];
 		l4 = l3 + SNB_IPV6_HLEN, end = l4 + (uint32_t)(ip[4] << 8 | ip[5]);
 		ask = proto == SNB_IPPROTO_ICMPV6 ? 128 : 0;
-		bad = src[0] == 0xff || memcmp(src, zero, 16) == 0;
+		bad = src[0] == 0xff || (memcmp(src, zero, 15) == 0 &&
+		    src[15] <= 1);	/* ::, ::1 */
 	} else
 		return 0;
 	if (!mine(dst, alen) || end > len || end < l4 + 8)
 		return 0;
 	u = f + l4;
-	bad |= f[6] & 1;
+	/* Nor did one from our own address (a host drops such martians,
+	 * as it does loopback sources). */
+	bad |= (f[6] & 1) || mine(src, alen);
 	if (proto == SNB_IPPROTO_UDP) {
 		if (u[2] != 0 || u[3] != UDP_ECHO_PORT)
 			return 0;

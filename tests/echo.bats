@@ -56,6 +56,11 @@ refused += [
     e(src="01:00:5e:00:00:01")/IP(src=C4, dst=A4)/ICMP(),
     e()/IPv6(src="ff02::1", dst=A6)/ICMPv6EchoRequest(),
     e()/IPv6(src="::", dst=A6)/UDP(sport=4000, dport=7),
+    # Loopback or our own address as the source: no peer sent it.
+    e()/IP(src="127.0.0.1", dst=A4)/ICMP(),
+    e()/IP(src=A4, dst=A4)/UDP(sport=4000, dport=7),
+    e()/IPv6(src="::1", dst=A6)/ICMPv6EchoRequest(),
+    e()/IPv6(src=A6, dst=A6)/ICMPv6EchoRequest(),
     # IPv4 options the reply would have to update or reverse (RFC 1122
     # 3.2.2.6): record route, loose source route.
     e()/IP(src=C4, dst=A4, options=b"\x07\x07\x04\x00\x00\x00\x00\x00")/ICMP(),
