@@ -143,22 +143,62 @@ out:
  * are only ever added), so each name goes on from where it stopped instead
  * of trying 2, 3... again: linear, with the same labels.  Copy K of an
  * unlabelled stage in copies (graph_parse.c) is labelled APP.K, or when
- * that is taken APP2.K and so on, so that the label says which copy
- * (a device's label names its device, which tells copies apart).
+ * one of APP.1 .. APP.N is taken APP2.K and so on, one base for all N
+ * copies of the element, so that the label says which copy and snb-ctl
+ * can roll them by their base (a device's label names its device, which
+ * tells copies apart).
  */
+static void
+copy_label(char *label, size_t len, const char *want, int n, int k)
+{
+	if (n > 1)
+		snprintf(label, len, "%.50s%d.%d", want, n, k);
+	else
+		snprintf(label, len, "%.50s.%d", want, k);
+}
+
+/* The number of the first base (1: APP, 2: APP2 ...) free for N copies. */
+static int
+copy_base(struct strtab *taken, const char *want, int ncopies)
+{
+	char l[GRAPH_NAME_MAX];
+	int n, k;
+
+	for (n = 1;; n++) {
+		for (k = 1; k <= ncopies; k++) {
+			copy_label(l, sizeof(l), want, n, k);
+			if (gr_strtab_get(taken, l) != -1)
+				break;
+		}
+		if (k > ncopies)
+			return n;
+	}
+}
+
 static void
 auto_labels(struct graph *g)
 {
-	struct strtab taken, next;
+	struct strtab taken, next, sets, bases;
 	struct stage *s;
 	char want[GRAPH_NAME_MAX], key[GRAPH_NAME_MAX], *c;
 	int i, n;
 
 	memset(&taken, 0, sizeof(taken));
 	memset(&next, 0, sizeof(next));
-	for (i = 0; i < g->nstages; i++)
-		if (g->stages[i].labelled)
-			gr_strtab_put(&taken, g->stages[i].label, i);
+	memset(&sets, 0, sizeof(sets));
+	memset(&bases, 0, sizeof(bases));
+	for (i = 0; i < g->nstages; i++) {
+		s = &g->stages[i];
+		if (s->labelled)
+			gr_strtab_put(&taken, s->label, i);
+		/* An element's copies share its position: how many. */
+		else if (s->copy) {
+			snprintf(key, sizeof(key), "%d:%d", s->pos.line,
+			    s->pos.col);
+			if (gr_strtab_get(&sets, key) < s->copy)
+				gr_strtab_put(&sets, key, s->copy);
+		}
+	}
 	for (i = 0; i < g->nstages; i++) {
 		if ((s = &g->stages[i])->labelled)
 			continue;
@@ -170,22 +210,28 @@ auto_labels(struct graph *g)
 				if (!name_char(*c))
 					*c = '_';
 		}
-		/* Copy K: APP.K, or APP2.K, APP3.K ... */
-		if (s->copy && !s->info->device)
-			snprintf(key, sizeof(key), "%.50s.%d", want, s->copy);
-		else
-			strlcpy(key, want, sizeof(key));
+		/* Copy K: APP.K, or APP2.K, APP3.K ..., chosen for all. */
+		if (s->copy && !s->info->device) {
+			snprintf(key, sizeof(key), "%d:%d", s->pos.line,
+			    s->pos.col);
+			if ((n = gr_strtab_get(&bases, key)) == -1) {
+				n = copy_base(&taken, want,
+				    gr_strtab_get(&sets, key));
+				gr_strtab_put(&bases, key, n);
+			}
+			copy_label(s->label, sizeof(s->label), want, n,
+			    s->copy);
+			gr_strtab_put(&taken, s->label, i);
+			continue;
+		}
+		strlcpy(key, want, sizeof(key));
 		strlcpy(s->label, key, sizeof(s->label));
 		if (gr_strtab_get(&taken, s->label) != -1) {
 			if ((n = gr_strtab_get(&next, key)) == -1)
 				n = 2;
 			do
-				if (s->copy && !s->info->device)
-					snprintf(s->label, sizeof(s->label),
-					    "%.50s%d.%d", want, n++, s->copy);
-				else
-					snprintf(s->label, sizeof(s->label),
-					    "%.50s%d", want, n++);
+				snprintf(s->label, sizeof(s->label), "%.50s%d",
+				    want, n++);
 			while (gr_strtab_get(&taken, s->label) != -1);
 			gr_strtab_put(&next, key, n);
 		}
@@ -193,6 +239,8 @@ auto_labels(struct graph *g)
 	}
 	gr_strtab_free(&taken);
 	gr_strtab_free(&next);
+	gr_strtab_free(&sets);
+	gr_strtab_free(&bases);
 }
 
 /*

@@ -229,6 +229,21 @@ main(void)
 	    has_label(&g, "filter2.2") && has_label(&g, "filter"),
 	    "two unlabelled sets of copies: filter.K and filter2.K: %s", err);
 	graph_free(&g);
+	/* One base for all the copies of an element: filter.1 is taken, so
+	 * filter2.1 and filter2.2 (not filter2.1 and filter.2, which a roll
+	 * of "filter" would mix with the sink). */
+	ok(run("source | filter.1: sink ; source | lb | 2x filter | join | "
+	    "sink", &g, err, sizeof(err)) == 0 && has_label(&g, "filter2.1") &&
+	    has_label(&g, "filter2.2") && !has_label(&g, "filter.2"),
+	    "a label taken by another stage moves the whole set of copies to "
+	    "filter2.K: %s", err);
+	graph_free(&g);
+	ok(run("source | lb | 3x filter | join | sink ; source | filter.3: "
+	    "sink", &g, err, sizeof(err)) == 0 && has_label(&g, "filter2.1") &&
+	    has_label(&g, "filter2.2") && has_label(&g, "filter2.3") &&
+	    !has_label(&g, "filter.1"), "also when the taken one is the last "
+	    "copy's, declared after: %s", err);
+	graph_free(&g);
 	ok(run("source | lb | 8x( [in] w: filter [out] ) | join | sink", &g,
 	    err, sizeof(err)) == 0 && g.nstages == 12 && g.nlinks == 18 &&
 	    g.stages[2].copy == 1 && g.stages[9].copy == 8 &&
