@@ -469,8 +469,11 @@ misfit_error(struct graph *g, int i, const struct misfit *m, char *errbuf,
 	return gr_fail(errbuf, errlen, m->out ? l->from_pos : l->to_pos, "no %s "
 	    "port '%s' on %s (%ss: %s)%s", dir, m->out ? l->from_port :
 	    l->to_port, s->app, dir, list, m->out && s->copy == 0 &&
-	    g->stages[l->to].copy > 0 ? "; copies are fed by outputs 1 to "
-	    "N: put a stage that spreads (lb, tee) before them" : "");
+	    g->stages[l->to].copy > 0 ? s->info->device ? "; copies are fed "
+	    "by outputs 1 to N: put a device's queues inside them, as in "
+	    "'Nx( nic DEVICE/q{0} | ... )', or lb after it" : "; copies are "
+	    "fed by outputs 1 to N: put a stage that spreads (lb, tee) before "
+	    "them" : "");
 }
 
 /* One output feeds one input: refuse a second link from a port. */

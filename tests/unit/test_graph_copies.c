@@ -305,6 +305,10 @@ main(void)
 	    "stage that spreads (lb, tee) before them");
 	expect_error("source | lb | 2x(filter) | join", "1:15: '2x(filter)': "
 	    "copies are written '2x( chain )', a space after the '('");
+	expect_error("nic tap:a | 2x filter | sink", "no output port '1' on "
+	    "nic (outputs: out); copies are fed by outputs 1 to N: put a "
+	    "device's queues inside them, as in 'Nx( nic DEVICE/q{0} | ... )', "
+	    "or lb after it");
 	expect_error("source | pcap-write out{}.pcap", "1:21: '{}' outside "
 	    "copies");
 	expect_error("source | filter 'q{0}'", "1:17: '{0}' outside copies");
