@@ -281,6 +281,14 @@ decrypt() {
 	[ "$(awk '/^drop/ { s += $2 } END { print s + 0 }' "$T/b.ctr")" -eq 0 ]
 }
 
+# A test that fails half-way stops its graph (bounded by timeout anyway).
+eval "helpers_$(declare -f teardown)"
+teardown() {
+	[ -z "${seqpid:-}" ] || { snb-ctl espseq stop > /dev/null 2>&1;
+	    timeout 30 tail --pid="$seqpid" -f /dev/null; } || true
+	helpers_teardown
+}
+
 # chaos GRAPH LABEL restart|kill|swap [APP ARGS]: do it, and wait until
 # another process serves the stage.
 chaos() {
@@ -302,7 +310,7 @@ chaos() {
 	timeout 120 snb-run -n espseq --restart=on-failure "pcap-read \
 	    --loop 0 --rate 1500 $T/clear.pcap | [clear] e: esp $T/a.conf \
 	    [core] | pcap-write $T/esp.pcap" 2> "$T/err" 3>&- &
-	gpid=$!
+	seqpid=$!
 	wait_stages espseq 3
 	events="restart kill swap restart swap kill"
 	for ev in $events; do
@@ -311,7 +319,7 @@ chaos() {
 	done
 	sleep 0.3
 	snb-ctl espseq stop
-	st=0; wait "$gpid" || st=$?
+	st=0; wait "$seqpid" || st=$?
 	cat "$T/err"
 	[ "$st" -eq 0 ]
 	# tshark: one SPI, numbers strictly increasing, no (SPI, seq) twice
