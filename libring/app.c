@@ -53,9 +53,19 @@ static int checking;		/* --snb-check: init() only, see app.h */
 static uint32_t check_slots = RING_DEFAULT_SLOTS;
 static uint32_t check_capacity = RING_DEFAULT_CAPACITY;
 
-/* Back-off: empty breaths spent spinning, then yielding, then sleeping. */
+/*
+ * Back-off: empty breaths spent spinning, then yielding, then sleeping.
+ * Spinning pays only while a peer works on another core; where it shares
+ * ours (more stages than cores) a spin only burns the time the peer
+ * needs.  So the spin is adaptive: an idle spell that spinning ended
+ * keeps the whole spin, one that went on to yield halves it, and every
+ * SPIN_PROBE-th spell spins whole again to see whether it pays now.
+ */
 #define IDLE_SPIN	64
-#define IDLE_YIELD	(IDLE_SPIN + 16)
+#define IDLE_YIELDS	16
+#define SPIN_PROBE	16
+#define WAKE_BATCH	256	/* see claim_rings() */
+#define WAKE_DEFER_NS	20000	/* a pending wake-up waits no longer */
 #define SLEEP_NS	100000000ULL	/* safety net: a peer's wake-up or
 					   the app's own deadline comes first;
 					   SNB_IDLE_CAP_MS changes it (tests
@@ -497,18 +507,40 @@ standby(int fd, int saved_err, const char *prev_path)
 	return prev;
 }
 
-/* Take the rings over: load their indexes and claim our sides. */
+/*
+ * Take the rings over: load their indexes and claim our sides.  A
+ * sleeping peer is woken in batches (ring_commit): once it has half a
+ * ring, at most WAKE_BATCH, to work on, or when we go idle (the loop
+ * below), so that on a shared core a context switch moves hundreds of
+ * packets, not a burst.
+ */
 static void
 claim_rings(void)
 {
 	char errbuf[512];
+	struct ring *r;
 	int i, j;
 
 	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++)
-			if (ring_claim(&app_ports[i].rings[j], errbuf,
-			    sizeof(errbuf)) == -1)
+		for (j = 0; j < app_ports[i].nrings; j++) {
+			r = &app_ports[i].rings[j];
+			if (ring_claim(r, errbuf, sizeof(errbuf)) == -1)
 				errx(1, "%s", errbuf);
+			r->wake_batch = (uint32_t)((r->mask + 1) / 2);
+			if (r->wake_batch > WAKE_BATCH)
+				r->wake_batch = WAKE_BATCH;
+		}
+}
+
+/* The wake-ups ring_commit() and ring_release() left pending, now. */
+static void
+flush_wakes(void)
+{
+	int i, j;
+
+	for (i = 0; i < app_nports && ring_wakes_pending; i++)
+		for (j = 0; j < app_ports[i].nrings; j++)
+			ring_flush_wake(&app_ports[i].rings[j]);
 }
 
 int
@@ -518,9 +550,9 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	const struct stage_file *prev = NULL;
 	struct sigaction sa;
 	sigset_t block;
-	unsigned idle = 0;
+	unsigned idle = 0, spin = IDLE_SPIN, spell_spin = 0, spells = 0;
 	int i, first, standby_fd = -1, saved_err = -1;
-	uint64_t restarts = 0, t_last;
+	uint64_t restarts = 0, t_last, pending_since = 0;
 
 	app = desc;
 	/* The short name: getopt(3)'s messages use argv[0]. */
@@ -642,6 +674,20 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		}
 		t_last = t;
 		app_stage->breaths++;
+		/*
+		 * Wake-ups left pending go out once we have nothing more
+		 * to give, or when one has waited WAKE_DEFER_NS (a stage
+		 * that never idles but trickles).
+		 */
+		if (ring_wakes_pending) {
+			if (pending_since == 0)
+				pending_since = t;
+			if (n == 0 || t - pending_since >= WAKE_DEFER_NS) {
+				flush_wakes();
+				pending_since = 0;
+			}
+		} else
+			pending_since = 0;
 		if (__builtin_expect(ring_corruptions != 0, 0))
 			fail_corrupt();
 		if (end_requested) {
@@ -659,17 +705,24 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			return 0;
 		}
 		if (n > 0) {
+			if (idle > 0 && idle <= spell_spin)
+				spin = IDLE_SPIN;	/* the spin paid */
 			idle = 0;
 			if ((app_stage->breaths & 63) == 0)
 				count_packets();
 			continue;
 		}
 		count_packets();
-		if (++idle < IDLE_SPIN) {
+		if (idle++ == 0)	/* a new idle spell */
+			spell_spin = ++spells % SPIN_PROBE == 0 ? IDLE_SPIN :
+			    spin;
+		if (idle <= spell_spin) {
 			cpu_relax();
 			continue;
 		}
-		if (idle < IDLE_YIELD)
+		if (idle == spell_spin + 1)
+			spin /= 2;	/* it did not pay */
+		if (idle <= spell_spin + IDLE_YIELDS)
 			sched_yield();
 		else
 			idle_sleep();

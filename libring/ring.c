@@ -32,6 +32,7 @@ _Static_assert(sizeof(struct ring_shm) <= RING_DATA_OFFSET, "ring header");
 _Static_assert(sizeof(struct packet) == 16, "packet header");
 
 unsigned	ring_corruptions;
+unsigned	ring_wakes_pending;
 
 int
 snb_is_hugetlbfs(const char *path, size_t *page)
@@ -261,6 +262,7 @@ ring_detach(struct ring *r)
 
 	if (r->shm == NULL)
 		return;
+	ring_flush_wake(r);	/* a successor may take a while */
 	/* Clear our claim only: a successor may hold the side already. */
 	if (r->side == RING_PRODUCER)
 		atomic_compare_exchange_strong(&r->shm->prod.pid, &me, 0);
@@ -327,6 +329,63 @@ wake(_Atomic uint32_t *waiting, _Atomic int32_t *sleeper)
 		kill(pid, RING_WAKE_SIGNAL);	/* the claim: a live peer */
 }
 
+static void
+clear_pending(struct ring *r)
+{
+	if (r->wake_pending) {
+		r->wake_pending = 0;
+		ring_wakes_pending--;
+	}
+}
+
+/*
+ * After a publish (and its fence): wake the sleeping peer, or, with
+ * wake_batch, leave the wake-up pending while the peer would find less
+ * than a batch.  The peer's index is stable while it sleeps; re-read it,
+ * our cached copy may be older.  A pending wake-up is safe to hold: the
+ * peer's waiting word stays set (only the waker clears it, or the peer
+ * itself once awake), and ring_flush_wake() runs wake() on it later.
+ */
+static void
+wake_peer(struct ring *r, _Atomic uint32_t *waiting, _Atomic int32_t *pid)
+{
+	uint64_t ready;
+
+	if (!atomic_load_explicit(waiting, memory_order_relaxed))
+		return;
+	if (r->wake_batch) {
+		if (r->side == RING_PRODUCER)
+			ready = r->head - atomic_load_explicit(
+			    &r->shm->cons.tail, memory_order_relaxed);
+		else
+			ready = r->mask + 1 - (atomic_load_explicit(
+			    &r->shm->prod.head, memory_order_relaxed) -
+			    r->tail);
+		if (ready < r->wake_batch) {
+			if (!r->wake_pending) {
+				r->wake_pending = 1;
+				ring_wakes_pending++;
+			}
+			return;
+		}
+	}
+	clear_pending(r);
+	wake(waiting, pid);
+}
+
+void
+ring_flush_wake(struct ring *r)
+{
+	if (!r->wake_pending)
+		return;
+	clear_pending(r);
+	/* Our publish's fence came before: this load still pairs with it. */
+	if (r->side == RING_PRODUCER)
+		wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+	else
+		wake(&r->shm->prod.waiting, &r->shm->prod.pid);
+}
+
 void
 ring_commit(struct ring *r, uint32_t n)
 {
@@ -354,7 +413,7 @@ ring_commit(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->shm->prod.head, r->head,
 	    memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+	wake_peer(r, &r->shm->cons.waiting, &r->shm->cons.pid);
 }
 
 static void
@@ -362,6 +421,7 @@ close_as(struct ring *r, uint32_t how)
 {
 	atomic_store_explicit(&r->shm->prod.closed, how, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
+	clear_pending(r);
 	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
 }
 
@@ -401,7 +461,7 @@ ring_release(struct ring *r, uint32_t n)
 	atomic_store_explicit(&r->shm->cons.tail, r->tail,
 	    memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
-	wake(&r->shm->prod.waiting, &r->shm->prod.pid);
+	wake_peer(r, &r->shm->prod.waiting, &r->shm->prod.pid);
 }
 
 int

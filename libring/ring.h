@@ -149,6 +149,15 @@ struct ring {
 	uint32_t	 real_room;
 	int		 leak_pinned;	/* a slot went to scratch since the
 					   commit: real_room may not grow */
+	/*
+	 * Batched wake-ups (0: the peer is woken at every publish).  A
+	 * sleeping peer is woken only once it has wake_batch packets to
+	 * read (or slots to fill); until then the wake-up is pending, and
+	 * whoever set wake_batch must call ring_flush_wake() before going
+	 * idle: see ring_commit().
+	 */
+	uint32_t	 wake_batch;
+	int		 wake_pending;
 };
 
 /*
@@ -239,8 +248,18 @@ ring_slot(struct ring *r, uint32_t i)
 	    ((r->head + i) & r->mask) * (uint64_t)r->slot_size);
 }
 
-/* Publish n filled slots; wakes the consumer if it sleeps. */
+/*
+ * Publish n filled slots; wakes the consumer if it sleeps.  With
+ * wake_batch set, a sleeping consumer is woken only when the ring holds
+ * wake_batch packets: a context switch then moves a batch, not a burst
+ * (on a shared core every wake-up of a burst's worth was a switch).  The
+ * wake-up left pending is counted in ring_wakes_pending; the runtime
+ * flushes it when the stage goes idle or the wake-up has waited too long.
+ */
 void	ring_commit(struct ring *r, uint32_t n);
+/* A pending wake-up of r's peer (see ring_commit), now. */
+void	ring_flush_wake(struct ring *r);
+extern unsigned ring_wakes_pending;	/* rings of the process with one */
 /* Copy one packet into the next slot (room must have been checked). */
 static inline void
 ring_put(struct ring *r, uint32_t i, const void *data, uint16_t len)
@@ -337,7 +356,10 @@ ring_put_packet(struct ring *r, uint32_t i, const struct packet *p,
 	return 1;
 }
 
-/* Hand n read slots back to the producer; wakes it if it sleeps. */
+/*
+ * Hand n read slots back to the producer; wakes it if it sleeps (with
+ * wake_batch set: once it has wake_batch free slots, as ring_commit).
+ */
 void	ring_release(struct ring *r, uint32_t n);
 /* True once the producer closed the ring and everything was read. */
 int	ring_eof(struct ring *r);

@@ -1036,12 +1036,125 @@ test_wait(void)
 	unlink(path);
 }
 
+/*
+ * Batched wake-ups (wake_batch): a sleeping consumer is not woken by a
+ * commit that leaves it less than a batch (the wake-up stays pending),
+ * is woken by the commit that makes a batch, or by ring_flush_wake();
+ * the same for a producer sleeping for room, and ring_close wakes at
+ * once.  The sleeper is another process in ring_wait: its waiting word
+ * shows whether it was woken (only the waker clears it while it sleeps).
+ */
+static void
+test_wait_batched(void)
+{
+	const char *path = tpath("r5b");
+	struct wait_arg a = { path, RING_CONSUMER, 0 };
+	struct ring p, c;
+	struct child ch;
+	struct result res;
+	char errbuf[512];
+	int st, asleep, still;
+	uint32_t i;
+
+	if (ring_create(path, 8, 256, 0) == -1 ||
+	    ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf))) {
+		ok(0, "set up %s: %s", path, errbuf);
+		return;
+	}
+	p.wake_batch = 4;
+	ch = child_start(waiter, &a);
+	asleep = await_word(&p.shm->cons.waiting, 3000);
+	for (i = 0; i < 3; i++) {
+		put_seq(&p, 0, i, 256);
+		ring_commit(&p, 1);
+	}
+	sleep_ms(50);
+	still = atomic_load(&p.shm->cons.waiting) != 0;
+	ok(asleep && still && p.wake_pending && ring_wakes_pending == 1,
+	    "3 packets of a batch of 4: the consumer sleeps on, the wake-up "
+	    "is pending");
+	put_seq(&p, 0, 3, 256);
+	ring_commit(&p, 1);
+	st = child_finish(&ch, &res);
+	ok(st == 0 && res.ms < 1000 && res.v[0] == 4 && !p.wake_pending &&
+	    ring_wakes_pending == 0, "the 4th packet wakes it (after %.1f ms, "
+	    "it sees %lld)", res.ms, res.v[0]);
+	ring_detach(&p);
+	unlink(path);
+
+	/* Less than a batch, then the producer goes idle: a flush. */
+	if (ring_create(path, 8, 256, 0) == -1 ||
+	    ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf))) {
+		ok(0, "set up %s: %s", path, errbuf);
+		return;
+	}
+	p.wake_batch = 4;
+	ch = child_start(waiter, &a);
+	asleep = await_word(&p.shm->cons.waiting, 3000);
+	put_seq(&p, 0, 0, 256);
+	ring_commit(&p, 1);
+	sleep_ms(50);
+	still = atomic_load(&p.shm->cons.waiting) != 0;
+	ring_flush_wake(&p);
+	st = child_finish(&ch, &res);
+	ok(st == 0 && asleep && still && res.ms < 1000 && res.v[0] == 1 &&
+	    ring_wakes_pending == 0, "one packet waits for the flush, which "
+	    "wakes the consumer (%.1f ms)", res.ms);
+	ring_detach(&p);
+	unlink(path);
+
+	/* Less than a batch, then the close: woken at once. */
+	if (ring_create(path, 8, 256, 0) == -1 ||
+	    ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf))) {
+		ok(0, "set up %s: %s", path, errbuf);
+		return;
+	}
+	p.wake_batch = 4;
+	ch = child_start(waiter, &a);
+	asleep = await_word(&p.shm->cons.waiting, 3000);
+	put_seq(&p, 0, 0, 256);
+	ring_commit(&p, 1);
+	ring_close(&p);
+	st = child_finish(&ch, &res);
+	ok(st == 0 && asleep && res.ms < 1000 && res.v[0] == 1 &&
+	    ring_wakes_pending == 0, "a pending wake-up goes with the close "
+	    "(%.1f ms)", res.ms);
+	ring_detach(&p);
+	unlink(path);
+
+	/* The producer sleeps for room: woken by a batch of free slots. */
+	a.side = RING_PRODUCER;
+	a.prefill = 8;
+	if (ring_create(path, 8, 256, 0) == -1 ||
+	    ring_attach(&c, path, RING_CONSUMER, errbuf, sizeof(errbuf))) {
+		ok(0, "set up %s: %s", path, errbuf);
+		return;
+	}
+	c.wake_batch = 4;
+	ch = child_start(waiter, &a);
+	asleep = await_word(&c.shm->prod.waiting, 3000);
+	ok(ring_avail(&c, 8) == 8, "the producer filled the ring");
+	ring_release(&c, 3);
+	sleep_ms(50);
+	still = atomic_load(&c.shm->prod.waiting) != 0;
+	ok(asleep && still && c.wake_pending, "3 free slots of a batch of 4: "
+	    "the producer sleeps on");
+	ring_release(&c, 1);
+	st = child_finish(&ch, &res);
+	ok(st == 0 && res.ms < 1000 && res.v[0] == 4 && !c.wake_pending &&
+	    ring_wakes_pending == 0, "the 4th free slot wakes it (%.1f ms, "
+	    "room %lld)", res.ms, res.v[0]);
+	ring_detach(&c);
+	unlink(path);
+}
+
 /* --- 6. stress --- */
 
 struct stress_arg {
 	const char	*path;
 	uint64_t	 npackets;
 	double		 deadline;	/* now_ms() to give up at */
+	uint32_t	 batch;		/* wake_batch on both sides */
 };
 
 /* Sleep for the ring; count waits and those that ran to the timeout. */
@@ -1072,6 +1185,7 @@ stress_consumer(void *va, struct result *res)
 	if (ring_attach(&c, a->path, RING_CONSUMER, res->msg,
 	    sizeof(res->msg)))
 		return 1;
+	c.wake_batch = a->batch;
 	for (;;) {
 		want = 1 + (uint32_t)(rnd(&rs) % 64);
 		if ((n = ring_avail(&c, want)) == 0) {
@@ -1083,6 +1197,7 @@ stress_consumer(void *va, struct result *res)
 				v[7] = 1;
 				break;
 			}
+			ring_flush_wake(&c);	/* as the runtime, idle */
 			timed_wait(&c, &v[4], &v[5]);
 			continue;
 		}
@@ -1115,10 +1230,12 @@ stress_consumer(void *va, struct result *res)
 	    v[3] == 1 ? 0 : 1;
 }
 
+/* batch: wake_batch on both sides (0: none), each flushing when idle. */
 static void
-test_stress(void)
+test_stress(uint32_t batch)
 {
-	const char *path = tpath("r6"), *env;
+	const char *path = tpath(batch ? "r6b" : "r6"), *env;
+	const char *what = batch ? "stress, batched wake-ups" : "stress";
 	struct stress_arg a;
 	struct ring p;
 	struct child ch;
@@ -1132,13 +1249,17 @@ test_stress(void)
 
 	a.path = path;
 	a.npackets = STRESS_DEFAULT;
+	a.batch = batch;
 	if ((env = getenv("SNB_STRESS_PACKETS")) != NULL && *env)
 		a.npackets = strtoull(env, NULL, 10);
+	if (batch)
+		a.npackets /= 4;
 	if (ring_create(path, STRESS_SLOTS, STRESS_CAP, 0) == -1 ||
 	    ring_attach(&p, path, RING_PRODUCER, errbuf, sizeof(errbuf))) {
 		ok(0, "set up %s: %s", path, errbuf);
 		return;
 	}
+	p.wake_batch = batch;
 	t0 = now_ms();
 	a.deadline = t0 + STRESS_LIMIT_S * 1e3;
 	ch = child_start(stress_consumer, &a);
@@ -1152,6 +1273,7 @@ test_stress(void)
 				gaveup = 1;
 				break;
 			}
+			ring_flush_wake(&p);
 			timed_wait(&p, &waits, &timeouts);
 			continue;
 		}
@@ -1169,29 +1291,29 @@ test_stress(void)
 	stress_child = 0;
 	secs = (now_ms() - t0) / 1e3;
 
-	ok(st == 0 && !gaveup && !res.v[7], "stress: consumer exited 0 "
-	    "within %d s %s", STRESS_LIMIT_S, res.msg);
+	ok(st == 0 && !gaveup && !res.v[7], "%s: consumer exited 0 "
+	    "within %d s %s", what, STRESS_LIMIT_S, res.msg);
 	ok(seq == a.npackets && res.v[0] == (long long)a.npackets,
-	    "stress: received %lld of %llu sent", res.v[0],
+	    "%s: received %lld of %llu sent", what, res.v[0],
 	    (unsigned long long)seq);
-	ok(res.v[1] == 0, "stress: %lld out of order", res.v[1]);
-	ok(res.v[2] == 0, "stress: %lld corrupt", res.v[2]);
-	ok(res.v[3] == 1, "stress: EOF seen");
+	ok(res.v[1] == 0, "%s: %lld out of order", what, res.v[1]);
+	ok(res.v[2] == 0, "%s: %lld corrupt", what, res.v[2]);
+	ok(res.v[3] == 1, "%s: EOF seen", what);
 	ok((uint64_t)res.v[6] == sum &&
 	    atomic_load(&p.shm->prod.bytes) == sum,
-	    "stress: %llu bytes, consumer and prod.bytes agree",
-	    (unsigned long long)sum);
-	printf("# stress: %llu packets in %.2f s, %.2f Mpps, "
+	    "%s: %llu bytes, consumer and prod.bytes agree",
+	    what, (unsigned long long)sum);
+	printf("# %s: %llu packets in %.2f s, %.2f Mpps, "
 	    "%lld timed-out waits (producer %lld of %lld waits, "
-	    "consumer %lld of %lld)\n", (unsigned long long)seq, secs,
+	    "consumer %lld of %lld)\n", what, (unsigned long long)seq, secs,
 	    secs > 0 ? seq / secs / 1e6 : 0.0, timeouts + res.v[5],
 	    timeouts, waits, res.v[5], res.v[4]);
 	/*
 	 * Neither side can legitimately sleep STRESS_WAIT_MS while the other
 	 * is busy: a timed-out wait is a lost wake-up (both sides asleep).
 	 */
-	ok(timeouts + res.v[5] == 0, "stress: no wait ran to its %d ms "
-	    "timeout (a lost wake-up): %lld did", STRESS_WAIT_MS,
+	ok(timeouts + res.v[5] == 0, "%s: no wait ran to its %d ms "
+	    "timeout (a lost wake-up): %lld did", what, STRESS_WAIT_MS,
 	    timeouts + res.v[5]);
 	ring_detach(&p);
 	unlink(path);
@@ -1337,7 +1459,9 @@ main(void)
 	test_leaky_room();
 	test_untrusted();
 	test_wait();
-	test_stress();
+	test_wait_batched();
+	test_stress(0);
+	test_stress(STRESS_SLOTS / 4);
 	test_rundir();
 
 	cleanup();
