@@ -233,7 +233,9 @@ input(struct side *s, uint8_t *data, uint32_t len,
 
 	if ((type = rx_frame(s, data, len, &pk)) == -1)
 		return;
-	if (type == ip && (v6 ? reasm_frag6_offset(pk.l3, pk.len) != 0 :
+	/* A packet with a burst key is no fragment: key() saw to that. */
+	if (type == ip && !looked_up && (v6 ?
+	    reasm_frag6_offset(pk.l3, pk.len) != 0 :
 	    reasm_is_fragment4(pk.l3, pk.len))) {
 		if (!reassemble(s, &pk))
 			return;
