@@ -137,6 +137,21 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 	scfg.xdp_flags = nic->native_only && nic->rx ? XDP_FLAGS_DRV_MODE : 0;
 	scfg.bind_flags = XDP_USE_NEED_WAKEUP;
 	for (tries = 0;; tries++) {
+		/*
+		 * libxdp maps the rings afresh but keeps the cached
+		 * indexes it finds in these (the fill and completion
+		 * rings').  After a failed try the fill ring's cached
+		 * producer would still be RX_FRAMES ahead: our buffers
+		 * would go RX_FRAMES slots past where the kernel reads,
+		 * the kernel would read zeros and put every frame at
+		 * address 0, each overwriting the last before we copy it
+		 * (after two failed tries, no buffer would fit at all).
+		 * Every try starts from nothing.
+		 */
+		memset(&x->fill, 0, sizeof(x->fill));
+		memset(&x->comp, 0, sizeof(x->comp));
+		memset(&x->rx, 0, sizeof(x->rx));
+		memset(&x->tx, 0, sizeof(x->tx));
 		if ((r = xsk_umem__create(&x->umem, x->area,
 		    (uint64_t)NUM_FRAMES * FRAME_SIZE, &x->fill, &x->comp,
 		    &ucfg)) != 0) {
@@ -159,9 +174,15 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 		x->xsk = NULL;
 		xsk_umem__delete(x->umem);
 		x->umem = NULL;
-		/* The kernel tears a closed socket down asynchronously: the
-		 * queue stays taken (EBUSY) a moment after its owner exits,
-		 * as when a stage is restarted.  Give it that moment. */
+		/*
+		 * EBUSY: the kernel tears a closed socket down
+		 * asynchronously, so the queue stays taken a moment after
+		 * its owner exits, as when a stage is restarted; or another
+		 * process attached the XDP program between libxdp's look
+		 * for one and its own attach (several queues of one
+		 * interface opening at once), and the next try finds and
+		 * shares it.  Give either that moment.
+		 */
 		if (r == -EBUSY && tries < BUSY_TRIES) {
 			usleep(BUSY_WAIT_MS * 1000);
 			continue;
@@ -221,13 +242,18 @@ xdp_rx(struct nic *nic, struct rx_burst *b)
 		recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
 
-/* Frames the kernel has finished sending go back to the free list. */
+/*
+ * Frames the kernel has finished sending go back to the free list.  No
+ * more than the list lacks: the kernel completes each frame once, but
+ * free[] must not overflow even if it did not.
+ */
 static void
 reclaim(struct xdp *x)
 {
 	uint32_t n, i, idx;
 
-	if ((n = xsk_ring_cons__peek(&x->comp, TX_FRAMES, &idx)) == 0)
+	if ((n = xsk_ring_cons__peek(&x->comp, TX_FRAMES - x->nfree,
+	    &idx)) == 0)
 		return;
 	for (i = 0; i < n; i++)
 		x->free[x->nfree++] = *xsk_ring_cons__comp_addr(&x->comp,
