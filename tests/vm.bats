@@ -613,8 +613,13 @@ EOF
 # on one queue.  Midway, one queue's process is killed (SIGKILL) and
 # restarted by snb-run while the host sends more: the other processes
 # keep their pids and go on, the restarted one takes its queue over.
-@test "vm: virtio-net multi-queue: a process per queue pair, RSS, exactly once; one killed and restarted" {
-	local n1=400 n2=400 q files="" c
+# Then, in the same boot, transmit: a new graph of one process per pair,
+# each sending back out of its pair what it receives ('nic Q | nic Q');
+# the host sends more flows and captures what the guest sends on the tap
+# (tcpdump -Q in): every frame once, as many as the host kernel counted
+# on the tap and as the pairs' tx-packets add up to.
+@test "vm: virtio-net multi-queue: a process per queue pair, RSS, exactly once; one killed and restarted; transmit from every pair" {
+	local n1=400 n2=400 n3=400 q files="" c tx sum=0 busy=0 rx0 sent0 sent
 	needs_guest
 	{
 		guest_lib
@@ -623,25 +628,29 @@ g='nic pci:00:07.0/q0 | pcap-write /tmp/q0.pcap'
 for q in 1 2 3; do g="\$g ; nic pci:00:07.0/q\$q | pcap-write /tmp/q\$q.pcap"; done
 snb-run -n g --restart=on-failure "\$g" 2>/tmp/err &
 pid=\$!
-qctr() {	# Q NAME: counter NAME of queue Q's nic
-	snb-top --once -i 0.1 g 2>/dev/null | grep "^ *nic-pci_00_07.0_q\$1 " |
+G=g
+qctr() {	# Q NAME: counter NAME of queue Q's nic in graph \$G
+	snb-top --once -i 0.1 \$G 2>/dev/null | grep "^ *nic-pci_00_07.0_q\$1 " |
 	    sed -n "s/.* \$2=\([0-9]*\).*/\1/p"
 }
 qpid() {
 	snb-top --once -i 0.1 g 2>/dev/null | awk -v l=nic-pci_00_07.0_q\$1 '\$1 == l { print \$3 }'
 }
-total() {
+total() {	# [NAME]: rx-packets (or NAME) over the queues
 	t=0
-	for q in 0 1 2 3; do t=\$((t + \$(qctr \$q rx-packets))); done
+	for q in 0 1 2 3; do t=\$((t + \$(qctr \$q \${1:-rx-packets}))); done
 	echo \$t
 }
-for q in 0 1 2 3; do
-	i=0
-	until [ -n "\$(qctr \$q rx-packets)" ]; do
-		sleep 0.2; i=\$((i + 1))
-		[ \$i -lt 300 ] || { echo "q\$q did not open"; cat /tmp/err; exit 1; }
+all_open() {
+	for q in 0 1 2 3; do
+		i=0
+		until [ -n "\$(qctr \$q rx-packets)" ]; do
+			sleep 0.2; i=\$((i + 1))
+			[ \$i -lt 300 ] || { echo "q\$q did not open"; cat /tmp/err; exit 1; }
+		done
 	done
-done
+}
+all_open
 before="\$(qpid 0) \$(qpid 1) \$(qpid 2) \$(qpid 3)"
 echo SNB-READY
 i=0
@@ -659,6 +668,21 @@ kill -INT \$pid
 wait \$pid
 cat /tmp/err
 echo "bus-master-after=\$(master 0000:00:07.0)"
+t='nic pci:00:07.0/q0 | nic pci:00:07.0/q0'
+for q in 1 2 3; do t="\$t ; nic pci:00:07.0/q\$q | nic pci:00:07.0/q\$q"; done
+snb-run -n t "\$t" 2>/tmp/err &
+pid=\$!
+G=t
+all_open
+echo SNB-TX-READY
+i=0
+until [ "\$(total tx-packets)" -ge $n3 ]; do sleep 0.5; i=\$((i + 1)); [ \$i -lt 240 ] || break; done
+sleep 1
+snb-top --once -i 0.1 t | sed 's/^/TX /'
+kill -INT \$pid
+wait \$pid
+cat /tmp/err
+echo "bus-master-after-tx=\$(master 0000:00:07.0)"
 for q in 0 1 2 3; do echo "PCAP q\$q \$(od -An -tx1 -v /tmp/q\$q.pcap | tr -d ' \n')"; done
 EOF
 	} > "$T/guest.sh"
@@ -669,13 +693,31 @@ EOF
 	    > "$T/guest.out" 2>&1 &
 	GUEST=$!
 	wait_console SNB-READY
+	sent0=$(ip netns exec "$NS" cat /sys/class/net/virtioq/statistics/tx_packets)
 	ip netns exec "$NS" python3 "$BATS_TEST_DIRNAME/tools/flows.py" send virtioq $n1 64
 	wait_console SNB-KILLED
 	# Frames n1 to n1 + n2 - 1, while q1 is down and restarting.
 	ip netns exec "$NS" python3 "$BATS_TEST_DIRNAME/tools/flows.py" send virtioq $((n1 + n2)) 64 $n1
+	sent=$(ip netns exec "$NS" cat /sys/class/net/virtioq/statistics/tx_packets)
+	# Transmit: frames 0 to n3 - 1 again, sent back by the pairs.
+	wait_console SNB-TX-READY
+	rx0=$(ip netns exec "$NS" cat /sys/class/net/virtioq/statistics/rx_packets)
+	ip netns exec "$NS" tcpdump -i virtioq -Q in -nn -s 4096 -U \
+	    --immediate-mode -Z root -w "$T/tx.pcap" 2> "$T/cap.err" &
+	CAP=$!
+	for i in $(seq 100); do
+		grep -q "listening on" "$T/cap.err" && break
+		sleep 0.05
+	done
+	sleep 0.3
+	ip netns exec "$NS" python3 "$BATS_TEST_DIRNAME/tools/flows.py" send virtioq $n3 64
 	rc=0
 	wait "$GUEST" || rc=$?
 	GUEST=""
+	sleep 0.5
+	kill -INT "$CAP"
+	wait "$CAP" || true
+	CAP=""
 	grep -v "^PCAP" "$T/guest.out"
 	[ "$rc" -eq 0 ]
 	for q in 0 1 2 3; do
@@ -689,14 +731,20 @@ EOF
 	run python3 "$BATS_TEST_DIRNAME/tools/flows.py" check $((n1 + n2)) $files
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# Every queue had flows; its counter is what its file holds.
+	# Every queue had flows; its counter is what its file holds; the
+	# counters add up to what the host's kernel sent into the tap.
+	echo "the tap sent $((sent - sent0)) frames to the guest"
+	[ $((sent - sent0)) -eq $((n1 + n2)) ]
 	for q in 0 1 2 3; do
 		c=$(grep "^ *nic-pci_00_07.0_q$q " "$T/guest.out" | sed -n 's/.* rx-packets=\([0-9]*\).*/\1/p')
 		echo "q$q: rx-packets=$c"
 		[ "$c" -gt 0 ]
 		echo "$output" | grep -q "q$q.txt $c frames"
 		grep "^ *nic-pci_00_07.0_q$q " "$T/guest.out" | grep -q "drop-ring-full=0 drop-oversize=0"
+		sum=$((sum + c))
 	done
+	[ "$sum" -eq $((n1 + n2)) ]
+	sum=0
 	# q1 was restarted (a new pid), the others kept theirs.
 	b=$(sed -n 's/^pids before: \(.*\) after: .*/\1/p' "$T/guest.out")
 	a=$(sed -n 's/^pids before: .* after: \(.*\)/\1/p' "$T/guest.out")
@@ -706,4 +754,27 @@ EOF
 	[ -n "$(echo "$a" | awk '{ print $2 }')" ]
 	grep -q "1 restarts" "$T/guest.out"
 	grep -q "bus-master-after=0" "$T/guest.out"
+	# Transmit: what the host captured, every frame once; the tap's own
+	# count of what arrived from the guest; per pair, tx = rx.
+	tshark -r "$T/tx.pcap" -T fields -e ip.src -e udp.srcport \
+	    -e udp.payload 2>/dev/null > "$T/tx.txt"
+	run python3 "$BATS_TEST_DIRNAME/tools/flows.py" check $n3 "$T/tx.txt"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "tx.txt $n3 frames"
+	c=$(ip netns exec "$NS" cat /sys/class/net/virtioq/statistics/rx_packets)
+	echo "tap received $((c - rx0)) frames from the guest"
+	[ $((c - rx0)) -eq "$n3" ]
+	for q in 0 1 2 3; do
+		c=$(grep "^TX *nic-pci_00_07.0_q$q " "$T/guest.out" | sed -n 's/.* rx-packets=\([0-9]*\).*/\1/p')
+		tx=$(grep "^TX *nic-pci_00_07.0_q$q " "$T/guest.out" | sed -n 's/.* tx-packets=\([0-9]*\).*/\1/p')
+		echo "q$q: rx-packets=$c tx-packets=$tx"
+		[ "$tx" -eq "$c" ]
+		[ "$tx" -eq 0 ] || busy=$((busy + 1))
+		sum=$((sum + tx))
+		grep "^TX *nic-pci_00_07.0_q$q " "$T/guest.out" | grep -q "drop-ring-full=0 drop-oversize=0 drop-kernel=0 drop-tx-error=0 drop-link-down=0"
+	done
+	[ "$sum" -eq "$n3" ]
+	[ "$busy" -ge 2 ]
+	grep -q "bus-master-after-tx=0" "$T/guest.out"
 }
