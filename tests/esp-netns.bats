@@ -16,6 +16,7 @@ load netns
 S=espnet-S-$$ H1=espnet-H1-$$ H2=espnet-H2-$$
 K1=0x00112233445566778899aabbccddeeff01020304
 K2=0x0f0e0d0c0b0a09080706050403020100a0b0c0d0
+K3=0x5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
 A=2001:db8:a::1
 B=2001:db8:b::1
 
@@ -58,14 +59,16 @@ teardown() {
 	netns_teardown $NSS
 }
 
-# site NAME: the SA file of site a (host 1's) or b, inbound key $2
+# site NAME: the SA file of site a (host 1's) or b, inbound key $2; a key
+# per direction (SA 0x1001 a to b K1, 0x2001 b to a K2): one key in both
+# would repeat GCM's nonces, and snb-esp refuses it
 site() {
-	local me=$A peer=$B out=0x1001 in=0x2001
-	[ "$1" = b ] && { me=$B peer=$A out=0x2001 in=0x1001; }
+	local me=$A peer=$B out=0x1001 in=0x2001 ok=$K1 ik=$K2
+	[ "$1" = b ] && { me=$B peer=$A out=0x2001 in=0x1001 ok=$K2 ik=$K1; }
 	printf 'sa { direction out; spi %s; key %s; local-address %s; remote-address %s; }\n' \
-	    $out $K1 $me $peer
+	    $out $ok $me $peer
 	printf 'sa { direction in; spi %s; key %s; local-address %s; remote-address %s; }\n' \
-	    $in "${2:-$K1}" $me $peer
+	    $in "${2:-$ik}" $me $peer
 }
 
 ctr() {		# ctr STAGE NAME: a live counter of graph espnet
@@ -105,7 +108,7 @@ ctr() {		# ctr STAGE NAME: a live counter of graph espnet
 	[ "$(tshark -r "$T/core.pcap" -Y icmpv6 2>/dev/null | wc -l)" -eq 0 ]
 	[ "$(ctr a encrypted)" -ge 6 ] && [ "$(ctr b decrypted)" -ge 6 ]
 	# site B's inbound key is wrong: its pings die there, counted
-	site b $K2 > "$T/b.conf"
+	site b $K3 > "$T/b.conf"
 	run ip netns exec "$S" snb-ctl espnet config b reload
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -138,14 +141,14 @@ ctr() {		# ctr STAGE NAME: a live counter of graph espnet
 	}
 	pw 1 2 b 1 2 0x0011223344556677 0x8899aabbccddeeff > "$T/a-pw.conf"
 	pw 2 1 a 2 1 0x8899aabbccddeeff 0x0011223344556677 > "$T/b-pw.conf"
-	sa() {	# sa ME PEER OUTSPI INSPI
+	sa() {	# sa ME PEER OUTSPI INSPI OUTKEY INKEY
 		printf 'sa { direction out; spi %s; key %s; local-address 2001:db8::%s; remote-address 2001:db8::%s; }\n' \
-		    $3 $K1 $1 $2
+		    $3 $5 $1 $2
 		printf 'sa { direction in; spi %s; key %s; local-address 2001:db8::%s; remote-address 2001:db8::%s; }\n' \
-		    $4 $K1 $1 $2
+		    $4 $6 $1 $2
 	}
-	sa 1 2 0x1001 0x2001 > "$T/a-sa.conf"
-	sa 2 1 0x2001 0x1001 > "$T/b-sa.conf"
+	sa 1 2 0x1001 0x2001 $K1 $K2 > "$T/a-sa.conf"
+	sa 2 1 0x2001 0x1001 $K2 $K1 > "$T/b-sa.conf"
 	vsite() {	# vsite a|b ME PEER PORT
 		ip netns exec "$P-s$1" snb-run -n "$P-$1" "p: l2tp $T/$1-pw.conf
 		    e: esp --counters-out $T/$1-esp.ctr $T/$1-sa.conf

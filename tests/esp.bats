@@ -113,6 +113,23 @@ decrypt() {
 	[ "$(ctr "$c" drop-too-short)" -eq 1 ]
 }
 
+@test "esp: an inbound SA takes ESP from its remote address only, before any decryption" {
+	need_peer
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	# the right SPI, key and destination, from another source
+	$PY "$PEER" make "$T/other.pcap" $K1 0x2001 2001:db8:3::1 $A 1 2 3
+	decrypt "$T/b.conf" "$T/other.pcap" "$T/out.pcap"
+	cat "$T/dec.ctr"
+	[ "$(npackets "$T/out.pcap")" -eq 0 ]
+	[ "$(ctr "$T/dec.ctr" drop-wrong-remote)" -eq 3 ]
+	[ "$(ctr "$T/dec.ctr" drop-icv)" -eq 0 ]
+	# the same numbers from the SA's remote: none was taken before
+	$PY "$PEER" make "$T/peer.pcap" $K1 0x2001 $B $A 1 2 3
+	decrypt "$T/b.conf" "$T/peer.pcap" "$T/out.pcap"
+	[ "$(ctr "$T/dec.ctr" decrypted)" -eq 3 ]
+	[ "$(ctr "$T/dec.ctr" drop-wrong-remote)" -eq 0 ]
+}
+
 @test "esp: a replay window of 64 in the SA file moves the edge" {
 	need_peer
 	sa in 0x2001 $K1 $A $B $'\treplay-window 64;\n' > "$T/b.conf"
@@ -185,7 +202,7 @@ decrypt() {
 
 @test "esp: SA file errors name FILE:LINE:COL" {
 	bad() {		# bad LINE:COL MESSAGE: the file $T/e.conf is refused so
-		run snb-esp "$T/e.conf"
+		run timeout 20 snb-esp "$T/e.conf"
 		echo "$output"
 		[ "$status" -eq 2 ]
 		[ "$output" = "snb-esp: $T/e.conf:$1: $2" ]
@@ -204,6 +221,15 @@ decrypt() {
 	bad 10:6 "sa spi 0x1001: its spi and direction are those of the SA at 1:1"
 	{ sa out 0x1001 $K1 $A $B; sa out 0x1002 $K2 $A $B; } > "$T/e.conf"
 	bad 8:1 "sa spi 0x1002: a second outbound SA to $B (the first at 1:1)"
+	# one key and salt in two SAs: GCM's nonces would repeat (the
+	# salt and a sequence number from 1 in each), either direction
+	{ sa out 0x1001 $K1 $A $B; sa in 0x2001 $K1 $A $B; } > "$T/e.conf"
+	bad 11:6 "sa spi 0x2001: the key and salt of the SA at 1:1 (GCM would use its nonces twice: one key per SA and direction)"
+	{ sa in 0x1001 $K1 $A $B; sa in 0x2001 ${K1%??}05 $A $B; } > "$T/e.conf"
+	# another salt is another nonce: taken (snb-run -c runs its checks)
+	run timeout 20 snb-run -c "source | [clear] esp $T/e.conf [core] | sink"
+	echo "$output"
+	[ "$status" -eq 0 ]
 	printf 'sa { direction in; spi 300; key %s; local-address %s; }\n' \
 	    $K1 $A > "$T/e.conf"
 	bad 1:1 "sa: missing 'remote-address'"

@@ -67,14 +67,14 @@ static struct {
 	    *drop_seq_exhausted, *drop_not_esp, *drop_too_short,
 	    *drop_bad_spi, *drop_replay, *drop_too_old, *drop_icv,
 	    *drop_bad_padding, *drop_bad_next_header, *drop_dummy,
-	    *drop_bad_inner;
+	    *drop_bad_inner, *drop_wrong_remote;
 } cnt;
 static const char *const cnt_names[] = {
 	"encrypted", "decrypted", "drop-not-ipv6", "drop-no-sa",
 	"drop-seq-exhausted", "drop-not-esp", "drop-too-short",
 	"drop-bad-spi", "drop-replay", "drop-too-old", "drop-icv",
 	"drop-bad-padding", "drop-bad-next-header", "drop-dummy",
-	"drop-bad-inner", NULL
+	"drop-bad-inner", "drop-wrong-remote", NULL
 };
 static uint64_t *verdict_cnt[ESP_BAD_INNER + 1];
 
@@ -251,6 +251,13 @@ decap(const struct packet *p, uint32_t len)
 	if ((sa = find_in((uint32_t)esp[0] << 24 | (uint32_t)esp[1] << 16 |
 	    (uint32_t)esp[2] << 8 | esp[3], ip->dst)) == NULL) {
 		(*cnt.drop_bad_spi)++;
+		return 1;
+	}
+	/* The SA is between two addresses: from any other, the packet is
+	 * not the peer's (RFC 4301 4.1 lets the lookup take the source
+	 * too), and costs no decryption. */
+	if (memcmp(ip->src, sa->remote, 16) != 0) {
+		(*cnt.drop_wrong_remote)++;
 		return 1;
 	}
 	/* The plaintext is never longer than the ESP packet. */

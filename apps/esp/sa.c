@@ -35,7 +35,7 @@ struct sactx {
 	struct esp_sa	 sa;
 	uint32_t	 window;
 	int		 have_dir, have_window, have_seq;
-	struct cfg_pos	 dir_at, window_at, spi_at;
+	struct cfg_pos	 dir_at, window_at, spi_at, key_at;
 };
 
 struct saparser {
@@ -55,7 +55,8 @@ static const struct cfg_field f_sa[] = {
 	    CFG_AT(CFG_REQUIRED | CFG_VALPOS, SX(dir_at))),
 	CFG_F("spi", CFG_LEAF, .id = ID_SPI,
 	    CFG_AT(CFG_REQUIRED | CFG_VALPOS, SX(spi_at))),
-	CFG_F("key", CFG_LEAF, .id = ID_KEY, .flags = CFG_REQUIRED),
+	CFG_F("key", CFG_LEAF, .id = ID_KEY,
+	    CFG_AT(CFG_REQUIRED | CFG_VALPOS, SX(key_at))),
 	CFG_F("local-address", CFG_IPV6, .off = SX(sa.local),
 	    .flags = CFG_REQUIRED),
 	CFG_F("remote-address", CFG_IPV6, .off = SX(sa.remote),
@@ -234,6 +235,19 @@ parse_sa(struct saparser *ps, const struct cfg_tok *n)
 			return cfg_err(cf, &n->at, "sa %s: a second outbound "
 			    "SA to %s (the first at %d:%d)", b,
 			    inet_ntop(AF_INET6, x.sa.remote, a, sizeof(a)),
+			    o->at.line, o->at.col);
+		/*
+		 * GCM's nonce is the salt and the sequence number, which
+		 * starts at 1 in every SA: two SAs of one key and salt,
+		 * whichever their directions, would encrypt under the same
+		 * nonces (ours, or ours and the peer's), which gives away
+		 * the plaintexts and the authentication key.
+		 */
+		if (memcmp(o->key, x.sa.key, ESP_KEYLEN) == 0 &&
+		    memcmp(o->salt, x.sa.salt, ESP_SALTLEN) == 0)
+			return cfg_err(cf, &x.key_at, "sa %s: the key and "
+			    "salt of the SA at %d:%d (GCM would use its "
+			    "nonces twice: one key per SA and direction)", b,
 			    o->at.line, o->at.col);
 	}
 	if (db->nsa == ESP_MAX_SA)

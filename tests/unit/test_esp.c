@@ -324,7 +324,7 @@ test_sa(void)
 	    "  local-address 2001:db8::1; remote-address 2001:db8::2;\n"
 	    "  sequence 1000; }\n"
 	    "sa { direction out; spi 4294967295; replay-window 64;\n"
-	    "  key 0x000102030405060708090a0b0c0d0e0fa0a1a2a3;\n"
+	    "  key 0x000102030405060708090a0b0c0d0e0fa0a1a2a4;\n"
 	    "  local-address 2001:db8::1; remote-address 2001:db8::2; }\n";
 	struct esp_sadb db;
 	char err[256] = "";
