@@ -21,10 +21,11 @@ static cfg_block_fn pw_block;
 enum { ID_COOKIE_LOCAL = 1, ID_COOKIE_REMOTE, ID_KEY };
 
 static const struct cfg_field f_l2tp[] = {
+	/* Optional: PW_DEFAULT_SESSION unless given (pseudowire()). */
 	CFG_F("local-session", CFG_U32, .off = PO(local_session), .lo = 1,
-	    .hi = UINT32_MAX, .flags = CFG_REQUIRED),
+	    .hi = UINT32_MAX),
 	CFG_F("remote-session", CFG_U32, .off = PO(remote_session), .lo = 1,
-	    .hi = UINT32_MAX, .flags = CFG_REQUIRED),
+	    .hi = UINT32_MAX),
 	CFG_F("local-cookie", CFG_LEAF, .id = ID_COOKIE_LOCAL,
 	    .flags = CFG_REQUIRED),
 	CFG_F("remote-cookie", CFG_LEAF, .id = ID_COOKIE_REMOTE,
@@ -58,9 +59,12 @@ hexdigit(int ch)
 }
 
 /*
- * A 64-bit cookie: 0x and 1 to 16 hex digits, a number put on the wire
- * most significant byte first (0x0011223344556677 is 00 11 22 .. 77, as
- * iproute2's "cookie 0011223344556677").
+ * A 64-bit cookie: 0x and exactly 16 hex digits, put on the wire most
+ * significant byte first (0x0011223344556677 is 00 11 22 .. 77, as
+ * iproute2's "cookie 0011223344556677").  The keyed IPv6 tunnel's cookie
+ * is 64 bits (RFC 8159); a shorter number is refused rather than padded,
+ * because iproute2 reads 8 hex digits as a 4-byte cookie, which a padded
+ * 8-byte one would never match.
  */
 static int
 cookie(struct cfg *cf, const char *name, const struct cfg_tok *v,
@@ -70,7 +74,7 @@ cookie(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	size_t i;
 	int d, b;
 
-	if (v->len < 3 || v->len > 18 || v->p[0] != '0' ||
+	if (v->len != 18 || v->p[0] != '0' ||
 	    (v->p[1] != 'x' && v->p[1] != 'X'))
 		goto bad;
 	for (i = 2; i < v->len; i++) {
@@ -85,8 +89,8 @@ bad:
 	{
 		char s[CFG_SHOW];
 
-		return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 1 to 16 "
-		    "hex digits", name, cfg_show(v, s));
+		return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 16 hex "
+		    "digits (a 64-bit cookie)", name, cfg_show(v, s));
 	}
 }
 
@@ -152,12 +156,16 @@ pw_check(struct cfg *cf, struct pw_conf *c, struct pw *pw)
 			    o->at.col);
 		if (o->type != pw->type)
 			continue;
+		/* A frame is the pseudowire's of its session and source
+		 * address: pseudowires to different ends may share a
+		 * session id (RFC 8159's 0xffffffff for all). */
 		if (pw->type == PW_L2TP &&
-		    o->local_session == pw->local_session)
+		    o->local_session == pw->local_session &&
+		    memcmp(o->remote, pw->remote, 16) == 0)
 			return cfg_err(cf, &pw->l2tp_at, "pseudowire '%s': "
-			    "local-session %u is also that of '%s' (at %d:%d)",
-			    pw->name, pw->local_session, o->name, o->at.line,
-			    o->at.col);
+			    "local-session %u and remote-address are also "
+			    "those of '%s' (at %d:%d)", pw->name,
+			    pw->local_session, o->name, o->at.line, o->at.col);
 		if (pw->type == PW_GRE &&
 		    memcmp(o->remote, pw->remote, 16) == 0 &&
 		    o->has_key == pw->has_key &&
@@ -192,6 +200,7 @@ pseudowire(struct cfg *cf, struct pw_conf *c, const struct cfg_tok *kw)
 		return cfg_err(cf, &kw->at, "out of memory");
 	pw = &c->pw[c->npw];
 	memset(pw, 0, sizeof(*pw));
+	pw->local_session = pw->remote_session = PW_DEFAULT_SESSION;
 	memcpy(pw->name, n.p, n.len);
 	pw->at = n.at;
 	if (memchr(n.p, '\0', n.len) != NULL || !name_ok(pw->name))

@@ -19,9 +19,10 @@
  * local-session is the session id this end receives (session_id),
  * remote-session the one it sends (peer_session_id), local-cookie the
  * cookie it sends (cookie), remote-cookie the one it expects
- * (peer_cookie).  The checks that keep decapsulation unambiguous are made
- * here: no two L2TP pseudowires share a local session, no two GRE ones a
- * remote address and key (or the absence of one).
+ * (peer_cookie); both sessions are 0xffffffff unless given.  The checks
+ * that keep decapsulation unambiguous are made here: no two L2TP
+ * pseudowires share a local session and remote address, no two GRE ones
+ * a remote address and key (or the absence of one).
  */
 #ifndef SNB_PWCONF_H
 #define SNB_PWCONF_H
@@ -62,6 +63,8 @@ struct pw_conf {
 };
 
 #define PW_DEFAULT_MTU		1500
+/* RFC 8159 3: a static keyed IPv6 tunnel's session id, both ways. */
+#define PW_DEFAULT_SESSION	0xffffffffu
 #define PW_DEFAULT_HOP_LIMIT	64
 
 /*

@@ -8,8 +8,8 @@
  * others pseudowires.
  *
  * Decapsulation finds the pseudowire by a scan of a small array (at most
- * PW_MAX entries, a few cache lines): L2TP by the session id, then the
- * source address and the cookie; GRE by the source address, then the
+ * PW_MAX entries, a few cache lines): L2TP by the session id and the
+ * source address, then the cookie; GRE by the source address, then the
  * key.  Every frame that does not make it is counted by why.
  */
 #include <err.h>
@@ -164,24 +164,25 @@ pwstage_init(int t, int argc, char **argv)
 static inline int
 lookup(const struct tun_rx *rx)
 {
-	int i, remote = 0;
+	int i, remote = 0, known = 0;
 
 	if (type == PW_L2TP) {
-		for (i = 0; i < npw && session[i] != rx->session; i++)
-			;
-		if (i == npw) {
-			(*c.unknown_session)++;
-			return -1;
+		/* The session and the source together name a pseudowire
+		 * (pwconf.h): many may share 0xffffffff. */
+		for (i = 0; i < npw; i++) {
+			if (session[i] != rx->session)
+				continue;
+			known = 1;
+			if (memcmp(rx->src, pws[i]->remote, 16) != 0)
+				continue;
+			if (memcmp(rx->cookie, pws[i]->remote_cookie, 8) != 0) {
+				(*c.wrong_cookie)++;
+				return -1;
+			}
+			return i;
 		}
-		if (memcmp(rx->src, pws[i]->remote, 16) != 0) {
-			(*c.wrong_remote)++;
-			return -1;
-		}
-		if (memcmp(rx->cookie, pws[i]->remote_cookie, 8) != 0) {
-			(*c.wrong_cookie)++;
-			return -1;
-		}
-		return i;
+		(*(known ? c.wrong_remote : c.unknown_session))++;
+		return -1;
 	}
 	for (i = 0; i < npw; i++) {
 		if (memcmp(rx->src, pws[i]->remote, 16) != 0)

@@ -83,7 +83,7 @@ tun_rx(const uint8_t *f, uint32_t len, const uint8_t local[16],
 {
 	const struct ipv6_hdr *ip = (const void *)(f + SNB_ETH_HLEN);
 	const struct ipv6_ext_hdr *x;
-	uint32_t off = TUN_OUTER_HLEN, end, w;
+	uint32_t off = TUN_OUTER_HLEN, end, w, hl;
 	uint8_t next;
 	int i, r;
 
@@ -97,20 +97,37 @@ tun_rx(const uint8_t *f, uint32_t len, const uint8_t local[16],
 		return TUN_RX_MALFORMED;	/* the length lies */
 	if (memcmp(ip->dst, local, 16) != 0)
 		return TUN_RX_NOT_LOCAL;
-	/* Options headers are passed over (at most 4 of them). */
+	/*
+	 * Extension headers before the tunnel's (RFC 8200 4), at most
+	 * TUN_EXT_MAX of them: options headers are passed over, the
+	 * hop-by-hop one only first (4.1); a routing header with segments
+	 * left names a later destination than ours (4.4); a fragment is
+	 * dropped unless it is atomic, offset 0 and no more to come, which
+	 * is the whole packet (RFC 6946, RFC 8200 4.5).
+	 */
 	next = ip->next;
-	for (i = 0; i < 4 && (next == SNB_IPPROTO_HOPOPTS ||
-	    next == SNB_IPPROTO_DSTOPTS || next == SNB_IPPROTO_ROUTING); i++) {
+	for (i = 0; i < TUN_EXT_MAX && (next == SNB_IPPROTO_HOPOPTS ||
+	    next == SNB_IPPROTO_DSTOPTS || next == SNB_IPPROTO_ROUTING ||
+	    next == SNB_IPPROTO_FRAGMENT); i++) {
 		if (end - off < 8)
 			return TUN_RX_MALFORMED;
 		x = (const void *)(f + off);
-		if (end - off < ipv6_ext_hlen(x))
+		if (next == SNB_IPPROTO_HOPOPTS && i != 0)
 			return TUN_RX_MALFORMED;
+		if (next == SNB_IPPROTO_FRAGMENT) {
+			if (((f[off + 2] << 8 | f[off + 3]) & 0xfff9) != 0)
+				return TUN_RX_FRAGMENT;
+			hl = 8;
+		} else {
+			if (next == SNB_IPPROTO_ROUTING && f[off + 3] != 0)
+				return TUN_RX_NOT_LOCAL;
+			hl = ipv6_ext_hlen(x);
+			if (end - off < hl)
+				return TUN_RX_MALFORMED;
+		}
 		next = x->next;
-		off += ipv6_ext_hlen(x);
+		off += hl;
 	}
-	if (next == SNB_IPPROTO_FRAGMENT)
-		return TUN_RX_FRAGMENT;
 	if (next != proto)
 		return TUN_RX_OTHER_PROTO;
 	rx->src = ip->src;

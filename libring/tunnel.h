@@ -34,6 +34,7 @@
 #define GRE_HLEN	4		/* flags and version, protocol */
 #define GRE_KEY_HLEN	8
 #define TUN_HLEN_MAX	(TUN_OUTER_HLEN + L2TP_HLEN)
+#define TUN_EXT_MAX	8		/* extension headers passed over */
 
 /* GRE's first word (host order). */
 #define GRE_F_CSUM	0x8000		/* C: checksum and reserved1 follow */
@@ -80,10 +81,14 @@ tun_ipv6_len(const struct tun_tx *t, uint32_t len)
 enum {
 	TUN_RX_OK = 0,
 	TUN_RX_NOT_IPV6,	/* not an IPv6 frame */
-	TUN_RX_NOT_LOCAL,	/* to another address than local-address */
-	TUN_RX_FRAGMENT,	/* an IPv6 fragment (not reassembled) */
-	TUN_RX_OTHER_PROTO,	/* another upper-layer protocol */
-	TUN_RX_MALFORMED,	/* short, a length that lies, bad GRE flags */
+	TUN_RX_NOT_LOCAL,	/* to another address than local-address, or
+				   a routing header with segments left */
+	TUN_RX_FRAGMENT,	/* an IPv6 fragment (not reassembled; an
+				   atomic one is the whole packet) */
+	TUN_RX_OTHER_PROTO,	/* another upper-layer protocol, or more
+				   than TUN_EXT_MAX extension headers */
+	TUN_RX_MALFORMED,	/* short, a length that lies, bad GRE flags,
+				   a hop-by-hop header after another */
 	TUN_RX_GRE_PROTO,	/* GRE of another protocol than 0x6558 */
 	TUN_RX_GRE_CSUM,	/* GRE with a wrong checksum */
 	TUN_RX_NVERDICTS

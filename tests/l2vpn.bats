@@ -239,6 +239,76 @@ core_frames() {
 	diff <(frames_hex "$T/d.pcap") <(awk 'NR % 5 == 4 || NR % 5 == 0' "$T/want.hex")
 }
 
+@test "decap: RFC 8159's session 0xffffffff on two pseudowires, told apart by source; RFC 8200's extension headers" {
+	# No sessions given: 0xffffffff both ways, as the keyed IPv6
+	# tunnel (RFC 8159) and Snabb's l2vpn have them.
+	cat > "$T/k.conf" <<-'EOF'
+	local-address 2001:db8::1;
+	pseudowire p { remote-address 2001:db8::2;
+		l2tp { local-cookie 0x1111111111111111;
+		       remote-cookie 0x2222222222222222; } }
+	pseudowire q { remote-address 2001:db8::3;
+		l2tp { local-cookie 0x3333333333333333;
+		       remote-cookie 0x4444444444444444; } }
+	EOF
+	customer_frames "$T/in.pcap"
+	snb-run "pcap-read $T/in.pcap | [q] l2tp $T/k.conf [core] |
+	    pcap-write $T/out.pcap"
+	[ "$(tshark "${TSHARK_L2TP[@]}" -r "$T/out.pcap" -T fields \
+	    -e ipv6.dst -e l2tp.sid -e l2tp.cookie 2>/dev/null | sort -u)" = \
+	    "$(printf '2001:db8::3\t0xffffffff\t3333333333333333')" ]
+	$PY - "$T/core.pcap" <<-'EOF'
+	import struct, sys
+	from scapy.all import Ether, IPv6, IPv6ExtHdrFragment, \
+	    IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, Raw, wrpcap
+	E = dict(src="02:00:00:00:00:99", dst="02:00:00:00:00:01")
+	P, Q = bytes.fromhex("2222222222222222"), bytes.fromhex("4444444444444444")
+	def f(src, cookie, tag, ext=None):
+	    ip = IPv6(src=src, dst="2001:db8::1", nh=115)
+	    if ext is not None:
+	        ip = IPv6(src=src, dst="2001:db8::1") / ext
+	        ip.lastlayer().nh = 115
+	    inner = Ether(src="02:00:00:00:00:0b", dst="02:00:00:00:00:0a",
+	        type=0x88b5) / Raw(tag.encode().ljust(46, b"."))
+	    return Ether(**E) / ip / Raw(struct.pack("!I", 0xffffffff) + cookie +
+	        bytes(inner))
+	B, C, D = "2001:db8::2", "2001:db8::3", "2001:db8::4"
+	wrpcap(sys.argv[1], [
+	    f(B, P, "p1"),						# p
+	    f(C, Q, "q1"),						# q
+	    f(C, P, "x"),						# wrong cookie
+	    f(D, P, "x"),						# wrong remote
+	    f(B, P, "p2", IPv6ExtHdrFragment(offset=0, m=0, id=7)),	# atomic: p
+	    f(B, P, "x", IPv6ExtHdrFragment(offset=0, m=1, id=8)),	# fragment
+	    f(B, P, "x", IPv6ExtHdrRouting(addresses=["2001:db8::9"],
+	        segleft=1)),						# not local
+	    f(B, P, "p3", IPv6ExtHdrRouting(addresses=["2001:db8::9"],
+	        segleft=0)),						# p
+	    f(B, P, "p4", IPv6ExtHdrHopByHop()),			# p
+	    f(B, P, "x", IPv6ExtHdrDestOpt() / IPv6ExtHdrHopByHop()),	# malformed
+	    f(C, Q, "q2", IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt() /
+	        IPv6ExtHdrRouting(segleft=0) / IPv6ExtHdrDestOpt()),	# q
+	])
+	EOF
+	snb-run "pcap-read $T/core.pcap | [core] x: l2tp $T/k.conf \
+	    --counters-out $T/ctr [p] | pcap-write $T/p.pcap
+	    @x [q] | pcap-write $T/q.pcap"
+	cat "$T/ctr"
+	tags() { tshark -r "$1" -T fields -e data.data 2>/dev/null |
+	    while read -r h; do printf '%s' "${h:0:4}" | xxd -r -p; echo; done |
+	    tr '\n' ' '; }
+	[ "$(tags "$T/p.pcap")" = "p1 p2 p3 p4 " ]
+	[ "$(tags "$T/q.pcap")" = "q1 q2 " ]
+	grep -q '^decap\[p\] 4$' "$T/ctr"
+	grep -q '^decap\[q\] 2$' "$T/ctr"
+	grep -q '^drop-wrong-cookie 1$' "$T/ctr"
+	grep -q '^drop-wrong-remote 1$' "$T/ctr"
+	grep -q '^drop-fragment 1$' "$T/ctr"
+	grep -q '^drop-not-local 1$' "$T/ctr"
+	grep -q '^drop-malformed 1$' "$T/ctr"
+	grep -q '^drop-unknown-session 0$' "$T/ctr"
+}
+
 @test "round trip: what one end sends the other end takes, both encapsulations" {
 	customer_frames "$T/in.pcap"
 	snb-run "pcap-read $T/in.pcap | [b] l2tp $T/a.conf [core] |
@@ -288,23 +358,27 @@ core_frames() {
 		assert_output_has "snb-l2tp: $T/bad.conf:$2"
 	}
 	pw='pseudowire b { remote-address 2001:db8::2;'
-	l2='l2tp { local-session 1; remote-session 2; local-cookie 0x1; remote-cookie 0x2; }'
+	l2='l2tp { local-session 1; remote-session 2; local-cookie 0x0000000000000001; remote-cookie 0x0000000000000002; }'
 	bad "$pw $l2 }" "2:1: missing 'local-address'"
 	bad "local-address 2001:db8::1;" "2:1: no pseudowire"
 	bad "local-address 2001:db8::1; mtu 1279;" "1:32: 'mtu' out of range: 1279 (1280..65535)"
 	bad "local-address ff02::1; $pw $l2 }" "1:15: local-address: a multicast address"
 	bad "local-address 2001:db8::1;
-$pw l2tp { local-session 1; remote-session 2; local-cookie 0x12g; remote-cookie 0x2; } }" \
+$pw l2tp { local-session 1; remote-session 2; local-cookie 0x12g; remote-cookie 0x0000000000000002; } }" \
 	    "2:99: bad local-cookie '0x12g'"
+	# a 4-byte cookie (iproute2's 8 hex digits) is no 64-bit one
 	bad "local-address 2001:db8::1;
-$pw l2tp { local-session 1; remote-session 2; local-cookie 0x1; } }" \
+$pw l2tp { local-cookie 0x00112233; remote-cookie 0x0000000000000002; } }" \
+	    "2:64: bad local-cookie '0x00112233': must be 0x and 16 hex digits (a 64-bit cookie)"
+	bad "local-address 2001:db8::1;
+$pw l2tp { local-session 1; remote-session 2; local-cookie 0x0000000000000001; } }" \
 	    "2:44: l2tp: missing 'remote-cookie'"
 	bad "local-address 2001:db8::1;
 $pw $l2 }
-pseudowire c { remote-address 2001:db8::3; $l2 }" \
-	    "3:44: pseudowire 'c': local-session 1 is also that of 'b' (at 2:12)"
+pseudowire c { remote-address 2001:db8::2; $l2 }" \
+	    "3:44: pseudowire 'c': local-session 1 and remote-address are also those of 'b' (at 2:12)"
 	bad "local-address 2001:db8::1;
-$pw $l2 gre { } }" "2:125: pseudowire 'b': both 'l2tp' (at 2:44) and 'gre'"
+$pw $l2 gre { } }" "2:155: pseudowire 'b': both 'l2tp' (at 2:44) and 'gre'"
 	bad "local-address 2001:db8::1;
 pseudowire core { remote-address 2001:db8::2; $l2 }" \
 	    "2:12: bad pseudowire name 'core'"
@@ -312,7 +386,7 @@ pseudowire core { remote-address 2001:db8::2; $l2 }" \
 $pw $l2 }
 $pw gre { } }" "3:12: duplicate pseudowire 'b' (first at 2:12)"
 	bad "local-address 2001:db8::1;
-$pw $l2 } bogus 1;" "2:127: unknown field 'bogus'"
+$pw $l2 } bogus 1;" "2:157: unknown field 'bogus'"
 	run snb-gre "$T/bad.conf"
 	[ "$status" -eq 2 ]
 	run snb-gre "$T/no-such.conf"

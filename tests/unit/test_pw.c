@@ -31,7 +31,18 @@ static const char good[] =
     "pseudowire b {\n"
     "  remote-address 2001:db8::2;\n"
     "  l2tp { local-session 1; remote-session 4294967295;\n"
-    "         local-cookie 0x0011223344556677; remote-cookie 0x1; }\n"
+    "         local-cookie 0x0011223344556677;"
+    " remote-cookie 0x0000000000000001; }\n"
+    "}\n"
+    "pseudowire f {\n"		/* RFC 8159's session, b's cookies */
+    "  remote-address 2001:db8::5;\n"
+    "  l2tp { local-cookie 0x0011223344556677;"
+    " remote-cookie 0x0000000000000001; }\n"
+    "}\n"
+    "pseudowire g {\n"		/* f's session, to another end */
+    "  remote-address 2001:db8::6;\n"
+    "  l2tp { local-session 4294967295; local-cookie 0x0011223344556677;"
+    " remote-cookie 0x0000000000000001; }\n"
     "}\n"
     "pseudowire \"c\" { remote-address 2001:db8::3; gre { key 42; } }\n"
     "pseudowire d { remote-address 2001:db8::3; gre { } }\n"
@@ -46,7 +57,7 @@ test_conf(void)
 	const struct pw *p;
 
 	ok(parse(&c, good) == 0, "a good file parses: %s", err);
-	ok(c.npw == 4, "four pseudowires");
+	ok(c.npw == 6, "six pseudowires");
 	ok(c.mtu == 1500 && c.hop_limit == 9, "mtu default, hop-limit given");
 	ok(c.local[0] == 0x20 && c.local[15] == 1, "local-address");
 	p = pw_find(&c, "b");
@@ -54,7 +65,14 @@ test_conf(void)
 	    p->remote_session == 4294967295u, "l2tp sessions");
 	ok(p && memcmp(p->local_cookie, lc, 8) == 0 &&
 	    memcmp(p->remote_cookie, rc, 8) == 0,
-	    "cookies: most significant byte first, short ones padded");
+	    "cookies: most significant byte first");
+	p = pw_find(&c, "f");
+	ok(p && p->local_session == 0xffffffffu &&
+	    p->remote_session == 0xffffffffu, "sessions: 0xffffffff unless "
+	    "given (RFC 8159)");
+	p = pw_find(&c, "g");
+	ok(p && p->local_session == 0xffffffffu, "one local session for two "
+	    "remote addresses");
 	p = pw_find(&c, "c");
 	ok(p && p->type == PW_GRE && p->has_key && p->key == 42,
 	    "a quoted name; gre key");
@@ -108,11 +126,27 @@ test_errors(void)
 	      "range: 0 (1..4294967295)" },
 	    { "pseudowire x { remote-address 2001:db8::2; l2tp { "
 	      "local-cookie 0x00112233445566778; } }", "t.conf:1:64: bad "
-	      "local-cookie '0x00112233445566778': must be 0x and 1 to 16 "
-	      "hex digits" },
+	      "local-cookie '0x00112233445566778': must be 0x and 16 hex "
+	      "digits (a 64-bit cookie)" },
 	    { "pseudowire x { remote-address 2001:db8::2; l2tp { "
 	      "remote-cookie 0x; } }", "t.conf:1:65: bad remote-cookie '0x': "
-	      "must be 0x and 1 to 16 hex digits" },
+	      "must be 0x and 16 hex digits (a 64-bit cookie)" },
+	    /* iproute2's 4-byte cookie: not one of 8 with zeros first */
+	    { "pseudowire x { remote-address 2001:db8::2; l2tp { "
+	      "local-cookie 0x00112233; } }", "t.conf:1:64: bad "
+	      "local-cookie '0x00112233': must be 0x and 16 hex digits (a "
+	      "64-bit cookie)" },
+	    { "pseudowire x { remote-address 2001:db8::2; l2tp { "
+	      "local-cookie 0x0011223344556677; } }", "t.conf:1:44: l2tp: "
+	      "missing 'remote-cookie'" },
+	    { "pseudowire x { remote-address 2001:db8::2; l2tp { "
+	      "local-cookie 0x0011223344556677; "
+	      "remote-cookie 0x0011223344556677; } }\n"
+	      "pseudowire y { remote-address 2001:db8::2; l2tp { "
+	      "local-cookie 0x0011223344556677; "
+	      "remote-cookie 0x0011223344556677; } }",
+	      "t.conf:2:44: pseudowire 'y': local-session 4294967295 and "
+	      "remote-address are also those of 'x' (at 1:12)" },
 	    { "pseudowire x { remote-address 2001:db8::2; gre {} }\n"
 	      "pseudowire y { remote-address 2001:db8::2; gre {} }",
 	      "t.conf:2:44: pseudowire 'y': the same remote-address and key "
@@ -264,6 +298,56 @@ test_decap(struct pw_conf *c)
 	g[54] = SNB_IPPROTO_FRAGMENT;
 	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) ==
 	    TUN_RX_FRAGMENT, "a fragment header after it: fragment");
+	g[54] = SNB_IPPROTO_L2TP;
+	/* The 8 bytes as other headers (RFC 8200 4). */
+	g[20] = SNB_IPPROTO_HOPOPTS;
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) == TUN_RX_OK &&
+	    rx.off == 74, "after a hop-by-hop options header");
+	g[20] = SNB_IPPROTO_FRAGMENT;
+	memcpy(g + 56, "\0\0\x12\x34\x56\x78", 6);	/* offset 0, M 0 */
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) == TUN_RX_OK &&
+	    rx.off == 74 && rx.len == 64, "an atomic fragment is the whole "
+	    "packet (RFC 6946)");
+	g[57] = 1;					/* M */
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) ==
+	    TUN_RX_FRAGMENT, "a first fragment: fragment");
+	g[57] = 0;
+	g[56] = 0x01;					/* offset 32 */
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) ==
+	    TUN_RX_FRAGMENT, "a last fragment: fragment");
+	g[57] = 0x06;					/* reserved bits */
+	g[56] = 0;
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) == TUN_RX_OK,
+	    "the fragment header's reserved bits are ignored");
+	/* A routing header (type 4, SRH-sized) with segments left 0 and 1. */
+	g[20] = SNB_IPPROTO_ROUTING;
+	memcpy(g + 55, "\0\x04\0\0\0\0\0", 7);
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) == TUN_RX_OK,
+	    "a routing header with no segments left: ours");
+	g[57] = 1;
+	ok(tun_rx(g, n + 8, c->local, SNB_IPPROTO_L2TP, &rx) ==
+	    TUN_RX_NOT_LOCAL, "segments left: another destination's");
+	/* A hop-by-hop header anywhere but first (RFC 8200 4.1). */
+	{
+		uint8_t h[320];
+
+		memcpy(h, g, 54);
+		h[20] = SNB_IPPROTO_DSTOPTS;
+		memcpy(h + 54, "\0\0\x01\x04\0\0\0\0", 8);
+		h[54] = SNB_IPPROTO_HOPOPTS;
+		memcpy(h + 62, "\0\0\x01\x04\0\0\0\0", 8);
+		h[62] = SNB_IPPROTO_L2TP;
+		memcpy(h + 70, f + 54, n - 54);
+		s = htons((uint16_t)(n - 54 + 16));
+		memcpy(h + 18, &s, 2);
+		ok(tun_rx(h, n + 16, c->local, SNB_IPPROTO_L2TP, &rx) ==
+		    TUN_RX_MALFORMED, "hop-by-hop after destination options: "
+		    "malformed");
+		h[54] = SNB_IPPROTO_DSTOPTS;
+		ok(tun_rx(h, n + 16, c->local, SNB_IPPROTO_L2TP, &rx) ==
+		    TUN_RX_OK && rx.off == 82, "two destination options "
+		    "headers");
+	}
 
 	/* GRE: key, then checksum and sequence number. */
 	tun_tx_init(&t, c, cc);
