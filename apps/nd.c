@@ -6,7 +6,9 @@
  *
  * South to north: a neighbour solicitation for our address is answered
  * (a solicited NA back south) and an advertisement of the next hop gives
- * its MAC; both are consumed, as are the other NS and NA (counted).
+ * its MAC (from its target link-layer option; a change of MAC once
+ * resolved only with the Override flag, RFC 4861 7.2.5); both are
+ * consumed, as are the other NS and NA (counted).
  * Every other frame to our MAC, or to a group, goes north; frames to
  * other unicast MACs are dropped.
  *
@@ -298,11 +300,15 @@ nd_input(const uint8_t *f, uint32_t len)
 		return 1;
 	}
 	(*c.na_in)++;
-	/* The option, else (a solicited answer) the frame's source. */
-	if (m.lladdr != NULL)
+	/*
+	 * RFC 4861 7.2.5: only the target link-layer option gives the
+	 * address (an NA without one is discarded while the next hop is
+	 * unresolved, and has nothing to change after); once resolved,
+	 * another address only with the Override flag (without it the
+	 * kernel marks the entry STALE and keeps the address).
+	 */
+	if (m.lladdr != NULL && (!resolved || (m.flags & NDP_NA_OVERRIDE)))
 		learn(m.lladdr);
-	else if (m.flags & NDP_NA_SOLICITED)
-		learn(f + 6);
 	return 1;
 }
 

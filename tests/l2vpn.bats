@@ -600,3 +600,31 @@ stop_sites() {
 	grep -q '^next-hop-learned 1$' "$T/ctr"
 	grep -q '^next-hop-resolved 1$' "$T/ctr"
 }
+
+@test "nd: the next hop's MAC comes from its NA's option only, and changes only with the Override flag (RFC 4861 7.2.5)" {
+	$PY - "$T/south.pcap" <<-'EOF'
+	import sys
+	from scapy.all import Ether, IPv6, ICMPv6ND_NA, ICMPv6NDOptDstLLAddr, wrpcap
+	ME, US, NH = "02:00:00:00:05:01", "2001:db8:5::1", "2001:db8:5::fe"
+	def na(src, S, O, opt=None):
+	    p = Ether(src=src, dst=ME) / IPv6(src=NH, dst=US, hlim=255) / \
+	        ICMPv6ND_NA(tgt=NH, S=S, O=O, R=1)
+	    return p / ICMPv6NDOptDstLLAddr(lladdr=opt) if opt else p
+	wrpcap(sys.argv[1], [
+	    na("02:00:00:00:05:aa", 1, 1),		# no option: no address
+	    na("02:00:00:00:05:fe", 1, 0, "02:00:00:00:05:fe"),	# learnt
+	    na("02:00:00:00:05:fe", 0, 0, "02:00:00:00:05:bb"),	# O clear: kept
+	    na("02:00:00:00:05:fe", 1, 0, "02:00:00:00:05:bb"),	# O clear: kept
+	    na("02:00:00:00:05:cc", 0, 1, "02:00:00:00:05:cc"),	# O set: changed
+	])
+	EOF
+	snb-run "pcap-read $T/south.pcap | [south] n: nd --address 2001:db8:5::1 \
+	    --mac 02:00:00:00:05:01 --next-hop 2001:db8:5::fe \
+	    --counters-out $T/ctr [south] | sink"
+	cat "$T/ctr"
+	grep -q '^na-in 5$' "$T/ctr"
+	# learnt from the second, changed by the fifth; not from the first's
+	# Ethernet source, nor by the third and fourth
+	grep -q '^next-hop-learned 2$' "$T/ctr"
+	grep -q '^next-hop-resolved 1$' "$T/ctr"
+}
