@@ -124,12 +124,15 @@ static int
 addr_ok(struct cfg *cf, const struct cfg_pos *at, const char *what,
     const uint8_t a[16])
 {
-	static const uint8_t zero[16];
+	static const uint8_t zero[16], loopback[16] = { [15] = 1 };
 
 	if (a[0] == 0xff)
 		return cfg_err(cf, at, "%s: a multicast address", what);
 	if (memcmp(a, zero, 16) == 0)
 		return cfg_err(cf, at, "%s: the unspecified address", what);
+	/* RFC 4291 2.5.3: never on a link. */
+	if (memcmp(a, loopback, 16) == 0)
+		return cfg_err(cf, at, "%s: the loopback address", what);
 	return 0;
 }
 
@@ -306,6 +309,12 @@ pw_conf_parse(struct pw_conf *c, const char *text, size_t len,
 
 		r = cfg_err(&cf, &end, "no pseudowire");
 	}
+	/* The file's order is free: local-address may come last. */
+	for (size_t i = 0; r == 0 && i < c->npw; i++)
+		if (memcmp(c->pw[i].remote, c->local, 16) == 0)
+			r = cfg_err(&cf, &c->pw[i].at, "pseudowire '%s': its "
+			    "remote-address is the local-address",
+			    c->pw[i].name);
 	cfg_fini(&cf);
 	if (r == -1)
 		pw_conf_free(c);

@@ -153,6 +153,13 @@ test_errors(void)
 	      "as 'x' (at 1:12)" },
 	    { "pseudowire x { remote-address 2001:db8::2; gre {} ",
 	      "t.conf:1:12: unterminated block 'pseudowire'" },
+	    { "local-address ::1;", "t.conf:1:15: local-address: the "
+	      "loopback address" },
+	    { "pseudowire x { remote-address ::1; gre {} }",
+	      "t.conf:1:12: remote-address: the loopback address" },
+	    { "pseudowire x { remote-address 2001:db8::1; gre {} }\n"
+	      "local-address 2001:db8::1;", "t.conf:1:12: pseudowire 'x': "
+	      "its remote-address is the local-address" },
 	};
 	struct pw_conf c;
 	size_t i;
