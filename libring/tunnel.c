@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "ip6ext.h"
 #include "tunnel.h"
 
 void
@@ -82,10 +83,9 @@ tun_rx(const uint8_t *f, uint32_t len, const uint8_t local[16],
     uint8_t proto, struct tun_rx *rx)
 {
 	const struct ipv6_hdr *ip = (const void *)(f + SNB_ETH_HLEN);
-	const struct ipv6_ext_hdr *x;
-	uint32_t off = TUN_OUTER_HLEN, end, w, hl;
+	uint32_t off, end, w;
 	uint8_t next;
-	int i, r;
+	int r;
 
 	rx->has_key = 0;
 	if (len < TUN_OUTER_HLEN || f[12] != 0x86 || f[13] != 0xdd)
@@ -97,37 +97,20 @@ tun_rx(const uint8_t *f, uint32_t len, const uint8_t local[16],
 		return TUN_RX_MALFORMED;	/* the length lies */
 	if (memcmp(ip->dst, local, 16) != 0)
 		return TUN_RX_NOT_LOCAL;
-	/*
-	 * Extension headers before the tunnel's (RFC 8200 4), at most
-	 * TUN_EXT_MAX of them: options headers are passed over, the
-	 * hop-by-hop one only first (4.1); a routing header with segments
-	 * left names a later destination than ours (4.4); a fragment is
-	 * dropped unless it is atomic, offset 0 and no more to come, which
-	 * is the whole packet (RFC 6946, RFC 8200 4.5).
-	 */
-	next = ip->next;
-	for (i = 0; i < TUN_EXT_MAX && (next == SNB_IPPROTO_HOPOPTS ||
-	    next == SNB_IPPROTO_DSTOPTS || next == SNB_IPPROTO_ROUTING ||
-	    next == SNB_IPPROTO_FRAGMENT); i++) {
-		if (end - off < 8)
-			return TUN_RX_MALFORMED;
-		x = (const void *)(f + off);
-		if (next == SNB_IPPROTO_HOPOPTS && i != 0)
-			return TUN_RX_MALFORMED;
-		if (next == SNB_IPPROTO_FRAGMENT) {
-			if (((f[off + 2] << 8 | f[off + 3]) & 0xfff9) != 0)
-				return TUN_RX_FRAGMENT;
-			hl = 8;
-		} else {
-			if (next == SNB_IPPROTO_ROUTING && f[off + 3] != 0)
-				return TUN_RX_NOT_LOCAL;
-			hl = ipv6_ext_hlen(x);
-			if (end - off < hl)
-				return TUN_RX_MALFORMED;
-		}
-		next = x->next;
-		off += hl;
+	/* Extension headers first (ip6ext.h). */
+	switch (ip6ext_walk(f + SNB_ETH_HLEN, end - SNB_ETH_HLEN, &next, &off)) {
+	case IP6EXT_OK:
+		break;
+	case IP6EXT_FRAGMENT:
+		return TUN_RX_FRAGMENT;
+	case IP6EXT_NOT_FINAL:
+		return TUN_RX_NOT_LOCAL;
+	case IP6EXT_TOO_MANY:
+		return TUN_RX_OTHER_PROTO;
+	default:
+		return TUN_RX_MALFORMED;
 	}
+	off += SNB_ETH_HLEN;
 	if (next != proto)
 		return TUN_RX_OTHER_PROTO;
 	rx->src = ip->src;

@@ -34,7 +34,6 @@
 #define GRE_HLEN	4		/* flags and version, protocol */
 #define GRE_KEY_HLEN	8
 #define TUN_HLEN_MAX	(TUN_OUTER_HLEN + L2TP_HLEN)
-#define TUN_EXT_MAX	8		/* extension headers passed over */
 
 /* GRE's first word (host order). */
 #define GRE_F_CSUM	0x8000		/* C: checksum and reserved1 follow */
@@ -86,7 +85,7 @@ enum {
 	TUN_RX_FRAGMENT,	/* an IPv6 fragment (not reassembled; an
 				   atomic one is the whole packet) */
 	TUN_RX_OTHER_PROTO,	/* another upper-layer protocol, or more
-				   than TUN_EXT_MAX extension headers */
+				   than IP6EXT_MAX extension headers */
 	TUN_RX_MALFORMED,	/* short, a length that lies, bad GRE flags,
 				   a hop-by-hop header after another */
 	TUN_RX_GRE_PROTO,	/* GRE of another protocol than 0x6558 */

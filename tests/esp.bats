@@ -130,6 +130,41 @@ decrypt() {
 	[ "$(ctr "$T/dec.ctr" drop-wrong-remote)" -eq 0 ]
 }
 
+@test "esp: ESP behind the extension headers a destination passes over is taken (RFC 4303 3.1.2), a fragment is not" {
+	need_peer
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	$PY "$PEER" make "$T/plain.pcap" $K1 0x2001 $B $A 1 2 3 4 5
+	# between the outer IPv6 header and ESP: nothing, destination
+	# options, hop-by-hop and a routing header with no segments left,
+	# a fragment header (not atomic), a routing header with one left
+	$PY - "$T/plain.pcap" "$T/ext.pcap" <<-'EOF'
+	import sys
+	from scapy.all import Ether, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, \
+	    IPv6ExtHdrRouting, IPv6ExtHdrFragment, rdpcap, wrpcap, raw
+	exts = [None, IPv6ExtHdrDestOpt(),
+	    IPv6ExtHdrHopByHop() / IPv6ExtHdrRouting(segleft=0),
+	    IPv6ExtHdrFragment(offset=0, m=1, id=9),
+	    IPv6ExtHdrRouting(addresses=["2001:db8:9::1"], segleft=1)]
+	out = []
+	for p, x in zip(rdpcap(sys.argv[1]), exts):
+	    ip = p[IPv6]
+	    if x is None:
+	        out.append(p)
+	        continue
+	    x.lastlayer().nh = 50
+	    q = IPv6(src=ip.src, dst=ip.dst, hlim=ip.hlim) / x / raw(ip.payload)
+	    out.append(Ether(src=p.src, dst=p.dst) / IPv6(raw(q)))
+	wrpcap(sys.argv[2], out)
+	EOF
+	decrypt "$T/b.conf" "$T/ext.pcap" "$T/out.pcap"
+	cat "$T/dec.ctr"
+	run $PY "$PEER" inner "$T/out.pcap"
+	echo "$output"
+	[ "$output" = "$(printf 'seq %s\n' 1 2 3)" ]
+	[ "$(ctr "$T/dec.ctr" decrypted)" -eq 3 ]
+	[ "$(ctr "$T/dec.ctr" drop-not-esp)" -eq 2 ]
+}
+
 @test "esp: a replay window of 64 in the SA file moves the edge" {
 	need_peer
 	sa in 0x2001 $K1 $A $B $'\treplay-window 64;\n' > "$T/b.conf"

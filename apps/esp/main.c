@@ -30,6 +30,7 @@
 
 #include "esp.h"
 #include "forward.h"
+#include "ip6ext.h"
 #include "proto.h"
 #include "replay.h"
 
@@ -230,21 +231,34 @@ decap(const struct packet *p, uint32_t len)
 {
 	const struct eth_hdr *e = (const void *)p->data;
 	const struct ipv6_hdr *ip = (const void *)(p->data + SNB_ETH_HLEN);
-	const uint8_t *esp = p->data + OUTER_HLEN;
 	struct fwd_out *o = &fwd.out[CLEAR];
+	const uint8_t *esp;
 	enum esp_verdict v;
 	struct esp_sa *sa;
 	struct packet *q;
-	uint32_t plen, inner;
+	uint32_t plen, inner, off;
+	uint8_t next;
 
 	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
-	    ipv6_version(ip) != SNB_IPV6_VERSION ||
-	    ip->next != SNB_IPPROTO_ESP) {
+	    ipv6_version(ip) != SNB_IPV6_VERSION) {
 		(*cnt.drop_not_esp)++;
 		return 1;
 	}
 	plen = ntohs(ip->plen);
-	if (plen < ESP_HLEN || OUTER_HLEN + plen > len) {
+	if (OUTER_HLEN + plen > len) {
+		(*cnt.drop_too_short)++;
+		return 1;
+	}
+	/* ESP may follow extension headers (RFC 4303 3.1.2): a peer's
+	 * destination options, say.  Fragments are not reassembled. */
+	if (ip6ext_walk((const uint8_t *)ip, SNB_IPV6_HLEN + plen, &next,
+	    &off) != IP6EXT_OK || next != SNB_IPPROTO_ESP) {
+		(*cnt.drop_not_esp)++;
+		return 1;
+	}
+	esp = (const uint8_t *)ip + off;
+	plen = SNB_IPV6_HLEN + plen - off;	/* ESP's own length */
+	if (plen < ESP_HLEN) {
 		(*cnt.drop_too_short)++;
 		return 1;
 	}

@@ -355,6 +355,28 @@ test_decap(struct pw_conf *c)
 		    TUN_RX_OK && rx.off == 82, "two destination options "
 		    "headers");
 	}
+	/* IP6EXT_MAX (8) headers are passed over, a ninth is not. */
+	{
+		uint8_t h[400];
+		int k, m;
+
+		for (m = 8; m <= 9; m++) {
+			memcpy(h, g, 54);
+			h[20] = SNB_IPPROTO_DSTOPTS;
+			for (k = 0; k < m; k++) {
+				memcpy(h + 54 + 8 * k, "\0\0\x01\x04\0\0\0\0", 8);
+				h[54 + 8 * k] = k == m - 1 ? SNB_IPPROTO_L2TP :
+				    SNB_IPPROTO_DSTOPTS;
+			}
+			memcpy(h + 54 + 8 * m, f + 54, n - 54);
+			s = htons((uint16_t)(n - 54 + 8 * m));
+			memcpy(h + 18, &s, 2);
+			v = tun_rx(h, n + 8 * m, c->local, SNB_IPPROTO_L2TP, &rx);
+			ok(m == 8 ? v == TUN_RX_OK && rx.off == 54 + 64 + 12 :
+			    v == TUN_RX_OTHER_PROTO, "%d extension headers (%d)",
+			    m, v);
+		}
+	}
 
 	/* GRE: key, then checksum and sequence number. */
 	tun_tx_init(&t, c, cc);
