@@ -204,8 +204,10 @@ G
 @test "a second graph with a running graph's name is refused" {
 	snb-run -n dup 'source --rate 10 | sink' 3>&- &
 	pid=$!
-	sleep 0.5
-	run snb-run -n dup 'source | sink'
+	# Not a fixed wait: on a loaded machine the second one could start
+	# first, and run on.
+	wait_stages dup 2
+	run timeout 20 snb-run -n dup 'source --count 10 | sink'
 	kill -INT $pid
 	wait $pid || true
 	[ "$status" -eq 1 ]

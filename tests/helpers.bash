@@ -11,12 +11,63 @@ setup() {
 }
 
 teardown() {
-	# Every test must leave the run directory empty.
+	local st=0 left
+	# Nothing of a test may outlive it, failed or not: its graphs are
+	# stopped (and that is an error if it passed), its run directory
+	# must be empty.
+	stop_snb || st=1
 	if [ -d "$SNB_RUN_DIR" ]; then
 		left=$(ls -A "$SNB_RUN_DIR")
 		rm -rf "$SNB_RUN_DIR"
-		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
+		[ -z "$left" ] || { echo "left in run dir: $left"; st=1; }
 	fi
+	return $st
+}
+
+# The snb processes of this test: every snb-* program (snb-run, its
+# stages, snb-ctl, snb-top ...) whose environment holds this test's
+# SNB_RUN_DIR, and any process whose words name a file in it (a stage
+# started by a script app).  One pid a line.
+snb_procs() {
+	local d c
+	[ -n "${SNB_RUN_DIR:-}" ] || return 0
+	for d in /proc/[0-9]*; do
+		c=""
+		{ read -r c < "$d/comm"; } 2>/dev/null || continue
+		case "$c" in
+		snb-*)	grep -qzxF "SNB_RUN_DIR=$SNB_RUN_DIR" "$d/environ" 2>/dev/null ||
+			    grep -qzF "$SNB_RUN_DIR/" "$d/cmdline" 2>/dev/null || continue ;;
+		*)	grep -qzF "=$SNB_RUN_DIR/" "$d/cmdline" 2>/dev/null || continue ;;
+		esac
+		echo "${d#/proc/}"
+	done
+}
+
+# stop_snb: stop what this test left running (see snb_procs): every
+# snb-run is sent SIGTERM (it stops its graph and removes its directory),
+# then, after up to 5 s, whatever is left is killed.  Fails, naming them,
+# if there were any.
+stop_snb() {
+	local procs p i runs
+	# A graph a test stopped a moment ago may still be leaving.
+	for i in $(seq 10); do
+		procs=$(snb_procs)
+		[ -n "$procs" ] || return 0
+		sleep 0.1
+	done
+	echo "left running:"
+	for p in $procs; do ps -o pid=,args= -p "$p" | cut -c1-200; done
+	runs=$(for p in $procs; do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = snb-run ] && echo "$p"
+	done)
+	[ -z "$runs" ] || kill -TERM $runs 2>/dev/null
+	for i in $(seq 50); do
+		procs=$(snb_procs)
+		[ -n "$procs" ] || break
+		sleep 0.1
+	done
+	[ -z "$procs" ] || kill -KILL $procs 2>/dev/null
+	return 1
 }
 
 # Fail with a message unless the output contains $1.
@@ -70,19 +121,36 @@ wait_replaced() {
 	return 1
 }
 
-# Wait until stage $2 of graph $1 counted at least $3 packets, then a little
-# longer, so that duplicates, if any, arrive before the graph is stopped.
+# stage_value GRAPH LABEL [FIELD]: a field of stage LABEL of a running
+# graph, from snb-top --json: a counter's name (FIELD "packets", the
+# default, is .counters.packets), or a jq path into the stage's object
+# (".packets_in", ".busy_ns").  Empty when the graph, stage or field is
+# not there.
+stage_value() {
+	local f=${3:-packets}
+	case "$f" in
+	.*) ;;
+	*) f=".counters[\"$f\"]" ;;
+	esac
+	snb-top --json --once -i 0.01 "$1" 2>/dev/null |
+	    jq -r --arg l "$2" ".graphs[0].stages[] | select(.label == \$l) | $f // empty" 2>/dev/null
+}
+
+# wait_count GRAPH LABEL N [FIELD]: wait (up to 60 s, $WAIT_FOR_S) until
+# FIELD (see stage_value; counter "packets" by default) of stage LABEL
+# of GRAPH reaches at least N, then a little longer, so that duplicates,
+# if any, arrive before the graph is stopped.
 wait_count() {
-	for i in $(seq 600); do
-		n=$(snb-top --json -i 0.05 "$1" 2>/dev/null |
-		    jq ".graphs[0].stages[] | select(.label==\"$2\") | .counters.packets" 2>/dev/null)
-		if [ -n "$n" ] && [ "$n" -ge "$3" ]; then
+	local n="" i
+	for i in $(seq $((${WAIT_FOR_S:-60} * 10))); do
+		n=$(stage_value "$1" "$2" "${4:-packets}")
+		if [ -n "$n" ] && [ "$n" -ge "$3" ] 2>/dev/null; then
 			sleep 0.3
 			return 0
 		fi
 		sleep 0.05
 	done
-	echo "stage $2 of $1 did not count $3 packets (last: $n)"
+	echo "stage $2 of $1 did not count $3 ${4:-packets} (last: $n)"
 	return 1
 }
 
@@ -96,7 +164,10 @@ wait_for() {
 	return 1
 }
 
-# The packets in pcap $1 (0 while the file is not there yet).
+# npackets PCAP [EXPRESSION...]: the packets in PCAP (that match the
+# tcpdump expression, if one is given); 0 while the file is not there yet.
 npackets() {
-	tcpdump -r "$1" 2>/dev/null | wc -l
+	local f=$1
+	shift
+	tcpdump -nr "$f" "$@" 2>/dev/null | wc -l
 }

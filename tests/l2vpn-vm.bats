@@ -129,6 +129,7 @@ teardown() {
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	stop_snb || return 1
 	# The guest back to its base: no tunnel, no neighbour entries.
 	gsh "ip xfrm policy flush; ip xfrm state flush
 	    ip l2tp del tunnel tunnel_id 1 2>/dev/null

@@ -33,6 +33,7 @@ teardown() {
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	stop_snb || return 1
 	if [ -d "$SNB_RUN_DIR" ]; then
 		left=$(ls -A "$SNB_RUN_DIR")
 		rm -rf "$SNB_RUN_DIR"

@@ -21,21 +21,23 @@ veth() {
 }
 
 # netns_teardown NS...: stop the graphs a test started in the background
-# ($PIDS: SIGINT, then SIGKILL after 5 s), delete the namespaces (and so
-# their links), and fail if the run directory was not left empty.
+# ($PIDS: SIGINT, then SIGKILL after 5 s; then any other snb process of
+# the test, see stop_snb), delete the namespaces (and so their links), and
+# fail if the run directory was not left empty.
 netns_teardown() {
-	local p i left
+	local p i left st=0
 	for p in $PIDS; do kill -INT "$p" 2>/dev/null; done
 	for p in $PIDS; do
 		for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	stop_snb || st=1
 	for p in "$@"; do ip netns del "$p" 2>/dev/null; done
 	if [ -d "$SNB_RUN_DIR" ]; then
 		left=$(ls -A "$SNB_RUN_DIR")
 		rm -rf "$SNB_RUN_DIR"
 		[ -z "$left" ] || { echo "left in run dir: $left"; return 1; }
 	fi
-	return 0
+	return $st
 }

@@ -241,10 +241,11 @@ bounce() {
 	ip netns exec "$P" ping -c 3 -i 0.2 -W 2 10.99.1.2
 	ip netns exec "$Q" ping -c 3 -i 0.2 -W 2 10.99.1.1
 	head -c 4194304 /dev/urandom > "$T/data"
-	ip netns exec "$Q" python3 - 10.99.1.2 "$T/recv" <<'EOF' &
+	ip netns exec "$Q" python3 - 10.99.1.2 "$T/recv" "$T/listening" <<'EOF' &
 import socket, sys
 s = socket.socket()
 s.bind((sys.argv[1], 5001)); s.listen(1); s.settimeout(20)
+open(sys.argv[3], 'w').close()	# listening: the client may connect
 c, _ = s.accept(); c.settimeout(20)
 with open(sys.argv[2], 'wb') as f:
     while True:
@@ -253,7 +254,8 @@ with open(sys.argv[2], 'wb') as f:
         f.write(b)
 EOF
 	local srv=$!
-	sleep 0.3
+	PIDS="$PIDS $srv"
+	wait_for test -e "$T/listening"
 	ip netns exec "$P" python3 - 10.99.1.2 "$T/data" <<'EOF'
 import socket, sys
 s = socket.create_connection((sys.argv[1], 5001), timeout=20)
