@@ -114,6 +114,19 @@ pcap_whole(int f, off_t size, uint32_t magic)
 	return off;
 }
 
+/* A write failed (a full disk): our file is cut after its last whole
+ * record, readable; the packets not written stay in the ring. */
+static void __attribute__((noreturn))
+write_failed(void)
+{
+	int e = errno;
+
+	if (regular && !to_stdout && ftruncate(fd, (off_t)st->length) == 0)
+		errx(1, "%s: write error: %s (the file ends after its last "
+		    "whole record)", name, strerror(e));
+	errx(1, "%s: write error: %s", name, strerror(e));
+}
+
 /* Write all of buf, whatever signals and partial writes come between:
  * 0, or -1 when the reader of our pipe has gone (the graph is ended). */
 static int
@@ -139,7 +152,7 @@ write_all(const void *buf, size_t len)
 				app_end_graph();
 				return -1;
 			}
-			err(1, "%s: write error", name);
+			write_failed();
 		}
 		p += w;
 		len -= (size_t)w;

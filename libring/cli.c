@@ -1,8 +1,12 @@
 /*
  * cli.c: the short name, --version and usage lines (see cli.h).
  */
+#include <err.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bsd/stdlib.h>
 
@@ -48,4 +52,51 @@ cli_usage_lines(FILE *f, const char *prog, const char *usage)
 		lead = "       ";
 		usage = nl ? nl + 1 : usage + len;
 	} while (nl);
+}
+
+/*
+ * Has the reader of our standard output gone?  poll(2) says POLLERR for a
+ * pipe without readers; errno would not: a failed flush may be long past.
+ */
+static int
+reader_gone(void)
+{
+	struct pollfd pfd = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR);
+}
+
+/* Flush standard output: 0, 1 when its reader has gone, -1 on error. */
+static int
+flush_stdout(void)
+{
+	if (fflush(stdout) != EOF && !ferror(stdout))
+		return 0;
+	return reader_gone() ? 1 : -1;
+}
+
+static void
+flush_at_exit(void)
+{
+	int r = flush_stdout();
+
+	if (r == -1) {
+		warn("stdout");
+		_exit(1);
+	}
+	if (r == 1)
+		_exit(0);
+}
+
+void
+cli_output(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	atexit(flush_at_exit);
+}
+
+void
+cli_flush(void)
+{
+	flush_at_exit();	/* which leaves only when it must */
 }

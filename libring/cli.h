@@ -32,4 +32,15 @@ void	cli_version(void) __attribute__((noreturn));
  */
 void	cli_usage_lines(FILE *f, const char *prog, const char *usage);
 
+/*
+ * A tool whose output may go to a pipe calls cli_output() first: SIGPIPE
+ * is ignored and standard output is flushed at exit.  When the reader of
+ * the pipe has gone (head(1) has what it wanted), the tool ends quietly
+ * with status 0, as a graph does whose snb-pcap-write lost its reader;
+ * another write error is a failure (status 1).  cli_flush(): flush now,
+ * the same way (after each page of a tool that writes many).
+ */
+void	cli_output(void);
+void	cli_flush(void);
+
 #endif

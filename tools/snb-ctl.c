@@ -184,6 +184,7 @@ main(int argc, char **argv)
 	int nargs;
 
 	cli_begin(argc, argv);
+	cli_output();
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
 		printf("%sControl a running graph, or remove a stale one.  "

@@ -98,6 +98,7 @@ main(int argc, char **argv)
 	int ch, json = 0, n;
 
 	cli_begin(argc, argv);
+	cli_output();
 	while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'j':

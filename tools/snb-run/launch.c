@@ -83,6 +83,7 @@ describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
     size_t errlen)
 {
 	struct pollfd pfd;
+	sigset_t none;
 	uint64_t deadline = now_ms() + DESCRIBE_MS;
 	size_t len = 0;
 	ssize_t n;
@@ -94,6 +95,10 @@ describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
 	if ((pid = fork()) == -1)
 		err(1, "fork");
 	if (pid == 0) {
+		/* Not after us; and the signals snb-run may block, open. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		devnull = open("/dev/null", O_RDWR);
 		dup2(fds[1], 1);
 		dup2(devnull, 0);
@@ -333,6 +338,19 @@ stage_exit_state(int i)
 	struct stage_file f;
 
 	return read_stage(i, &f) == 0 ? (int)f.exit_state : STAGE_RUNNING;
+}
+
+/*
+ * Has stage i ever taken a breath?  0 when its counter file is missing
+ * (the app never got that far) or counts none: it left in its init() or
+ * start(), before it worked.
+ */
+int
+stage_breathed(int i)
+{
+	struct stage_file f;
+
+	return read_stage(i, &f) == 0 && f.breaths > 0;
 }
 
 /* Before reaping pid: no waker may signal it once its pid is free. */

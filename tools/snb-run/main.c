@@ -38,7 +38,7 @@ int		 restart_on_failure, max_restarts = 10, verbose;
 uint32_t	 ring_slots = RING_DEFAULT_SLOTS;
 uint32_t	 ring_capacity = RING_DEFAULT_CAPACITY;
 int		 stop_requested;
-static char	 where[PATH_MAX];	/* "FILE:" or "" for errors */
+char		 graph_where[PATH_MAX];	/* "FILE:" or "" for errors */
 static char	 name[GRAPH_NAME_MAX];	/* -n, or made up */
 static const char *file;		/* -f */
 static int	 check_only, clean, print_stats, list;
@@ -114,7 +114,7 @@ read_graph(const char *file, int argc, char **argv)
 
 	if (file) {
 		text = read_file(file);
-		snprintf(where, sizeof(where), "%s:", file);
+		snprintf(graph_where, sizeof(graph_where), "%s:", file);
 	} else {
 		for (i = 0; i < argc; i++)
 			len += strlen(argv[i]) + 1;
@@ -127,7 +127,7 @@ read_graph(const char *file, int argc, char **argv)
 		}
 	}
 	if (graph_parse(&g, text, errbuf, sizeof(errbuf)) == -1)
-		errx(2, "%s%s", where, errbuf);
+		errx(2, "%s%s", graph_where, errbuf);
 }
 
 /*
@@ -161,14 +161,14 @@ kind_of(const struct stage *s)
 	if (find_app(s->app, k->path, sizeof(k->path)) == -1) {
 		if (closest_app(s->app, near, sizeof(near)) == 0)
 			errx(2, "%s%d:%d: unknown app '%s': did you mean %s? "
-			    "(snb-run --list)", where, s->pos.line, s->pos.col,
-			    s->app, near);
+			    "(snb-run --list)", graph_where, s->pos.line,
+			    s->pos.col, s->app, near);
 		errx(2, "%s%d:%d: unknown app '%s' (no snb-%s next to snb-run, "
-		    "in SNB_PATH or PATH; snb-run --list)", where, s->pos.line,
-		    s->pos.col, s->app, s->app);
+		    "in SNB_PATH or PATH; snb-run --list)", graph_where,
+		    s->pos.line, s->pos.col, s->app, s->app);
 	}
 	if (describe(k->path, &k->info, errbuf, sizeof(errbuf)) == -1)
-		errx(2, "%s%d:%d: %s: %s", where, s->pos.line, s->pos.col,
+		errx(2, "%s%d:%d: %s: %s", graph_where, s->pos.line, s->pos.col,
 		    s->app, errbuf);
 	nkinds++;
 	return k;
@@ -189,7 +189,7 @@ check_graph(void)
 	for (i = 0; i < g.nstages; i++)
 		g.stages[i].info = &kind_of(&g.stages[i])->info;
 	if (graph_check(&g, errbuf, sizeof(errbuf)) == -1)
-		errx(2, "%s%s", where, errbuf);
+		errx(2, "%s%s", graph_where, errbuf);
 	/* Stages may have merged (devices): nstages may be smaller now. */
 	for (i = 0; i < g.nstages; i++)
 		if ((procs[i].path = strdup(kind_of(&g.stages[i])->path)) ==
@@ -217,6 +217,32 @@ graph_name(char *name, size_t len, const char *file)
 			name[i] = '_';
 	if (!name_ok(name))	/* a leading '.' or '-' */
 		name[0] = '_';
+}
+
+/*
+ * The signals the graph's life hangs on, handled as they should be whatever
+ * we inherited: a shell without job control starts a background command
+ * with SIGINT ignored, and an ignored signal is lost (the graph would run
+ * on); SIGCHLD ignored would have the kernel reap our stages unseen.  Until
+ * block_signals(), before anything is created, a signal ends snb-run by
+ * its default action: the status a shell shows is 128 + N as after.
+ */
+static void
+default_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+	struct sigaction sa;
+	sigset_t set;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&set, sigs[i]);
+	}
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* The command line's options; returns how many words they took. */
@@ -295,6 +321,8 @@ main(int argc, char **argv)
 	int i, rc, lock;
 
 	cli_begin(argc, argv);
+	cli_output();
+	default_signals();
 	i = options(argc, argv);
 	argc -= i;
 	argv += i;
@@ -315,7 +343,7 @@ main(int argc, char **argv)
 	read_graph(file, argc, argv);
 	check_graph();
 	if (check_only) {
-		if ((rc = check_stages(where)) != 0)
+		if ((rc = check_stages(graph_where)) != 0)
 			return rc;
 		print_plan();
 		return 0;

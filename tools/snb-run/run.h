@@ -52,6 +52,7 @@ extern char		 graph_dir[PATH_MAX];
 extern int		 restart_on_failure, max_restarts, verbose;
 extern uint32_t		 ring_slots, ring_capacity;
 extern int		 stop_requested;	/* snb-ctl stop */
+extern char		 graph_where[PATH_MAX];	/* "FILE:" or "": errors */
 
 /* launch.c */
 uint64_t now_ms(void);
@@ -67,6 +68,7 @@ pid_t	spawn(int i, const char *exe, char **words, int nwords,
 void	start_stage(int i);
 extern int spawn_stderr;
 int	stage_exit_state(int i);
+int	stage_breathed(int i);
 void	forget_pid(int i, pid_t pid);
 int	stage_claimed(int i, pid_t pid);
 void	close_outputs(int i);

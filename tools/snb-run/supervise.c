@@ -22,6 +22,7 @@
  * snb-run then exits with the first failure's status.
  */
 #define _GNU_SOURCE
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -40,6 +41,7 @@ static int	 first_fail;		/* exit status of the first failure */
 static uint64_t	 drain_until;		/* draining after a failure */
 static int	 stopping;		/* everything asked to leave */
 static uint64_t	 stop_until;
+static int	 signo;			/* the first signal that stopped us */
 
 static int
 status_code(int status)
@@ -131,6 +133,22 @@ drain_from(int i)
 }
 
 /*
+ * Did stage i fail to start?  Its first process (no restart, no swap yet)
+ * exited with a failure before its first breath: in its init() or start()
+ * it found something missing (a file it cannot create, a device that will
+ * not open) and said so.  That is final even with --restart=on-failure,
+ * so the graph stops at once with what the app said.  A process killed
+ * by a signal did not say anything: a restart may help it.
+ */
+static int
+failed_to_start(int i, int status)
+{
+	return WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+	    procs[i].restarts == 0 && procs[i].swap_info == NULL &&
+	    !stage_breathed(i);
+}
+
+/*
  * Stage i's process pid left with status; asked: we had asked it to
  * leave.  Called with procs[i].pid already cleared.
  */
@@ -169,9 +187,22 @@ stage_left(int i, pid_t pid, int status, int asked)
 		start_stage(i);
 		return;
 	}
-	report(i, pid, status, st);
-	if (stopping)
+	if (stopping) {
+		report(i, pid, status, st);
 		return;
+	}
+	if (failed_to_start(i, status)) {
+		/* Its own words said why; restarting would say them again. */
+		warnx("%s%d:%d: %s (pid %ld) failed to start: exited with "
+		    "status %d; stopping the graph", graph_where,
+		    g.stages[i].pos.line, g.stages[i].pos.col,
+		    g.stages[i].label, (long)pid, WEXITSTATUS(status));
+		if (first_fail == 0)
+			first_fail = WEXITSTATUS(status);
+		drain_from(i);
+		return;
+	}
+	report(i, pid, status, st);
 	/*
 	 * Back off while a stage keeps failing quickly; one that ran a
 	 * while starts again from the minimum.  --max-restarts bounds the
@@ -281,20 +312,101 @@ earliest(uint64_t a, uint64_t b)
 	return a == 0 ? b : b == 0 ? a : a < b ? a : b;
 }
 
+/*
+ * The signals that arrived (signalfd sfd): each stops the graph, the
+ * first one's number is snb-run's status.  Called before every stage
+ * starts as well, so that a signal during start-up starts nothing more.
+ */
+static void
+read_signals(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		if (verbose || stopping)
+			warnx("%s: stopping the graph%s",
+			    strsignal((int)si.ssi_signo), stopping ?
+			    " now" : "");
+		if (stopping)	/* a second signal: no more grace */
+			stop_until = 0;
+		if (!signo)
+			signo = (int)si.ssi_signo;
+		stop_all();
+	}
+}
+
+/*
+ * Watch the graph's directory: removed (or renamed) from outside, with
+ * its pid file or control socket, the graph could no longer be seen,
+ * controlled or restarted (a stage's counter file is gone), so it stops.
+ */
+static int
+watch_graph_dir(void)
+{
+	int fd;
+
+	if ((fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1 ||
+	    inotify_add_watch(fd, graph_dir, IN_DELETE_SELF | IN_MOVE_SELF |
+	    IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR) == -1) {
+		warn("inotify: %s: not watched", graph_dir);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+graph_dir_events(int fd)
+{
+	union {
+		struct inotify_event	ev;	/* aligned as events are */
+		char			buf[4096];
+	} u;
+	const struct inotify_event *ev;
+	ssize_t n;
+	char *p;
+	int gone = 0;
+
+	while ((n = read(fd, u.buf, sizeof(u.buf))) > 0)
+		for (p = u.buf; p < u.buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF |
+			    IN_IGNORED))
+				gone = 1;
+			else if (ev->len && (strcmp(ev->name, "ctl") == 0 ||
+			    strcmp(ev->name, "snb-run.pid") == 0))
+				gone = 1;
+		}
+	if (!gone || stopping)
+		return;
+	warnx("%s: the graph's directory was removed from outside: stopping "
+	    "the graph", graph_dir);
+	if (first_fail == 0)
+		first_fail = 1;
+	stop_all();
+}
+
 int
 supervise(void)
 {
-	struct signalfd_siginfo si;
 	struct pollfd pfd[64];
 	uint64_t now, next;
-	int i, n, live, sfd, cfd, timeout, signo = 0;
+	int i, n, live, sfd, cfd, wfd, timeout;
 
 	if ((sfd = signalfd(-1, block_signals(), SFD_CLOEXEC |
 	    SFD_NONBLOCK)) == -1)
 		err(1, "signalfd");
 	cfd = ctl_listen();
-	for (i = 0; i < g.nstages; i++)
+	wfd = watch_graph_dir();
+	for (i = 0; i < g.nstages; i++) {
+		read_signals(sfd);
+		if (stopping)
+			break;
 		start_stage(i);
+	}
 	for (;;) {
 		reap();
 		if (stop_requested && !stopping)
@@ -327,31 +439,25 @@ supervise(void)
 		}
 		pfd[0].fd = sfd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = cfd;
+		pfd[1].fd = wfd;	/* -1 (not watched): poll skips it */
 		pfd[1].events = POLLIN;
-		n = 2;
+		pfd[2].fd = cfd;
+		pfd[2].events = POLLIN;
+		n = 3;
 		n += op_pollfd(&pfd[n]);
 		n += ctl_pollfds(&pfd[n], 64 - n);
 		timeout = next ? (int)(next > now ? next - now : 0) : -1;
 		if (poll(pfd, (nfds_t)n, timeout) <= 0)
 			continue;
-		ctl_events(pfd + 1, n - 1);
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			if (si.ssi_signo == SIGCHLD)
-				continue;
-			if (verbose || stopping)
-				warnx("%s: stopping the graph%s",
-				    strsignal((int)si.ssi_signo), stopping ?
-				    " now" : "");
-			if (stopping)	/* a second signal: no more grace */
-				stop_until = 0;
-			if (!signo)
-				signo = (int)si.ssi_signo;
-			stop_all();
-		}
+		ctl_events(pfd + 2, n - 2);
+		if (pfd[1].revents)
+			graph_dir_events(wfd);
+		read_signals(sfd);
 	}
 	close(sfd);
 	close(cfd);
+	if (wfd != -1)
+		close(wfd);
 	if (signo)
 		return 128 + signo;
 	return first_fail;

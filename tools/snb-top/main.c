@@ -162,6 +162,7 @@ main(int argc, char **argv)
 	int ch, batch = 0, json = 0, prom = 0, n, fd;
 
 	cli_begin(argc, argv);
+	cli_output();
 	while ((ch = getopt_long(argc, argv, "1bd:i:n:jph", opts, NULL)) !=
 	    -1) {
 		switch (ch) {
@@ -244,7 +245,8 @@ main(int argc, char **argv)
 		if (prom) {
 			prom_write(stdout, g, n);
 			graphs_free(g, n);
-			return fflush(stdout) == EOF ? 1 : 0;
+			cli_flush();
+			return 0;
 		}
 		sample_take(g, n, &a);
 		next += delay;
@@ -264,8 +266,7 @@ main(int argc, char **argv)
 				putchar('\n');
 			show_page(&page, g, n, &a, &b, delay);
 		}
-		if (fflush(stdout) == EOF)
-			err(1, "stdout");
+		cli_flush();	/* the reader gone (| head): we are done */
 		sample_free(&a);
 		sample_free(&b);
 		graphs_free(g, n);

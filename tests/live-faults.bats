@@ -1,0 +1,281 @@
+#!/usr/bin/env bats
+# Live operation's edges: signals at every phase of snb-run (a background
+# job of a shell without job control has SIGINT ignored, as here), a stage
+# that fails only when it starts, a full disk under pcap-write, closed
+# pipes, stopped processes, and the graph's directory removed from outside.
+load helpers
+
+eval "$(declare -f teardown | sed '1s/teardown/helpers_teardown/')"
+teardown() {
+	if [ -n "${FULL:-}" ] && mountpoint -q "$FULL"; then
+		umount "$FULL"
+	fi
+	helpers_teardown
+}
+
+# Apps that take their time, at the phase a test signals in: each makes
+# its marker file, then waits on a FIFO nobody writes (a bash builtin: no
+# child left behind when it is killed), then is snb-filter: 3 s in
+# --describe (snb-run gives up after 5), 5 s in init().
+slow_apps() {
+	mkdir -p "$T/bin"
+	mkfifo "$T/never"
+	cat > "$T/bin/snb-slowdesc" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = --describe ]; then
+		: > "$T/describing"
+		read -r -t 3 <> "$T/never"
+	fi
+	exec snb-filter "\$@"
+	EOF
+	cat > "$T/bin/snb-slowstart" <<-EOF
+	#!/bin/bash
+	if [ "\$1" != --describe ]; then
+		: > "$T/starting"
+		read -r -t 5 <> "$T/never"
+	fi
+	exec snb-filter "\$@"
+	EOF
+	chmod +x "$T/bin/snb-slowdesc" "$T/bin/snb-slowstart"
+}
+
+# After snb-run has exited: none of the test's processes is left (a stage
+# told to leave, a describing app killed with snb-run may take a moment),
+# nor a graph's directory.
+no_snb_procs() {
+	[ -z "$(snb_procs)" ]
+}
+nothing_left() {
+	WAIT_FOR_S=5 wait_for no_snb_procs ||
+	    { snb_procs | xargs -r ps -o pid=,args= -p; return 1; }
+	[ -z "$(ls -A "$SNB_RUN_DIR" 2>/dev/null)" ]
+}
+
+# exited PID: the process has exited (a zombie not yet waited for too).
+exited() {
+	local s
+	s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$s" ] || [ "$s" = Z ]
+}
+
+# bg_wait PID: wait up to 20 s for the background snb-run PID (started
+# without timeout(1), which would catch its signals for it); its status
+# in $st.
+bg_wait() {
+	WAIT_FOR_S=20 wait_for exited "$1" || { echo "$1 still running"; return 1; }
+	st=0
+	wait "$1" || st=$?
+}
+
+# signal_status SIG: 128 + its number, as snb-run(1) says.
+signal_status() {
+	echo $((128 + $(kill -l "$1")))
+}
+
+@test "a signal while the apps describe themselves ends snb-run at once, SIGINT too in a background job" {
+	slow_apps
+	for sig in INT TERM HUP; do
+		rm -f "$T/describing"
+		SNB_PATH="$T/bin" snb-run -n d$sig 'source --rate 1k | slowdesc udp | sink' 2> "$T/err" 3>&- &
+		pid=$!
+		wait_for test -e "$T/describing"
+		kill -$sig $pid
+		# An ignored SIGINT was lost: the graph ran on.
+		bg_wait $pid
+		cat "$T/err"
+		[ "$st" = "$(signal_status $sig)" ]
+		nothing_left
+	done
+}
+
+@test "a signal while the stages start stops the graph: no stage left, the directory removed" {
+	slow_apps
+	for sig in INT TERM HUP; do
+		rm -f "$T/starting"
+		SNB_PATH="$T/bin" snb-run -n s$sig 'source --rate 1k | f: slowstart udp | sink' 2> "$T/err" 3>&- &
+		pid=$!
+		wait_for test -e "$T/starting"
+		kill -$sig $pid
+		bg_wait $pid
+		cat "$T/err"
+		[ "$st" = "$(signal_status $sig)" ]
+		nothing_left
+	done
+}
+
+@test "a signal while the graph runs, and in the middle of a swap: the replacement goes too" {
+	slow_apps
+	for sig in INT TERM HUP; do
+		snb-run -n r$sig 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+		pid=$!
+		wait_stages r$sig 3
+		kill -$sig $pid
+		bg_wait $pid
+		[ "$st" = "$(signal_status $sig)" ]
+		nothing_left
+		# The replacement waits in its init(), in standby.
+		rm -f "$T/starting"
+		SNB_PATH="$T/bin" snb-run -n w$sig 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+		pid=$!
+		wait_stages w$sig 3
+		timeout 30 snb-ctl w$sig swap f 'slowstart ip' > "$T/swap" 2>&1 3>&- &
+		ctl=$!
+		wait_for test -e "$T/starting"
+		kill -$sig $pid
+		bg_wait $pid
+		cat "$T/err"
+		[ "$st" = "$(signal_status $sig)" ]
+		wait $ctl || true
+		cat "$T/swap"
+		grep -q "error: the graph is stopping" "$T/swap"
+		nothing_left
+	done
+}
+
+@test "a stage that fails only in start(): -c passes, the run stops at once naming it, even with --restart=on-failure" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (AF_XDP)"
+	# The loopback has no native XDP: the socket is refused at start.
+	run snb-run -c 'source --rate 10 | sink ; nic xdp:lo | s: sink'
+	[ "$status" -eq 0 ]
+	run timeout 30 snb-run --restart=on-failure 'source --rate 10 | sink ; nic xdp:lo | s: sink'
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-nic: xdp:lo: "
+	assert_output_has "snb-run: 1:27: nic-xdp_lo (pid "
+	assert_output_has ") failed to start: exited with status 1; stopping the graph"
+	[[ "$output" != *restarting* ]]
+	nothing_left
+	# A file the writer cannot create, found by its init(): the same.
+	run timeout 30 snb-run --restart=on-failure "source --rate 10 | w: pcap-write $T/no/such/dir/x.pcap"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-pcap-write: $T/no/such/dir/x.pcap: No such file or directory"
+	assert_output_has "snb-run: 1:20: w (pid "
+	assert_output_has ") failed to start: exited with status 1"
+	[[ "$output" != *restarting* ]]
+	nothing_left
+}
+
+@test "pcap-write on a full disk: it says so, the graph stops, the file is whole up to its last record" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (mount)"
+	FULL="$T/full"
+	mkdir "$FULL"
+	mount -t tmpfs -o size=256k none "$FULL"
+	run timeout 30 snb-run "source --count 10000 --size 500 --seq | w: pcap-write $FULL/x.pcap"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-pcap-write: $FULL/x.pcap: write error: No space left on device (the file ends after its last whole record)"
+	assert_output_has "w (pid"
+	nothing_left
+	# tcpdump reads it all without a complaint ...
+	tcpdump -r "$FULL/x.pcap" -w /dev/null 2> "$T/td"
+	cat "$T/td"
+	! grep -qi 'truncated\|error' "$T/td"
+	# ... every packet written once, in order, from the first.
+	run snb-run "pcap-read $FULL/x.pcap | sink --check-seq --summary"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "sink: [1-9][0-9]* packets.* 0 sequence errors, 0 lost"
+	n=$(npackets "$FULL/x.pcap")
+	[ "$n" -gt 100 ]
+	# Restarted, it had written: a failure, not a failure to start.  The
+	# new writer cuts what its predecessor may have torn and fails the
+	# same way; the file stays whole.
+	rm "$FULL/x.pcap"
+	run timeout 30 snb-run --restart=on-failure --max-restarts 1 "source --count 10000 --size 500 --seq | w: pcap-write $FULL/x.pcap"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "restarting w"
+	assert_output_has "w failed 2 times in a row: stopping the graph"
+	[[ "$output" != *"failed to start"* ]]
+	nothing_left
+	tcpdump -r "$FULL/x.pcap" -w /dev/null 2> "$T/td"
+	! grep -qi 'truncated\|error' "$T/td"
+	[ "$(npackets "$FULL/x.pcap")" -eq "$n" ]
+	umount "$FULL"
+}
+
+# closed_pipe COMMAND...: run it with its standard output a pipe whose
+# reader has already gone; print its status (negative: killed by that
+# signal) and what it said on standard error.
+closed_pipe() {
+	/usr/bin/python3 - "$@" <<-'EOF'
+	import os, subprocess, sys
+	r, w = os.pipe()
+	os.close(r)
+	p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, timeout=20)
+	print(p.returncode, repr(p.stderr.decode()))
+	EOF
+}
+
+@test "closed pipes: every tool and a graph end quietly with status 0 when their reader has gone" {
+	snb-run -n cp 'source --rate 1k | f: filter udp | sink' 3>&- &
+	pid=$!
+	wait_stages cp 3
+	for c in "snb-ps" "snb-ps --json" "snb-top -b -i 0.1" "snb-top -1" \
+	    "snb-top --json" "snb-top --prometheus" "snb-ctl cp show" \
+	    "snb-run -c source | sink" "snb-run --list" \
+	    "snb-run source --count 1000 | pcap-write -"; do
+		# shellcheck disable=SC2086
+		out=$(closed_pipe $c)
+		echo "$c: $out"
+		[ "$out" = "0 ''" ]
+	done
+	# The reader leaves after its first line, as head does.
+	run timeout 20 bash -c 'snb-top -b -i 0.1 | head -1; echo "${PIPESTATUS[*]}"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "0 0" ]
+	run timeout 20 bash -c "snb-run 'source --rate 10k --seq | pcap-write -' | tcpdump -c 5 -r - 2>/dev/null | wc -l; echo \"\${PIPESTATUS[*]}\""
+	echo "$output"
+	[ "${lines[0]}" -eq 5 ]
+	[ "${lines[1]}" = "0 0 0" ]
+	snb-ctl cp stop
+	wait $pid
+}
+
+@test "SIGSTOP of a stage and of snb-run itself: the graph resumes, a finite stream ends by itself" {
+	N=$((200000 / SNB_TEST_SCALE))
+	# A stream of 4 s, whatever the scale.
+	snb-run -n stp --restart=on-failure "source --count $N --rate $((N / 4)) --seq | f: filter udp | sink --check-seq --allow-loss --summary" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_count stp sink 100
+	f=$(stage_pid stp f)
+	kill -STOP "$f"
+	sleep 0.5
+	kill -CONT "$f"
+	# snb-run stopped while a stage dies: it restarts it once resumed.
+	kill -STOP "$pid"
+	kill -KILL "$f"
+	sleep 0.5
+	kill -CONT "$pid"
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" = 0 ]
+	grep -q "restarting f" "$T/err"
+	grep -q "sink: [0-9]* packets.* 0 sequence errors" "$T/err"
+	# The kill loses at most the burst the filter held; the stop nothing.
+	lost=$(sed -n 's/.* sequence errors, \([0-9]*\) lost.*/\1/p' "$T/err")
+	[ "$lost" -le 64 ]
+	nothing_left
+}
+
+@test "the graph's directory removed from outside: the graph stops and says why, nothing left" {
+	for how in rm mv; do
+		snb-run -n gone --restart=on-failure 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+		pid=$!
+		wait_stages gone 3
+		if [ $how = rm ]; then
+			rm -rf "$SNB_RUN_DIR/gone"
+		else
+			mv "$SNB_RUN_DIR/gone" "$T/moved"
+		fi
+		bg_wait $pid
+		cat "$T/err"
+		[ "$st" = 1 ]
+		grep -q "snb-run: $SNB_RUN_DIR/gone: the graph's directory was removed from outside: stopping the graph" "$T/err"
+		! grep -q "restarting" "$T/err"
+		nothing_left
+		rm -rf "$T/moved"
+	done
+}
