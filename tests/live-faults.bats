@@ -132,6 +132,24 @@ signal_status() {
 	done
 }
 
+@test "SIGTERM in the middle of a rolling swap of copies: the graph stops, nothing left" {
+	slow_apps
+	SNB_PATH="$T/bin" snb-run -n roll 'source --rate 1k | lb | 2x( w: filter udp ) | join | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages roll 6
+	timeout 30 snb-ctl roll swap w 'slowstart ip' > "$T/swap" 2>&1 3>&- &
+	ctl=$!
+	wait_for test -e "$T/starting"
+	kill -TERM $pid
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" = 143 ]
+	wait $ctl || true
+	cat "$T/swap"
+	grep -q "^error: .*stop" "$T/swap"
+	nothing_left
+}
+
 @test "a stage that fails only in start(): -c passes, the run stops at once naming it, even with --restart=on-failure" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (AF_XDP)"
 	# The loopback has no native XDP: the socket is refused at start.
