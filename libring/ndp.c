@@ -83,7 +83,10 @@ ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
 	    icmp[0] != SNB_ICMP6_NEIGHBOR_ADVERT) || icmp[1] != 0)
 		return NDP_BAD;
 	memcpy(&c, icmp + 2, 2);
-	if (ipv6_l4_cksum(p, icmp, plen, SNB_IPPROTO_ICMPV6) != c)
+	w = ipv6_l4_cksum(p, icmp, plen, SNB_IPPROTO_ICMPV6);
+	/* 0xffff is 0 too in one's complement (RFC 1071): a sender may
+	 * write either, and the kernel takes both. */
+	if (w != c && !(w == 0 && c == 0xffff))
 		return NDP_BAD;
 	m->type = icmp[0];
 	m->src = p + 8;

@@ -628,3 +628,31 @@ stop_sites() {
 	grep -q '^next-hop-learned 2$' "$T/ctr"
 	grep -q '^next-hop-resolved 1$' "$T/ctr"
 }
+
+@test "nd: a solicitation whose checksum is 0xffff, one's complement's other zero, is answered" {
+	$PY - "$T/south.pcap" <<-'EOF'
+	import sys
+	from scapy.all import Ether, IPv6, ICMPv6ND_NS, ICMPv6NDOptSrcLLAddr, \
+	    raw, wrpcap
+	NH, NHMAC = "2001:db8:5::fe", "02:00:00:00:05:fe"
+	def ns(res):
+	    return IPv6(src=NH, dst="ff02::1:ff00:1", hlim=255) / \
+	        ICMPv6ND_NS(tgt="2001:db8:5::1", res=res) / \
+	        ICMPv6NDOptSrcLLAddr(lladdr=NHMAC)
+	# The reserved word (ignored by the receiver) set to the checksum
+	# it makes when zero: the right checksum is then 0, sent as 0xffff.
+	p = ns(IPv6(raw(ns(0)))[ICMPv6ND_NS].cksum)
+	assert IPv6(raw(p))[ICMPv6ND_NS].cksum in (0, 0xffff)	# scapy's own
+	p[ICMPv6ND_NS].cksum = 0xffff
+	wrpcap(sys.argv[1], [Ether(src=NHMAC, dst="33:33:ff:00:00:01") / p])
+	EOF
+	tshark -r "$T/south.pcap" -T fields -e icmpv6.checksum \
+	    -e icmpv6.checksum.status 2>/dev/null
+	snb-run "pcap-read $T/south.pcap | [south] n: nd --address 2001:db8:5::1 \
+	    --mac 02:00:00:00:05:01 --next-hop 2001:db8:5::fe \
+	    --counters-out $T/ctr [south] | pcap-write $T/out.pcap"
+	cat "$T/ctr"
+	grep -q '^ns-in 1$' "$T/ctr"
+	grep -q '^na-out 1$' "$T/ctr"
+	grep -q '^drop-nd-invalid 0$' "$T/ctr"
+}
