@@ -560,7 +560,7 @@ pcap_read_breathe(void)
 		 * one now, not with a burst the reader holds back. */
 		if (from_stdin) {
 			ring_commit(r, 1);
-			ring_flush_wake(r);	/* we may block in read() */
+			ring_flush_wake(r, 1);	/* we may block in read() */
 			pub++;
 		}
 	}

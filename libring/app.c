@@ -532,15 +532,19 @@ claim_rings(void)
 		}
 }
 
-/* The wake-ups ring_commit() and ring_release() left pending, now. */
-static void
-flush_wakes(void)
+/*
+ * The wake-ups ring_commit() and ring_release() left pending: those of
+ * peers with a batch to work on, or all of them.
+ */
+static int
+flush_wakes(int all)
 {
-	int i, j;
+	int i, j, woke = 0;
 
 	for (i = 0; i < app_nports && ring_wakes_pending; i++)
 		for (j = 0; j < app_ports[i].nrings; j++)
-			ring_flush_wake(&app_ports[i].rings[j]);
+			woke |= ring_flush_wake(&app_ports[i].rings[j], all);
+	return woke;
 }
 
 int
@@ -675,17 +679,20 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		t_last = t;
 		app_stage->breaths++;
 		/*
-		 * Wake-ups left pending go out once we have nothing more
-		 * to give, or when one has waited WAKE_DEFER_NS (a stage
-		 * that never idles but trickles).
+		 * Wake-ups left pending go out once the peer has a batch,
+		 * once we have nothing more to give, or when one has waited
+		 * WAKE_DEFER_NS (a stage that never idles but trickles).
+		 * They are no part of the next breath's busy time: the peer
+		 * woken may take our core right here.
 		 */
 		if (ring_wakes_pending) {
 			if (pending_since == 0)
 				pending_since = t;
-			if (n == 0 || t - pending_since >= WAKE_DEFER_NS) {
-				flush_wakes();
+			if (flush_wakes(n == 0 ||
+			    t - pending_since >= WAKE_DEFER_NS))
+				t_last = app_now_ns();
+			if (ring_wakes_pending == 0)
 				pending_since = 0;
-			}
 		} else
 			pending_since = 0;
 		if (__builtin_expect(ring_corruptions != 0, 0))

@@ -262,7 +262,7 @@ ring_detach(struct ring *r)
 
 	if (r->shm == NULL)
 		return;
-	ring_flush_wake(r);	/* a successor may take a while */
+	ring_flush_wake(r, 1);	/* a successor may take a while */
 	/* Clear our claim only: a successor may hold the side already. */
 	if (r->side == RING_PRODUCER)
 		atomic_compare_exchange_strong(&r->shm->prod.pid, &me, 0);
@@ -340,50 +340,58 @@ clear_pending(struct ring *r)
 
 /*
  * After a publish (and its fence): wake the sleeping peer, or, with
- * wake_batch, leave the wake-up pending while the peer would find less
- * than a batch.  The peer's index is stable while it sleeps; re-read it,
- * our cached copy may be older.  A pending wake-up is safe to hold: the
- * peer's waiting word stays set (only the waker clears it, or the peer
- * itself once awake), and ring_flush_wake() runs wake() on it later.
+ * wake_batch, leave the wake-up pending for ring_flush_wake(), which the
+ * runtime calls after the breath: the system call (and the peer taking
+ * our core at once) is then no part of the breath.  A pending wake-up is
+ * safe to hold: the peer's waiting word stays set (only the waker clears
+ * it, or the peer itself once awake), and the flush runs wake() on it.
  */
 static void
 wake_peer(struct ring *r, _Atomic uint32_t *waiting, _Atomic int32_t *pid)
 {
-	uint64_t ready;
-
 	if (!atomic_load_explicit(waiting, memory_order_relaxed))
 		return;
 	if (r->wake_batch) {
-		if (r->side == RING_PRODUCER)
-			ready = r->head - atomic_load_explicit(
-			    &r->shm->cons.tail, memory_order_relaxed);
-		else
-			ready = r->mask + 1 - (atomic_load_explicit(
-			    &r->shm->prod.head, memory_order_relaxed) -
-			    r->tail);
-		if (ready < r->wake_batch) {
-			if (!r->wake_pending) {
-				r->wake_pending = 1;
-				ring_wakes_pending++;
-			}
-			return;
+		if (!r->wake_pending) {
+			r->wake_pending = 1;
+			ring_wakes_pending++;
 		}
+		return;
 	}
-	clear_pending(r);
 	wake(waiting, pid);
 }
 
-void
-ring_flush_wake(struct ring *r)
+/* What a sleeping peer of r would find now: packets, or free slots. */
+static uint64_t
+peer_ready(const struct ring *r)
 {
-	if (!r->wake_pending)
-		return;
+	if (r->side == RING_PRODUCER)
+		return r->head - atomic_load_explicit(&r->shm->cons.tail,
+		    memory_order_relaxed);
+	return r->mask + 1 - (atomic_load_explicit(&r->shm->prod.head,
+	    memory_order_relaxed) - r->tail);
+}
+
+/* The peer's index is stable while it sleeps; our cached copy may be
+   older, so it is read afresh. */
+int
+ring_flush_wake(struct ring *r, int all)
+{
+	_Atomic uint32_t *w;
+
+	if (!r->wake_pending || (!all && peer_ready(r) < r->wake_batch))
+		return 0;
 	clear_pending(r);
 	/* Our publish's fence came before: this load still pairs with it. */
+	w = r->side == RING_PRODUCER ? &r->shm->cons.waiting :
+	    &r->shm->prod.waiting;
+	if (!atomic_load_explicit(w, memory_order_relaxed))
+		return 0;	/* awake already */
 	if (r->side == RING_PRODUCER)
-		wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+		wake(w, &r->shm->cons.pid);
 	else
-		wake(&r->shm->prod.waiting, &r->shm->prod.pid);
+		wake(w, &r->shm->prod.pid);
+	return 1;
 }
 
 void

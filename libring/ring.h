@@ -150,11 +150,9 @@ struct ring {
 	int		 leak_pinned;	/* a slot went to scratch since the
 					   commit: real_room may not grow */
 	/*
-	 * Batched wake-ups (0: the peer is woken at every publish).  A
-	 * sleeping peer is woken only once it has wake_batch packets to
-	 * read (or slots to fill); until then the wake-up is pending, and
-	 * whoever set wake_batch must call ring_flush_wake() before going
-	 * idle: see ring_commit().
+	 * Batched wake-ups (0: the peer is woken at every publish).  With
+	 * wake_batch set, a publish leaves the wake-up pending, and whoever
+	 * set it calls ring_flush_wake(): see ring_commit().
 	 */
 	uint32_t	 wake_batch;
 	int		 wake_pending;
@@ -250,15 +248,16 @@ ring_slot(struct ring *r, uint32_t i)
 
 /*
  * Publish n filled slots; wakes the consumer if it sleeps.  With
- * wake_batch set, a sleeping consumer is woken only when the ring holds
- * wake_batch packets: a context switch then moves a batch, not a burst
- * (on a shared core every wake-up of a burst's worth was a switch).  The
- * wake-up left pending is counted in ring_wakes_pending; the runtime
- * flushes it when the stage goes idle or the wake-up has waited too long.
+ * wake_batch set, the wake-up is left pending (counted in
+ * ring_wakes_pending) for ring_flush_wake(r, all): all = 0 sends it only
+ * once the sleeper has wake_batch packets to read (or slots to fill),
+ * all = 1 in any case.  The runtime calls it after every breath, with
+ * all = 1 when the stage goes idle or a wake-up has waited too long: on a
+ * shared core a context switch then moves a batch, not a burst, and the
+ * system call is no part of a breath.
  */
 void	ring_commit(struct ring *r, uint32_t n);
-/* A pending wake-up of r's peer (see ring_commit), now. */
-void	ring_flush_wake(struct ring *r);
+int	ring_flush_wake(struct ring *r, int all);	/* 1: it woke */
 extern unsigned ring_wakes_pending;	/* rings of the process with one */
 /* Copy one packet into the next slot (room must have been checked). */
 static inline void

@@ -1037,12 +1037,12 @@ test_wait(void)
 }
 
 /*
- * Batched wake-ups (wake_batch): a sleeping consumer is not woken by a
- * commit that leaves it less than a batch (the wake-up stays pending),
- * is woken by the commit that makes a batch, or by ring_flush_wake();
- * the same for a producer sleeping for room, and ring_close wakes at
- * once.  The sleeper is another process in ring_wait: its waiting word
- * shows whether it was woken (only the waker clears it while it sleeps).
+ * Batched wake-ups (wake_batch): a commit leaves the wake-up of a
+ * sleeping consumer pending; ring_flush_wake(r, 0) sends it once the
+ * ring holds a batch, ring_flush_wake(r, 1) in any case; the same for a
+ * producer sleeping for room, and ring_close wakes at once.  The sleeper
+ * is another process in ring_wait: its waiting word shows whether it
+ * was woken (only the waker clears it while it sleeps).
  */
 static void
 test_wait_batched(void)
@@ -1067,6 +1067,7 @@ test_wait_batched(void)
 	for (i = 0; i < 3; i++) {
 		put_seq(&p, 0, i, 256);
 		ring_commit(&p, 1);
+		ring_flush_wake(&p, 0);
 	}
 	sleep_ms(50);
 	still = atomic_load(&p.shm->cons.waiting) != 0;
@@ -1075,10 +1076,13 @@ test_wait_batched(void)
 	    "is pending");
 	put_seq(&p, 0, 3, 256);
 	ring_commit(&p, 1);
+	still = atomic_load(&p.shm->cons.waiting) != 0;
+	ring_flush_wake(&p, 0);
 	st = child_finish(&ch, &res);
-	ok(st == 0 && res.ms < 1000 && res.v[0] == 4 && !p.wake_pending &&
-	    ring_wakes_pending == 0, "the 4th packet wakes it (after %.1f ms, "
-	    "it sees %lld)", res.ms, res.v[0]);
+	ok(st == 0 && still && res.ms < 1000 && res.v[0] == 4 &&
+	    !p.wake_pending && ring_wakes_pending == 0, "the commit of the "
+	    "4th packet leaves it to the flush, which wakes it (after %.1f "
+	    "ms, it sees %lld)", res.ms, res.v[0]);
 	ring_detach(&p);
 	unlink(path);
 
@@ -1093,13 +1097,14 @@ test_wait_batched(void)
 	asleep = await_word(&p.shm->cons.waiting, 3000);
 	put_seq(&p, 0, 0, 256);
 	ring_commit(&p, 1);
+	ring_flush_wake(&p, 0);
 	sleep_ms(50);
 	still = atomic_load(&p.shm->cons.waiting) != 0;
-	ring_flush_wake(&p);
+	ring_flush_wake(&p, 1);
 	st = child_finish(&ch, &res);
 	ok(st == 0 && asleep && still && res.ms < 1000 && res.v[0] == 1 &&
-	    ring_wakes_pending == 0, "one packet waits for the flush, which "
-	    "wakes the consumer (%.1f ms)", res.ms);
+	    ring_wakes_pending == 0, "one packet waits for the flush of all "
+	    "(the producer idle), which wakes the consumer (%.1f ms)", res.ms);
 	ring_detach(&p);
 	unlink(path);
 
@@ -1135,14 +1140,16 @@ test_wait_batched(void)
 	asleep = await_word(&c.shm->prod.waiting, 3000);
 	ok(ring_avail(&c, 8) == 8, "the producer filled the ring");
 	ring_release(&c, 3);
+	ring_flush_wake(&c, 0);
 	sleep_ms(50);
 	still = atomic_load(&c.shm->prod.waiting) != 0;
 	ok(asleep && still && c.wake_pending, "3 free slots of a batch of 4: "
 	    "the producer sleeps on");
 	ring_release(&c, 1);
+	ring_flush_wake(&c, 0);
 	st = child_finish(&ch, &res);
 	ok(st == 0 && res.ms < 1000 && res.v[0] == 4 && !c.wake_pending &&
-	    ring_wakes_pending == 0, "the 4th free slot wakes it (%.1f ms, "
+	    ring_wakes_pending == 0, "the 4th free slot and a flush wake it (%.1f ms, "
 	    "room %lld)", res.ms, res.v[0]);
 	ring_detach(&c);
 	unlink(path);
@@ -1197,7 +1204,7 @@ stress_consumer(void *va, struct result *res)
 				v[7] = 1;
 				break;
 			}
-			ring_flush_wake(&c);	/* as the runtime, idle */
+			ring_flush_wake(&c, 1);	/* as the runtime, idle */
 			timed_wait(&c, &v[4], &v[5]);
 			continue;
 		}
@@ -1224,6 +1231,7 @@ stress_consumer(void *va, struct result *res)
 			v[0]++;
 		}
 		ring_release(&c, n);
+		ring_flush_wake(&c, 0);	/* as the runtime, after a breath */
 	}
 	ring_detach(&c);
 	return v[0] == (long long)a->npackets && v[1] == 0 && v[2] == 0 &&
@@ -1273,7 +1281,7 @@ test_stress(uint32_t batch)
 				gaveup = 1;
 				break;
 			}
-			ring_flush_wake(&p);
+			ring_flush_wake(&p, 1);
 			timed_wait(&p, &waits, &timeouts);
 			continue;
 		}
@@ -1284,6 +1292,7 @@ test_stress(uint32_t batch)
 			sum += ring_slot(&p, i)->len;
 		}
 		ring_commit(&p, n);
+		ring_flush_wake(&p, 0);
 		seq += n;
 	}
 	ring_close(&p);
