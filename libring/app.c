@@ -1,15 +1,12 @@
 /*
  * app.c: port binding, --describe, standby and takeover, the breathe
- * loop, idling, EOF and detach.  See app.h for the contract; the stage
- * file and hand-over live in stage.c.
+ * loop, EOF and detach.  See app.h for the contract; idling and waking
+ * peers live in idle.c, the stage file and hand-over in stage.c.
  */
-#define _GNU_SOURCE	/* ppoll */
 #include <err.h>
 #include <getopt.h>
-#include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +22,7 @@
 #include "appctl.h"
 #include "cli.h"
 #include "graph.h"
+#include "idle.h"
 #include "stage.h"
 
 /* The launcher refuses longer port names than the runtime can bind. */
@@ -45,39 +43,9 @@ static char graph_dir[4096];	/* app_graph_dir() */
 char		**app_argv;	/* the app's argv; global: apps keep pointers */
 static volatile sig_atomic_t detach_requested;
 static int done_requested, end_requested;
-static uint64_t wake_at_ns;
-static struct pollfd app_fds[APP_MAX_FDS];
-static int app_nfds;
-static sigset_t wake_mask;	/* our mask with RING_WAKE_SIGNAL unblocked */
 static int checking;		/* --snb-check: init() only, see app.h */
 static uint32_t check_slots = RING_DEFAULT_SLOTS;
 static uint32_t check_capacity = RING_DEFAULT_CAPACITY;
-
-/*
- * Back-off: empty breaths spent spinning, then yielding, then sleeping.
- * Spinning pays only while a peer works on another core; where it shares
- * ours (more stages than cores) a spin only burns the time the peer
- * needs.  So the spin is adaptive: an idle spell that spinning ended
- * keeps the whole spin, one that went on to yield halves it, and every
- * SPIN_PROBE-th spell spins whole again to see whether it pays now.
- */
-#define IDLE_SPIN	64
-#define IDLE_YIELDS	16
-#define SPIN_PROBE	16
-#define WAKE_BATCH	256	/* see claim_rings() */
-#define WAKE_DEFER_NS	20000	/* a pending wake-up waits no longer */
-#define SLEEP_NS	100000000ULL	/* safety net: a peer's wake-up or
-					   the app's own deadline comes first;
-					   SNB_IDLE_CAP_MS changes it (tests
-					   make a lost wake-up obvious) */
-#define RACE_SPINS	8	/* see idle_sleep() */
-static uint64_t sleep_cap_ns = SLEEP_NS;
-
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax()	__builtin_ia32_pause()
-#else
-#define cpu_relax()	__asm__ __volatile__("" ::: "memory")
-#endif
 
 uint64_t
 app_now_ns(void)
@@ -104,22 +72,6 @@ void
 app_end_graph(void)
 {
 	end_requested = 1;
-}
-
-void
-app_wait_fd(int fd, short events)
-{
-	if (app_nfds == APP_MAX_FDS)
-		errx(1, "too many file descriptors to wait on");
-	app_fds[app_nfds].fd = fd;
-	app_fds[app_nfds].events = events;
-	app_nfds++;
-}
-
-void
-app_wake_at(uint64_t ns)
-{
-	wake_at_ns = ns;
 }
 
 struct port *
@@ -352,87 +304,6 @@ count_packets(void)
 	app_stage->packets_out = out;
 }
 
-/*
- * Nothing happened this breath: find what we wait for and sleep until it
- * comes.  Inputs that hold packets mean the app waits for room: sleep on
- * the full outputs.  Otherwise sleep on the empty open inputs and the
- * full outputs together (a source waits only for room), or on the app's
- * descriptors (a device), never past the app's own deadline.
- *
- * Packets can arrive between the empty breath and the look taken here:
- * then an input holds packets although no output is full, and the right
- * sleep is none at all.  (Sleeping there for the safety net was the
- * 100 ms stall of issue 11.)  An app that keeps packets waiting while
- * its outputs have room, for reasons of its own, gets a short nap after
- * RACE_SPINS such looks in a row, not a busy loop.
- */
-static void
-idle_sleep(void)
-{
-	static unsigned races;
-	struct ring *rs[16];
-	struct timespec ts;
-	uint64_t timeout = sleep_cap_ns, now;
-	int i, j, n = 0, n_out = 0, pending = 0;
-
-	for (i = 0; i < app_nports; i++) {
-		struct port *p = &app_ports[i];
-		for (j = 0; j < p->nrings; j++) {
-			struct ring *r = &p->rings[j];
-			if (!(p->flags & PORT_IN)) {
-				if (ring_room(r, 1) == 0 && n < 16) {
-					rs[n++] = r;
-					n_out++;
-				}
-			} else if (ring_avail(r, 1) > 0)
-				pending = 1;
-		}
-	}
-	if (pending && n_out == 0) {
-		if (++races < RACE_SPINS)
-			return;
-	} else
-		races = 0;
-	if (!pending) {
-		for (i = 0; i < app_nports; i++) {
-			struct port *p = &app_ports[i];
-			if (!(p->flags & PORT_IN))
-				continue;
-			for (j = 0; j < p->nrings && n < 16; j++)
-				if (!ring_eof(&p->rings[j]))
-					rs[n++] = &p->rings[j];
-		}
-	} else if (n_out == 0)
-		timeout = 1000000;	/* the nap */
-	if (wake_at_ns) {
-		now = app_now_ns();
-		if (wake_at_ns <= now) {
-			wake_at_ns = 0;	/* spent: the app sets a new one */
-			return;
-		}
-		if (wake_at_ns - now < timeout)
-			timeout = wake_at_ns - now;
-	}
-	app_stage->idle_sleeps++;
-	ts.tv_sec = (time_t)(timeout / 1000000000ULL);
-	ts.tv_nsec = (long)(timeout % 1000000000ULL);
-	if (app_nfds) {
-		/*
-		 * A device sleeps in ppoll() on its descriptors; its rings
-		 * are armed so that a peer signals us instead of waking a
-		 * futex nobody waits on.
-		 */
-		if (n == 0 || ring_wait_arm(rs, n)) {
-			ppoll(app_fds, (nfds_t)app_nfds, &ts, &wake_mask);
-			if (n)
-				ring_wait_disarm(rs, n);
-		}
-	} else if (n)
-		ring_wait_many(rs, n, (int64_t)timeout);
-	else
-		nanosleep(&ts, NULL);
-}
-
 /* Before exit: eof = 1 at end of stream (close outputs), 0 to detach. */
 static void
 finish(int eof)
@@ -509,10 +380,8 @@ standby(int fd, int saved_err, const char *prev_path)
 
 /*
  * Take the rings over: load their indexes and claim our sides.  A
- * sleeping peer is woken in batches (ring_commit): once it has half a
- * ring, at most WAKE_BATCH, to work on, or when we go idle (the loop
- * below), so that on a shared core a context switch moves hundreds of
- * packets, not a burst.
+ * sleeping peer is woken in batches (ring_commit, idle.h), so that on a
+ * shared core a context switch moves hundreds of packets, not a burst.
  */
 static void
 claim_rings(void)
@@ -526,25 +395,8 @@ claim_rings(void)
 			r = &app_ports[i].rings[j];
 			if (ring_claim(r, errbuf, sizeof(errbuf)) == -1)
 				errx(1, "%s", errbuf);
-			r->wake_batch = (uint32_t)((r->mask + 1) / 2);
-			if (r->wake_batch > WAKE_BATCH)
-				r->wake_batch = WAKE_BATCH;
+			r->wake_batch = idle_wake_batch(r->mask + 1);
 		}
-}
-
-/*
- * The wake-ups ring_commit() and ring_release() left pending: those of
- * peers with a batch to work on, or all of them.
- */
-static int
-flush_wakes(int all)
-{
-	int i, j, woke = 0;
-
-	for (i = 0; i < app_nports && ring_wakes_pending; i++)
-		for (j = 0; j < app_ports[i].nrings; j++)
-			woke |= ring_flush_wake(&app_ports[i].rings[j], all);
-	return woke;
 }
 
 int
@@ -553,10 +405,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	const char *stats = NULL, *label = NULL, *prev_path = NULL, *a;
 	const struct stage_file *prev = NULL;
 	struct sigaction sa;
-	sigset_t block;
-	unsigned idle = 0, spin = IDLE_SPIN, spell_spin = 0, spells = 0;
+	sigset_t block, wake_mask;
+	struct idle idle;
 	int i, first, standby_fd = -1, saved_err = -1;
-	uint64_t restarts = 0, t_last, pending_since = 0;
+	uint64_t restarts = 0, t_last;
 
 	app = desc;
 	/* The short name: getopt(3)'s messages use argv[0]. */
@@ -596,8 +448,6 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	}
 	if (first < argc && strcmp(argv[first], "--version") == 0)
 		cli_version();
-	if ((a = getenv("SNB_IDLE_CAP_MS")) != NULL && *a)
-		sleep_cap_ns = strtoull(a, NULL, 10) * 1000000ULL;
 	/* In standby, every word until "ready" is for the launcher. */
 	if (standby_fd >= 0 && ((saved_err = dup(2)) == -1 ||
 	    dup2(standby_fd, 2) == -1))
@@ -620,6 +470,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	sigaddset(&block, RING_WAKE_SIGNAL);
 	sigprocmask(SIG_BLOCK, &block, &wake_mask);
 	sigdelset(&wake_mask, RING_WAKE_SIGNAL);
+	idle_init(&idle, &wake_mask);
 	/*
 	 * Counters exist before init so apps can register theirs there; a
 	 * replacement's file is its own (.new) until it takes over.
@@ -678,23 +529,9 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		}
 		t_last = t;
 		app_stage->breaths++;
-		/*
-		 * Wake-ups left pending go out once the peer has a batch,
-		 * once we have nothing more to give, or when one has waited
-		 * WAKE_DEFER_NS (a stage that never idles but trickles).
-		 * They are no part of the next breath's busy time: the peer
-		 * woken may take our core right here.
-		 */
-		if (ring_wakes_pending) {
-			if (pending_since == 0)
-				pending_since = t;
-			if (flush_wakes(n == 0 ||
-			    t - pending_since >= WAKE_DEFER_NS))
-				t_last = app_now_ns();
-			if (ring_wakes_pending == 0)
-				pending_since = 0;
-		} else
-			pending_since = 0;
+		/* The peer woken may take our core: not our busy time. */
+		if (idle_flush(&idle, n, t))
+			t_last = app_now_ns();
 		if (__builtin_expect(ring_corruptions != 0, 0))
 			fail_corrupt();
 		if (end_requested) {
@@ -712,27 +549,13 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			return 0;
 		}
 		if (n > 0) {
-			if (idle > 0 && idle <= spell_spin)
-				spin = IDLE_SPIN;	/* the spin paid */
-			idle = 0;
+			idle_busy(&idle);
 			if ((app_stage->breaths & 63) == 0)
 				count_packets();
 			continue;
 		}
 		count_packets();
-		if (idle++ == 0)	/* a new idle spell */
-			spell_spin = ++spells % SPIN_PROBE == 0 ? IDLE_SPIN :
-			    spin;
-		if (idle <= spell_spin) {
-			cpu_relax();
-			continue;
-		}
-		if (idle == spell_spin + 1)
-			spin /= 2;	/* it did not pay */
-		if (idle <= spell_spin + IDLE_YIELDS)
-			sched_yield();
-		else
-			idle_sleep();
-		t_last = app_now_ns();	/* time given away is not busy */
+		if (idle_wait(&idle))
+			t_last = app_now_ns();	/* time given away is not busy */
 	}
 }
