@@ -47,6 +47,11 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TTOOL_SRC := $(wildcard tests/tools/*.c)
 TTOOLS    := $(TTOOL_SRC:tests/tools/%.c=$(BUILD)/tests/%)
+# TEST ONLY (tests/memif.bats): snb-memif built to map region files it
+# cannot seal, so a test slave can shrink one under the master's mapping
+# and show the SIGBUS guard (libring/memguard.h) without draining the
+# host's huge page pool.  In build/tests, never installed.
+MEMIF_TEST := $(BUILD)/tests/snb-memif-unsealed
 BENCH_SRC := $(wildcard bench/*.c)
 BENCHES   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h tools/*/*.h tests/unit/*.h)
@@ -54,7 +59,7 @@ HDRS      := $(wildcard libring/*.h apps/*/*.h drivers/*/*.h tools/*/*.h tests/u
 .PHONY: all bins check check-fast check-vm bench demo install clean deps fuzz
 # Keep objects make would call intermediate (apps, tools, tests).
 .SECONDARY:
-all: $(BINS) $(UNITS) $(TTOOLS) $(BENCHES)
+all: $(BINS) $(UNITS) $(TTOOLS) $(MEMIF_TEST) $(BENCHES)
 # Just the programs (tests/vm/ builds them with BUILD=build/vm/static STATIC=1).
 bins: $(BINS)
 
@@ -111,6 +116,14 @@ endef
 $(foreach d,$(TOOL_DIRS),$(eval $(call TOOL_DIR_RULE,$(d))))
 
 $(BUILD)/bin/snb-%: $(BUILD)/tools/snb-%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/memif-unsealed/ctl.o: drivers/memif/ctl.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DSNB_TEST_UNSEALED=1 -c -o $@ $<
+$(MEMIF_TEST): $(BUILD)/tests/memif-unsealed/ctl.o \
+    $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/ctl.c,$(wildcard drivers/memif/*.c))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -179,7 +192,7 @@ fuzz:
 	build/fuzz_frames -max_total_time=$(FUZZ_SECONDS) build/fuzz-frames-corpus
 	@mkdir -p build/fuzz-vhost-corpus
 	clang $(FUZZ_CFLAGS) -Idrivers/vhost fuzz/vhost_msg_fuzz.c \
-	    drivers/vhost/msg.c drivers/vhost/recv.c drivers/vhost/guard.c \
+	    drivers/vhost/msg.c drivers/vhost/recv.c \
 	    drivers/vhost/virtq.c libring/*.c -lpcap -lbsd -o build/fuzz_vhost
 	build/fuzz_vhost -max_total_time=$(FUZZ_SECONDS) build/fuzz-vhost-corpus \
 	    fuzz/corpus/vhost

@@ -262,7 +262,7 @@ fuzz_region(const uint8_t *d, size_t n)
 	for (off = 0; off < announced; off += 4096)
 		sum += conn.reg[0].addr[off];	/* SIGBUS if not backed */
 	(void)sum;
-	munmap(conn.reg[0].addr, conn.reg[0].size);
+	memguard_unmap(conn.reg[0].addr, conn.reg[0].size);
 	close(fd);
 	conn = saved;
 }

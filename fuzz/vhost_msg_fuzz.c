@@ -9,7 +9,7 @@
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring -Idrivers/vhost \
  *	    fuzz/vhost_msg_fuzz.c drivers/vhost/msg.c drivers/vhost/recv.c \
- *	    drivers/vhost/guard.c drivers/vhost/virtq.c \
+ *	    drivers/vhost/virtq.c \
  *	    (every libring .c file) -lpcap -lbsd -o build/fuzz_vhost
  *	build/fuzz_vhost -max_total_time=600 build/fuzz-vhost-corpus \
  *	    fuzz/corpus/vhost
@@ -35,7 +35,7 @@
  *		     (2), a pipe (3), a socket (4), a memfd that can be
  *		     sealed (5), /dev/null (6), an epoll fd (7)
  *	op % 8 == 5  the frontend shrinks the guest memfd: [pages:1]; the
- *		     driver's SIGBUS guard (guard.c) is installed, so the
+ *		     driver's SIGBUS guard (libring/memguard.c) is installed, so the
  *		     next touch of a lost page marks the device lost
  *	op % 8 == 6  the frontend closes the socket, maybe mid-request
  *	op % 8 == 7  the guest memfd grows back to its size
@@ -65,6 +65,7 @@
 
 #include <fcntl.h>
 
+#include "memguard.h"
 #include "msg.h"
 #include "recv.h"
 #include "vhost.h"
@@ -352,7 +353,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The whole file again (op 5 shrinks it) before our mapping is
 	 * touched; the guard again (libFuzzer and ASan have their own). */
-	if (ftruncate(memfd, MEM_SIZE) == -1 || vu_guard(&dev) == -1)
+	if (ftruncate(memfd, MEM_SIZE) == -1 || memguard_init() == -1)
 		abort();
 	memset(mem, 0, MEM_SIZE);
 	reconnect();

@@ -21,7 +21,18 @@
 #include <unistd.h>
 
 #include "eventfd_check.h"
+#include "memguard.h"
 #include "memif.h"
+
+/*
+ * TEST ONLY: build/tests/snb-memif-unsealed (see the Makefile) is built
+ * with SNB_TEST_UNSEALED=1 and maps region files it cannot seal, so that
+ * tests/memif.bats can shrink one under it and show the SIGBUS guard.
+ * snb-memif itself always refuses them.
+ */
+#ifndef SNB_TEST_UNSEALED
+#define SNB_TEST_UNSEALED	0
+#endif
 
 /* The reason in why (whylen bytes), and -1. */
 #define WHY(...)	memif_why(why, whylen, __VA_ARGS__)
@@ -85,11 +96,12 @@ release_memory(void)
 
 	for (i = 0; i < conn.nregions; i++) {
 		if (conn.reg[i].addr)
-			munmap(conn.reg[i].addr, conn.reg[i].size);
+			memguard_unmap(conn.reg[i].addr, conn.reg[i].size);
 		closefd(&conn.reg[i].fd);
 	}
 	conn.nregions = 0;
 	memset(conn.reg, 0, sizeof(conn.reg));
+	conn.mem_lost = 0;	/* what faulted is unmapped */
 	for (i = 0; i < conn.nrx; i++) {
 		epoll_set(EPOLL_CTL_DEL, conn.rx[i].efd);
 		closefd(&conn.rx[i].efd);
@@ -141,10 +153,29 @@ conn_down(const char *reason, const char *fmt, ...)
 	backoff();
 }
 
+/*
+ * The peer's memory lost pages under us (the SIGBUS guard replaced the
+ * region with zero pages): 1, and the connection is ended, counted.
+ * Asked first wherever the peer would be blamed for what we read, since
+ * zeros where its rings were read as nonsense.
+ */
+int
+memory_lost(void)
+{
+	if (!conn.mem_lost || conn.fd < 0)
+		return 0;
+	(*cnt.memory_faults)++;
+	conn_down("Shared memory lost", "shared memory lost (a region's "
+	    "file shrank or lost pages); disconnecting");
+	return 1;
+}
+
 /* A protocol violation: DISCONNECT with the reason, counted. */
 static void
 bad_message(const char *why)
 {
+	if (memory_lost())
+		return;
 	(*cnt.bad_messages)++;
 	conn_down(why, "bad message from peer: %s; disconnecting", why);
 }
@@ -156,6 +187,8 @@ bad_ring(const char *fmt, ...)
 	char why[MEMIF_REASON_LEN];
 	va_list ap;
 
+	if (memory_lost())
+		return;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
@@ -172,7 +205,10 @@ bad_ring(const char *fmt, ...)
  * first and the size check after it: checked the other way round, a slave
  * that resizes the file meanwhile gets the seal onto an empty file that
  * passed the check (issue 17).  Growing stays allowed: it takes no page
- * from us.  A file that cannot be sealed is refused.
+ * from us.  A file that cannot be sealed is refused.  The seal does not
+ * stop a punched hole (fallocate), which in a hugetlbfs file can make our
+ * next touch SIGBUS: the mapping is guarded (libring/memguard.h), a fault
+ * ends the connection, and a mapping that cannot be guarded is refused.
  */
 static int
 map_region(unsigned i, int fd, char *why, size_t whylen)
@@ -184,8 +220,8 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
 		return WHY("region %u: not a memory file", i);
 	seals = fcntl(fd, F_GET_SEALS);
-	if (seals == -1 || (!(seals & F_SEAL_SHRINK) &&
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == -1))
+	if (!SNB_TEST_UNSEALED && (seals == -1 || (!(seals & F_SEAL_SHRINK) &&
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == -1)))
 		return WHY("region %u: cannot be sealed against shrinking",
 		    i);
 	if (fstat(fd, &st) == -1)
@@ -198,6 +234,11 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 	    fd, 0);
 	if (a == MAP_FAILED)
 		return WHY("region %u: mmap: %s", i, strerror(errno));
+	if (memguard_add(a, conn.s.region_size[i], &conn.mem_lost) == -1) {
+		munmap(a, conn.s.region_size[i]);
+		return WHY("region %u: more than %d guarded mappings", i,
+		    MEMGUARD_MAX);
+	}
 	conn.reg[i] = (struct region){ a, conn.s.region_size[i], fd };
 	conn.nregions = i + 1;
 	return 0;
@@ -270,6 +311,16 @@ slave_memory(uint8_t log2, char *why, size_t whylen)
 		    (unsigned long long)size, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	/* Our memfd, but the master holds it too: guarded as the master
+	 * guards the slave's (a punched hole in a memfd reads as zeros
+	 * today; guarded, nothing depends on that). */
+	if (memguard_add(a, size, &conn.mem_lost) == -1) {
+		munmap(a, size);
+		close(fd);
+		snprintf(why, whylen, "more than %d guarded mappings",
+		    MEMGUARD_MAX);
 		return -1;
 	}
 	conn.reg[0] = (struct region){ a, size, fd };

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "forward.h"
+#include "memguard.h"
 #include "memif.h"
 
 #define USAGE	"SOCKET [--id N] [--master|--slave] [--secret STRING] " \
@@ -375,6 +376,7 @@ memif_breathe(void)
 	n += (uint32_t)fwd_take(&txf, tx_take, NULL);
 	if (conn.state == C_UP)
 		n += rx_step(idle_breaths >= IDLE_UNMASK);
+	(void)memory_lost();	/* a fault that broke no check */
 	idle_breaths = n ? 0 : idle_breaths + 1;
 	app_wake_at(wake_ns);
 	return (int)n;
@@ -410,6 +412,7 @@ memif_stop(int eof)
 				quiet_since = app_now_ns();
 			else
 				nanosleep(&nap, NULL);
+			(void)memory_lost();
 			if (app_now_ns() - last_ctl >= CTL_BUSY_NS)
 				control(app_now_ns());
 		}
@@ -551,6 +554,8 @@ memif_init(int argc, char **argv)
 		return;		/* snb-run -c: the words hold; bind nothing */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
+	if (memguard_init() == -1)
+		err(1, "sigaction SIGBUS");
 	app_wait_fd(epfd, POLLIN);
 	if (master)
 		master_listen();
@@ -569,6 +574,7 @@ memif_init(int argc, char **argv)
 	cnt.bad_descriptors = app_counter("bad-descriptors");
 	cnt.kicks = app_counter("kicks-sent");
 	cnt.kicks_received = app_counter("kicks-received");
+	cnt.memory_faults = app_counter("memory-faults");
 }
 
 static const struct app_desc desc = {

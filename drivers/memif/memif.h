@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -53,6 +54,10 @@ struct memif_conn {
 	int		 s2m_fd[MEMIF_MAX_RINGS], m2s_fd[MEMIF_MAX_RINGS];
 	unsigned	 nrx, ntx;
 	struct mring	 rx[MEMIF_MAX_RINGS], tx[MEMIF_MAX_RINGS];
+	/* Set by the SIGBUS guard (libring/memguard.h; every region is
+	 * guarded while mapped): a region lost pages under us and is now
+	 * private zero pages.  memory_lost() ends the connection. */
+	volatile sig_atomic_t mem_lost;
 };
 extern struct memif_conn conn;
 
@@ -76,7 +81,7 @@ struct memif_counters {
 	uint64_t *rx_packets, *rx_bytes, *tx_packets, *tx_bytes;
 	uint64_t *drop_disconnected, *drop_oversize, *drop_no_output;
 	uint64_t *connects, *disconnects, *bad_messages, *bad_descriptors;
-	uint64_t *kicks, *kicks_received;
+	uint64_t *kicks, *kicks_received, *memory_faults;
 };
 extern struct memif_counters cnt;
 
@@ -129,5 +134,6 @@ void	closefd(int *fd);
 void	conn_down(const char *reason, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	bad_ring(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int	memory_lost(void);	/* 1: the peer's memory faulted, conn ended */
 
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "eventfd_check.h"
+#include "memguard.h"
 #include "msg.h"
 
 /* Payload layouts (vhost-user spec, "Message types"). */
@@ -191,7 +192,7 @@ unmap_all(struct vu_dev *d)
 	int i;
 
 	for (i = 0; i < d->nregions; i++)
-		munmap(d->regions[i].map, d->regions[i].maplen);
+		memguard_unmap(d->regions[i].map, d->regions[i].maplen);
 	d->nregions = 0;
 }
 
@@ -281,8 +282,9 @@ map_vring(struct vu_dev *d, int i)
 /*
  * Keep the frontend from shrinking a memory file: a memfd made with
  * MFD_ALLOW_SEALING and not sealed yet gets F_SEAL_SHRINK (growing takes
- * no page from us and stays allowed).  Other files cannot be sealed; the
- * SIGBUS guard covers them.
+ * no page from us and stays allowed).  Other files cannot be sealed, and
+ * a sealed file can still lose a page to a punched hole: the SIGBUS guard
+ * (libring/memguard.h) covers every region.
  */
 static void
 seal_shrink(int fd)
@@ -329,7 +331,7 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		/* Mapping past the end of the file would fault (SIGBUS) on
 		 * first touch: the file must hold the whole region, and is
 		 * sealed against shrinking first where it can be (see
-		 * guard.c for the files that cannot). */
+		 * memguard.h for the files that cannot). */
 		seal_shrink(fds[i]);
 		if (fstat(fds[i], &st) == -1 || !S_ISREG(st.st_mode) ||
 		    (uint64_t)st.st_size < r->offset + r->size)
@@ -369,6 +371,15 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 			for (j = 0; j < (int)n; j++)
 				munmap(nr[j].map, nr[j].maplen);
 			return -1;
+		}
+	/* Guarded before the old table goes: a region that cannot be
+	 * guarded refuses the table as one that does not fit. */
+	for (j = 0; j < (int)n; j++)
+		if (memguard_add(nr[j].map, nr[j].maplen, &d->mem_lost) == -1) {
+			for (j = 0; j < (int)n; j++)
+				memguard_unmap(nr[j].map, nr[j].maplen);
+			return fail(d, "SET_MEM_TABLE: more than %d guarded "
+			    "mappings", MEMGUARD_MAX);
 		}
 	unmap_all(d);
 	memcpy(d->regions, nr, sizeof(nr));

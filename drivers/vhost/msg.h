@@ -179,17 +179,13 @@ struct vu_dev {
 	/* The epoll set queue watch_q's kick fd is in while it lives (see
 	 * vu_watch_kicks); -1: none.  Kept across vu_reset. */
 	int		 watch_ep, watch_q;
-	/* Set by the SIGBUS handler (guard.c): a region's file lost pages
-	 * under us and the region is now anonymous memory. */
+	/* Set by the SIGBUS guard (libring/memguard.h, every region is
+	 * guarded while mapped): a region's file lost pages under us and
+	 * the region is now anonymous memory. */
 	volatile sig_atomic_t mem_lost;
 	char		 err[160];	/* why the last request failed */
 };
 
-/*
- * Catch SIGBUS on d's guest memory from now on (guard.c): the region is
- * replaced by zero pages and d->mem_lost set.  0, or -1 from sigaction.
- */
-int	vu_guard(struct vu_dev *d);
 /* A fresh device (no fds, no mappings); closes nothing. */
 void	vu_init(struct vu_dev *);
 /* Drop everything the frontend gave us: unmap memory, close fds. */

@@ -40,6 +40,7 @@
 #include <bsd/string.h>
 
 #include "forward.h"
+#include "memguard.h"
 #include "recv.h"
 #include "vhost.h"
 
@@ -340,7 +341,7 @@ control(int timeout_ms)
 }
 
 /*
- * A region's file lost pages under us (guard.c): 1 and the frontend is
+ * A region's file lost pages under us (libring/memguard.h): 1 and the frontend is
  * dropped.  Checked before a ring error is blamed on the frontend's
  * rings: the zero pages that replaced its memory read as nonsense.
  */
@@ -446,7 +447,7 @@ vhost_breathe(void)
 			out = NULL;
 		make_counters();
 		start_listening();
-		if (vu_guard(&dev) == -1)
+		if (memguard_init() == -1)
 			err(1, "sigaction SIGBUS");
 	}
 	app_wake_at(0);

@@ -1,0 +1,122 @@
+/*
+ * memguard.c: SIGBUS on a peer's mapping ends the peer, not the stage
+ * (the mechanism and its limits are in memguard.h).
+ */
+#include <sys/mman.h>
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "memguard.h"
+
+struct guarded {
+	uint8_t			*addr;
+	size_t			 len;
+	volatile sig_atomic_t	*lost;
+	volatile sig_atomic_t	 used;	/* written last, cleared first */
+};
+
+static struct guarded table[MEMGUARD_MAX];
+static volatile unsigned long faults;
+
+/* Die of sig as if no handler had been there. */
+static void
+fatal(int sig, const siginfo_t *si)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	/* A fault: returning runs the access again and it kills.  Sent by
+	 * kill(2): raised again, delivered as the handler returns. */
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
+static void
+on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uint8_t *a = si->si_addr;
+	struct guarded *g;
+	int i;
+
+	(void)uc;
+	if (si->si_code <= 0) {		/* kill(2), sigqueue(3): no address */
+		fatal(sig, si);
+		return;
+	}
+	for (i = 0; i < MEMGUARD_MAX; i++) {
+		g = &table[i];
+		if (!g->used || a < g->addr || a >= g->addr + g->len)
+			continue;
+		if (mmap(g->addr, g->len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		    MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			break;
+		*g->lost = 1;
+		faults++;
+		return;
+	}
+	fatal(sig, si);		/* not a peer's memory: a bug of ours */
+}
+
+int
+memguard_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL);
+}
+
+int
+memguard_add(void *addr, size_t len, volatile sig_atomic_t *lost)
+{
+	uint8_t *a = addr;
+	int i, slot = -1;
+
+	for (i = 0; i < MEMGUARD_MAX; i++) {
+		struct guarded *g = &table[i];
+
+		/* The kernel gave us this range: whatever was registered
+		 * over it is gone (an entry the caller forgot to remove). */
+		if (g->used && a < g->addr + g->len && g->addr < a + len) {
+			g->used = 0;
+			atomic_signal_fence(memory_order_seq_cst);
+		}
+		if (!g->used && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		return -1;
+	table[slot].addr = a;
+	table[slot].len = len;
+	table[slot].lost = lost;
+	atomic_signal_fence(memory_order_seq_cst);
+	table[slot].used = 1;
+	return 0;
+}
+
+void
+memguard_unmap(void *addr, size_t len)
+{
+	int i;
+
+	for (i = 0; i < MEMGUARD_MAX; i++)
+		if (table[i].used && table[i].addr == addr) {
+			table[i].used = 0;
+			atomic_signal_fence(memory_order_seq_cst);
+		}
+	munmap(addr, len);
+}
+
+unsigned long
+memguard_faults(void)
+{
+	return faults;
+}

@@ -1,0 +1,175 @@
+/*
+ * test_memguard: libring/memguard.c against real faults.  A file is cut to
+ * 0 bytes by another process under our guarded mapping: the touch that
+ * would have been SIGBUS reads zeros, the owner's flag is set and the
+ * fault counted, and another guarded mapping of another file is still
+ * that file.  A fault outside the guarded mappings, and a SIGBUS sent with
+ * kill(2), still kill, as without the guard.
+ */
+#define _GNU_SOURCE		/* memfd_create */
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memguard.h"
+#include "tap.h"
+
+#define LEN	(16 * 4096)
+
+/* A memfd of LEN bytes, each byte (i * 7 + salt), mapped shared. */
+static uint8_t *
+filled(int *fd, uint8_t salt)
+{
+	uint8_t *m;
+	size_t i;
+
+	if ((*fd = memfd_create("memguard", 0)) == -1 ||
+	    ftruncate(*fd, LEN) == -1)
+		abort();
+	m = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (m == MAP_FAILED)
+		abort();
+	for (i = 0; i < LEN; i++)
+		m[i] = (uint8_t)(i * 7 + salt);
+	return m;
+}
+
+static int
+intact(const volatile uint8_t *m, uint8_t salt)
+{
+	size_t i;
+
+	for (i = 0; i < LEN; i++)
+		if (m[i] != (uint8_t)(i * 7 + salt))
+			return 0;
+	return 1;
+}
+
+/* Cut fd to 0 bytes from another process, as a peer would. */
+static void
+shrink_elsewhere(int fd)
+{
+	pid_t pid;
+	int st;
+
+	if ((pid = fork()) == 0)
+		_exit(ftruncate(fd, 0) == 0 ? 0 : 1);
+	if (pid == -1 || waitpid(pid, &st, 0) != pid || st != 0)
+		abort();
+}
+
+/* How a child running f ended: the signal that killed it, or 0. */
+static int
+killed_by(void (*f)(void))
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		f();
+		_exit(0);
+	}
+	if (pid == -1 || waitpid(pid, &st, 0) != pid)
+		abort();
+	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+}
+
+/* An unguarded mapping of a file that shrank under it. */
+static void
+touch_unguarded(void)
+{
+	volatile uint8_t *m;
+	int fd;
+
+	m = filled(&fd, 3);
+	shrink_elsewhere(fd);
+	(void)m[5 * 4096];
+}
+
+static void
+sent_sigbus(void)
+{
+	kill(getpid(), SIGBUS);
+}
+
+/* With a and b guarded, MEMGUARD_MAX - 2 more fit and no more. */
+static void
+table_full(void)
+{
+	static char page[MEMGUARD_MAX + 1][4096];
+	static volatile sig_atomic_t flag;
+	int i;
+
+	for (i = 0; i <= MEMGUARD_MAX; i++)
+		if (memguard_add(page[i], 4096, &flag) == -1)
+			break;
+	_exit(i == MEMGUARD_MAX - 2 ? 0 : 1);
+}
+
+int
+main(void)
+{
+	static volatile sig_atomic_t lost_a, lost_b;
+	volatile uint8_t *a, *b;
+	int fa, fb, st;
+	uint8_t v, back;
+	pid_t pid;
+
+	ok(memguard_init() == 0, "the SIGBUS handler is installed");
+	a = filled(&fa, 1);
+	b = filled(&fb, 2);
+	ok(memguard_add((void *)a, LEN, &lost_a) == 0 &&
+	    memguard_add((void *)b, LEN, &lost_b) == 0, "two mappings guarded");
+	ok(memguard_faults() == 0 && !lost_a && !lost_b, "no fault yet");
+
+	shrink_elsewhere(fa);
+	v = a[5 * 4096 + 3];		/* would be SIGBUS */
+	ok(v == 0, "the touch of the lost page read zero (%u)", v);
+	ok(lost_a == 1 && lost_b == 0, "the faulting mapping's owner is told, "
+	    "the other's is not");
+	ok(memguard_faults() == 1, "one fault counted (%lu)",
+	    memguard_faults());
+	a[0] = 0x5a;
+	ok(a[0] == 0x5a && a[LEN - 1] == 0, "the replaced mapping is "
+	    "private zero memory, writable, whole");
+	ok(intact(b, 2), "the other mapping still holds its file's bytes");
+	b[100] = 0xee;
+	ok(pread(fb, &back, 1, 100) == 1 && back == 0xee,
+	    "and is still that file (a write shows in it)");
+	b[100] = (uint8_t)(100 * 7 + 2);
+
+	memguard_unmap((void *)a, LEN);
+	close(fa);
+	lost_a = 0;
+	a = filled(&fa, 4);
+	ok(memguard_add((void *)a, LEN, &lost_a) == 0, "a new mapping guarded");
+	shrink_elsewhere(fa);
+	v = a[LEN - 1];
+	ok(v == 0 && lost_a == 1 && memguard_faults() == 2,
+	    "its fault is caught too (faults %lu)", memguard_faults());
+	ok(intact(b, 2) && lost_b == 0, "b untouched by either fault");
+
+	st = killed_by(touch_unguarded);
+	ok(st == SIGBUS, "a fault outside the guarded mappings still kills "
+	    "(signal %d)", st);
+	st = killed_by(sent_sigbus);
+	ok(st == SIGBUS, "SIGBUS sent with kill(2) still kills (signal %d)",
+	    st);
+	fflush(stdout);
+	if ((pid = fork()) == 0)
+		table_full();
+	ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0, "a full table refuses one more mapping");
+
+	memguard_unmap((void *)a, LEN);
+	memguard_unmap((void *)b, LEN);
+	close(fa);
+	close(fb);
+	return tap_done();
+}
