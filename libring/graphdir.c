@@ -324,9 +324,17 @@ snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
 		snprintf(errbuf, errlen, "%s/%s: path too long", run, name);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s/.new-%ld-XXXXXX", run, (long)getpid());
-	if (mkdtemp(tmp) == NULL)
-		return rd_fail(errbuf, errlen, tmp, NULL);
+	for (i = 0;; i++) {
+		snprintf(tmp, sizeof(tmp), "%s/.new-%ld-XXXXXX", run,
+		    (long)getpid());
+		if (mkdtemp(tmp) != NULL)
+			break;
+		/* Removed, empty, by the snb-run that had made it? */
+		if (errno != ENOENT || i == 3)
+			return rd_fail(errbuf, errlen, tmp, NULL);
+		if (rd_remake_run_dir(errbuf, errlen) == -1)
+			return -1;
+	}
 	if (rd_make_rings(tmp, name, errbuf, errlen) == -1 ||
 	    (fd = make_pid_file(tmp, errbuf, errlen)) == -1)
 		goto fail;

@@ -28,6 +28,12 @@
 #define TMPFS_MAGIC	0x01021994
 #endif
 
+/*
+ * The directories this process made (empty at first), for
+ * snb_run_dir_release(): only those go, and only while empty.
+ */
+static char	run_made[PATH_MAX], huge_made[PATH_MAX];
+
 int
 rd_fail(char *errbuf, size_t errlen, const char *path, const char *fmt, ...)
 {
@@ -78,11 +84,17 @@ rd_check_dir(const char *path, char *errbuf, size_t errlen)
 	return rd_check_stat(path, &st, errbuf, errlen);
 }
 
-/* Make dir (one level, 0700) if missing, then check it. */
+/*
+ * Make dir (one level, 0700) if missing, then check it.  made gets dir if
+ * we made it.
+ */
 static int
-make_dir(const char *dir, char *errbuf, size_t errlen)
+make_dir(const char *dir, char *made, size_t madelen, char *errbuf,
+    size_t errlen)
 {
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+	if (mkdir(dir, 0700) == 0)
+		strlcpy(made, dir, madelen);
+	else if (errno != EEXIST)
 		return rd_fail(errbuf, errlen, dir, NULL);
 	return rd_check_dir(dir, errbuf, errlen);
 }
@@ -128,11 +140,38 @@ snb_run_dir(char *errbuf, size_t errlen)
 	else
 		snprintf(dir, sizeof(dir), "/dev/shm/snb-%u",
 		    (unsigned)geteuid());
-	if (make_dir(dir, errbuf, errlen) == -1) {
+	if (make_dir(dir, run_made, sizeof(run_made), errbuf, errlen) == -1) {
 		dir[0] = '\0';
 		return NULL;
 	}
 	return dir;
+}
+
+int
+rd_remake_run_dir(char *errbuf, size_t errlen)
+{
+	const char *dir;
+
+	if ((dir = snb_run_dir(errbuf, errlen)) == NULL)
+		return -1;
+	return make_dir(dir, run_made, sizeof(run_made), errbuf, errlen);
+}
+
+/* rmdir, if empty; saying why not only when that is unexpected. */
+static void
+release_dir(char *made)
+{
+	if (made[0] && rmdir(made) == -1 && errno != ENOTEMPTY &&
+	    errno != EEXIST && errno != ENOENT && errno != EBUSY)
+		fprintf(stderr, "snb: %s: %s\n", made, strerror(errno));
+	made[0] = '\0';
+}
+
+void
+snb_run_dir_release(void)
+{
+	release_dir(huge_made);
+	release_dir(run_made);
 }
 
 /* --- hugetlbfs --- */
@@ -202,7 +241,9 @@ huge_user_dir(const char *mnt, char *top, size_t len)
 	if (realpath(mnt, real) == NULL)
 		return -1;
 	snprintf(top, len, "%s/snb-%u", real, (unsigned)geteuid());
-	if (mkdir(top, 0700) == -1 && errno != EEXIST) {
+	if (mkdir(top, 0700) == 0)
+		strlcpy(huge_made, top, sizeof(huge_made));
+	else if (errno != EEXIST) {
 		if (errno != EACCES && errno != EPERM && errno != EROFS)
 			fprintf(stderr, "snb: %s: %s; rings in tmpfs\n", top,
 			    strerror(errno));
@@ -243,6 +284,14 @@ rd_make_rings(const char *gdir, const char *name, char *errbuf, size_t errlen)
 				return 0;
 			e = errno;
 			unlink(link);
+			/*
+			 * ENOENT: another snb-run removed top, empty, as it
+			 * left (snb_run_dir_release()) after we made sure of
+			 * it.  Make it again.
+			 */
+			if (e == ENOENT && huge_user_dir(mnt, top,
+			    sizeof(top)) == 0)
+				continue;
 			if (e != EEXIST) {
 				fprintf(stderr, "snb: %s: %s; rings in tmpfs\n",
 				    target, strerror(e));

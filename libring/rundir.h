@@ -60,6 +60,16 @@ int	snb_graph_name_check(const char *name, char *errbuf, size_t errlen);
  * Returns a static string, or NULL with errbuf set.
  */
 const char *snb_run_dir(char *errbuf, size_t errlen);
+/*
+ * Remove the run directory and the user's directory in the hugetlbfs
+ * mount if this process made them (snb_run_dir(), snb_graph_create()) and
+ * they are empty now: a run directory of its own ($SNB_RUN_DIR) leaves
+ * with the graph.  One that was there before stays, and so does one that
+ * holds anything (another graph's).  A process that finds the directory
+ * gone under it makes it again (snb_graph_create()).  For snb-run, after
+ * snb_graph_remove().
+ */
+void	snb_run_dir_release(void);
 /* True if path lives on hugetlbfs; *page gets the huge page size. */
 int	snb_is_hugetlbfs(const char *path, size_t *page);
 

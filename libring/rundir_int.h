@@ -25,6 +25,11 @@ int	rd_check_dir(const char *path, char *errbuf, size_t errlen);
 /* Open a directory we are about to empty, checked on the descriptor. */
 int	rd_open_dir(int at, const char *name, const char *path, char *errbuf,
 	    size_t errlen);
+/*
+ * Make the run directory again: another process that had made it removed
+ * it, empty, after snb_run_dir() found it (snb_run_dir_release()).
+ */
+int	rd_remake_run_dir(char *errbuf, size_t errlen);
 /* gdir/rings: a symlink into hugetlbfs when it has free pages, else a
    directory. */
 int	rd_make_rings(const char *gdir, const char *name, char *errbuf,

@@ -139,6 +139,16 @@ EOF
 	[ "$(echo "$output" | grep -c "^stage w\.[123] .*restarts 0 app filter 'udp'")" -eq 3 ]
 	snb-ctl rollerr stop
 	wait $pid
+	# One copy: said in the singular.
+	snb-run -n roll1 'source --rate 1000 --hold | lb | 1x( w: filter udp ) | join | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages roll1 5
+	run snb-ctl roll1 swap w 'filter ip'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "ok: swapped the 1 copy of w"
+	snb-ctl roll1 stop
+	wait $pid
 }
 
 @test "a rolling swap numbers each copy's words with {}; a copy whose replacement fails stops it there, the others keep running" {
@@ -156,7 +166,7 @@ EOF
 	run snb-ctl rollk swap o "pcap-write $T/d{}/n.pcap"
 	echo "$output"
 	[ "$status" -ne 0 ]
-	assert_output_has "error: rolling swap of o stopped at o.2 (2 of 3)"
+	assert_output_has "error: rolling swap of o stopped at o.2 (2 of 3): 1 copy done, 2 unchanged"
 	assert_output_has "ok: swapped o.1: "
 	assert_output_has "$T/d2/n.pcap: No such file or directory; o.2 keeps running"
 	run snb-ctl rollk show

@@ -132,6 +132,66 @@ signal_status() {
 	done
 }
 
+@test "a swap's replacement that takes its time in --describe holds nothing up: a stage that dies meanwhile is restarted, snb-ctl answered" {
+	# snb-descwait: --describe waits on a FIFO nobody writes, 4 s at
+	# most ($T/hang: 8 s, past snb-run's 5; $T/fast: 0.5 s), marking
+	# when it starts and when it has waited.
+	mkdir -p "$T/bin"
+	mkfifo "$T/never"
+	cat > "$T/bin/snb-descwait" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = --describe ]; then
+		: > "$T/describing"
+		t=4; [ -e "$T/hang" ] && t=8; [ -e "$T/fast" ] && t=0.5
+		read -r -t \$t <> "$T/never"
+		: > "$T/described"
+	fi
+	exec snb-filter "\$@"
+	EOF
+	chmod +x "$T/bin/snb-descwait"
+	SNB_PATH="$T/bin" snb-run -n dw --restart=on-failure 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages dw 3
+	old=$(stage_pid dw f)
+	timeout 30 snb-ctl dw swap f 'descwait udp' > "$T/swap" 2>&1 3>&- &
+	ctl=$!
+	wait_for test -e "$T/describing"
+	# Answered while the replacement still describes itself.
+	timeout 10 snb-ctl dw show > "$T/show"
+	[ ! -e "$T/described" ]
+	grep -q "^stage f pid $old " "$T/show"
+	# The stage dies: the swap is called off, the describing app killed,
+	# and the stage restarted without waiting for it.
+	kill -9 "$old"
+	new=$(wait_replaced dw f "$old")
+	[ ! -e "$T/described" ]
+	st=0; wait $ctl || st=$?
+	cat "$T/swap"
+	[ "$st" -eq 1 ]
+	grep -q "error: f (pid $old) left while its replacement was starting; swap called off" "$T/swap"
+	# One that never answers in time is given up on, the stage untouched.
+	: > "$T/hang"
+	run timeout 30 snb-ctl dw swap f 'descwait udp'
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "--describe did not answer in 5000 ms; f keeps running"
+	[ "$(stage_pid dw f)" = "$new" ]
+	[ ! -e "$T/described" ]
+	# One that answers late is swapped in.
+	rm "$T/hang"; : > "$T/fast"
+	run timeout 30 snb-ctl dw swap f 'descwait ip'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "ok: swapped f: pid $new -> "
+	[ -e "$T/described" ]
+	snb-ctl dw stop
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	grep -q "restarting f" "$T/err"
+	nothing_left
+}
+
 @test "SIGTERM in the middle of a rolling swap of copies: the graph stops, nothing left" {
 	slow_apps
 	SNB_PATH="$T/bin" snb-run -n roll 'source --rate 1k | lb | 2x( w: filter udp ) | join | sink' 2> "$T/err" 3>&- &

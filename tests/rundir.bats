@@ -237,6 +237,64 @@ empty() {
 	empty "$SNB_RUN_DIR" "$T/huge/snb-$(id -u)"
 }
 
+@test "snb-run removes the run directory it made when its graph ends, and keeps one that was there" {
+	[ ! -e "$SNB_RUN_DIR" ]
+	snb-run -n made 'source --count 100 --hold | sink' 2> "$T/err" 3>&- &
+	RUN_PID=$!
+	BG="$BG $RUN_PID"
+	# Not snb-ps (wait_stages): it would make the directory first.
+	wait_for test -S "$SNB_RUN_DIR/made/ctl"
+	# Another graph in it meanwhile: it stays while that one runs.
+	snb-run -n other 'source --count 100 --hold | sink' 2> "$T/err2" 3>&- &
+	OTHER=$!
+	BG="$BG $OTHER"
+	wait_for test -S "$SNB_RUN_DIR/other/ctl"
+	snb-ctl made stop
+	wait $RUN_PID
+	[ -d "$SNB_RUN_DIR/other" ]
+	snb-ctl other stop
+	wait $OTHER
+	# The first one made it, but left it to the other, which had not:
+	# it stays (empty).
+	empty "$SNB_RUN_DIR"
+	rmdir "$SNB_RUN_DIR"
+	# Alone: it goes with the graph; a graph that cannot start too.
+	snb-run -n alone 'source --count 100 | sink'
+	[ ! -e "$SNB_RUN_DIR" ]
+	run snb-run -n bad 'source --count 1 | pcap-write /nonexistent/x.pcap'
+	[ "$status" -ne 0 ]
+	[ ! -e "$SNB_RUN_DIR" ]
+	# snb-ps and snb-ctl leave none behind either.
+	snb-ps > /dev/null
+	run snb-ctl nosuch show
+	[ ! -e "$SNB_RUN_DIR" ]
+	# There before: it stays.
+	mkdir -m 0700 "$SNB_RUN_DIR"
+	snb-run -n kept 'source --count 100 | sink'
+	[ -d "$SNB_RUN_DIR" ]
+	empty "$SNB_RUN_DIR"
+}
+
+@test "snb-run removes its directory in the hugetlbfs mount if it made it, and keeps one that was there" {
+	huge_setup
+	u=$(id -u)
+	[ ! -e "$T/huge/snb-$u" ]
+	snb-run -n hmade 'source --count 100 --hold | sink' 2> "$T/err" 3>&- &
+	RUN_PID=$!
+	BG="$BG $RUN_PID"
+	wait_for test -S "$SNB_RUN_DIR/hmade/ctl"
+	[ -L "$SNB_RUN_DIR/hmade/rings" ]
+	[ -d "$T/huge/snb-$u" ]
+	snb-ctl hmade stop
+	wait $RUN_PID
+	[ ! -e "$T/huge/snb-$u" ]
+	[ ! -e "$SNB_RUN_DIR" ]
+	mkdir -m 0700 "$T/huge/snb-$u"
+	snb-run -n hkept 'source --count 100 | sink'
+	[ -d "$T/huge/snb-$u" ]
+	empty "$T/huge/snb-$u"
+}
+
 @test "snb-run killed: snb-ps shows it stale, snb-ctl GRAPH clean removes all of it" {
 	snb_run_bg k 'source --count 1000 --hold | sink'
 	kill_run

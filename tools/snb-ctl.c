@@ -213,6 +213,7 @@ main(int argc, char **argv)
 		usage();
 	if (snb_graph_name_check(argv[1], errbuf, sizeof(errbuf)) == -1)
 		errx(2, "%s", errbuf);
+	atexit(snb_run_dir_release);	/* if we made it: empty */
 	if (strcmp(argv[2], "clean") == 0)
 		return clean(argv[1]);
 	if ((w.run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)

@@ -120,6 +120,7 @@ main(int argc, char **argv)
 	}
 	if ((run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "run directory: %s", errbuf);
+	atexit(snb_run_dir_release);	/* if we made it: empty */
 	if ((n = graphs_load(run, argv[optind], &g, errbuf, sizeof(errbuf)))
 	    == -1)
 		errx(1, "%s", errbuf);

@@ -12,6 +12,9 @@
  *     remover that died are swept.
  *  5. Graph directories that are symlinks or writable by others are
  *     refused, not removed.
+ *  6. snb_run_dir_release: the run directory goes if we made it and it is
+ *     empty, never otherwise; one removed under us (by the process that
+ *     made it) is made again for the next graph.
  *
  * Rings stay in tmpfs here (SNB_HUGE_DIR=none); tests/rundir.bats does
  * hugetlbfs.  Everything lives in a private directory under /dev/shm.
@@ -416,6 +419,54 @@ test_untrusted(void)
 	rmdir(path_in(run, "ww"));
 }
 
+/* Create graph name, remove it, release: as snb-run does. */
+static int
+graph_and_release(const char *name)
+{
+	char dir[PATH_MAX], errbuf[512];
+	int fd;
+
+	if ((fd = snb_graph_create(name, dir, sizeof(dir), errbuf,
+	    sizeof(errbuf))) == -1) {
+		printf("# %s\n", errbuf);
+		return -1;
+	}
+	if (snb_graph_remove(dir, errbuf, sizeof(errbuf)) == -1)
+		printf("# %s\n", errbuf);
+	close(fd);
+	snb_run_dir_release();
+	return 0;
+}
+
+static void
+test_release(void)
+{
+	char dir[PATH_MAX], errbuf[512];
+	int fd;
+
+	/* main() made run (snb_run_dir()): it goes with the last graph. */
+	ok(graph_and_release("rel1") == 0 && !exists(run), "the run "
+	    "directory we made goes when its graph does");
+	/* Gone under the next graph's feet: made again. */
+	fd = snb_graph_create("rel2", dir, sizeof(dir), errbuf,
+	    sizeof(errbuf));
+	ok(fd >= 0 && exists(path_in(run, "rel2/snb-run.pid")), "a run "
+	    "directory removed after snb_run_dir() found it is made again: "
+	    "%s", fd == -1 ? errbuf : "");
+	if (fd >= 0) {
+		touch(path_in(run, "other"));
+		snb_graph_remove(dir, errbuf, sizeof(errbuf));
+		close(fd);
+		snb_run_dir_release();
+	}
+	ok(exists(path_in(run, "other")), "one that holds anything else "
+	    "stays");
+	unlink(path_in(run, "other"));
+	/* There before this graph: it stays, empty. */
+	ok(graph_and_release("rel3") == 0 && exists(run) &&
+	    count_entries(run) == 0, "one that was there before stays");
+}
+
 int
 main(void)
 {
@@ -443,6 +494,7 @@ main(void)
 	test_rings_link();
 	test_clean();
 	test_untrusted();
+	test_release();
 
 	cleanup();
 	return tap_done();

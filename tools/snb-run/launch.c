@@ -73,21 +73,14 @@ find_app(const char *app, char *out, size_t outlen)
 }
 
 /*
- * Run `path --describe` and keep what it says in buf (len bytes at most,
- * NUL included).  An app that says nothing within DESCRIBE_MS is killed:
- * snb-ctl swap runs this while the graph is being supervised.
+ * Start `path --describe`, its standard output into a pipe: *fd gets the
+ * pipe's reading end (close-on-exec).  Returns the child's pid.
  */
-#define DESCRIBE_MS	5000
-int
-describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
-    size_t errlen)
+pid_t
+describe_spawn(const char *path, int *fd)
 {
-	struct pollfd pfd;
 	sigset_t none;
-	uint64_t deadline = now_ms() + DESCRIBE_MS;
-	size_t len = 0;
-	ssize_t n;
-	int fds[2], status, devnull;
+	int fds[2], devnull;
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) == -1)
@@ -107,18 +100,39 @@ describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
 		_exit(127);
 	}
 	close(fds[1]);
-	pfd.fd = fds[0];
+	*fd = fds[0];
+	return pid;
+}
+
+/*
+ * Run `path --describe` and keep what it says in buf (len bytes at most,
+ * NUL included), waiting for it: before the graph starts.  An app that
+ * says nothing within DESCRIBE_MS is killed.  (A swap's replacement is
+ * described by op.c from the supervisor's loop, without waiting.)
+ */
+int
+describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
+    size_t errlen)
+{
+	struct pollfd pfd;
+	uint64_t deadline = now_ms() + DESCRIBE_MS;
+	size_t len = 0;
+	ssize_t n;
+	int status;
+	pid_t pid;
+
+	pid = describe_spawn(path, &pfd.fd);
 	pfd.events = POLLIN;
 	while (len < buflen - 1 && now_ms() < deadline) {
 		if (poll(&pfd, 1, (int)(deadline - now_ms())) <= 0)
 			continue;
-		if ((n = read(fds[0], buf + len, buflen - 1 - len)) == 0)
+		if ((n = read(pfd.fd, buf + len, buflen - 1 - len)) == 0)
 			break;
 		if (n > 0)
 			len += (size_t)n;
 	}
 	buf[len] = '\0';
-	close(fds[0]);
+	close(pfd.fd);
 	kill(pid, SIGKILL);	/* if it is still there, it failed */
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
@@ -134,7 +148,7 @@ int
 describe(const char *path, struct app_info *info, char *errbuf,
     size_t errlen)
 {
-	char buf[8192];
+	char buf[DESCRIBE_MAX];
 
 	if (describe_text(path, buf, sizeof(buf), errbuf, errlen) == -1)
 		return -1;
@@ -459,7 +473,10 @@ stage_totals(void)
 	}
 }
 
-/* Remove the graph directory and everything in it. */
+/*
+ * Remove the graph directory and everything in it, and the run directory
+ * if we made it and no other graph is in it.
+ */
 void
 cleanup(void)
 {
@@ -476,6 +493,7 @@ cleanup(void)
 	if (snb_graph_remove(graph_dir, errbuf, sizeof(errbuf)) == -1)
 		warnx("%s", errbuf);
 	graph_dir[0] = '\0';
+	snb_run_dir_release();
 }
 
 void

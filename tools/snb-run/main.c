@@ -353,8 +353,10 @@ main(int argc, char **argv)
 	block_signals();
 	signal(SIGPIPE, SIG_IGN);
 	if ((lock = snb_graph_create(name, graph_dir, sizeof(graph_dir),
-	    errbuf, sizeof(errbuf))) == -1)
+	    errbuf, sizeof(errbuf))) == -1) {
+		snb_run_dir_release();
 		errx(1, "%s", errbuf);
+	}
 	create_rings();
 	rc = supervise();
 	if (print_stats)

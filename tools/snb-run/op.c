@@ -2,7 +2,12 @@
  * op.c: swap and restart, one state machine driven by the supervisor's
  * loop (one operation at a time).
  *
- *	swap: describe the replacement, check its ports (graph_stage_fit)
+ *	swap:
+ *	-> DESCRIBE	the replacement's --describe runs; its answer is
+ *			read from the loop as it comes (an app that takes
+ *			its time holds up nothing else: a stage that dies
+ *			meanwhile is restarted, snb-ctl show answered), then
+ *			its ports are checked (graph_stage_fit)
  *	-> STANDBY	it runs, bound to the rings, in standby: its init()
  *			checks everything, its stderr comes to us; it says
  *			ready (a NUL byte) or exits (refused: its words go
@@ -47,6 +52,7 @@
 
 enum op_state {
 	OP_NONE,
+	OP_DESCRIBE,	/* swap: the replacement's --describe runs */
 	OP_STANDBY,	/* swap: the replacement starts, in standby */
 	OP_RETIRING,	/* the old stage was sent SIGTERM */
 	OP_KILLED	/* restart: and SIGKILL, after OP_RETIRE_MS */
@@ -57,8 +63,9 @@ static struct {
 	int		 restart;	/* a restart, not a swap */
 	int		 stage;
 	int		 client;	/* ctl_reply id */
-	int		 fd;		/* the standby pipe, -1 */
+	int		 fd;		/* describe or standby pipe, -1 */
 	pid_t		 old, new;	/* new: the replacement; 0 once gone */
+	pid_t		 describer;	/* its --describe; 0 once reaped */
 	uint64_t	 deadline, t0;
 	char		**words;	/* the replacement: app, args */
 	int		 nwords;
@@ -66,6 +73,8 @@ static struct {
 	char		 path[PATH_MAX], stats[PATH_MAX], tmp[PATH_MAX];
 	size_t		 msglen;
 	char		 msg[4096];	/* what the replacement said */
+	size_t		 desclen;
+	char		 desc[DESCRIBE_MAX];	/* its --describe */
 } op = { .fd = -1 };
 
 int
@@ -98,6 +107,8 @@ op_end(int sig, const char *fmt, ...)
 
 	if (op.new > 0 && sig)
 		kill(op.new, sig);
+	if (op.describer > 0)	/* its answer is of no use now */
+		kill(op.describer, SIGKILL);
 	if (op.tmp[0])
 		unlink(op.tmp);
 	if (op.fd != -1)
@@ -111,6 +122,7 @@ op_end(int sig, const char *fmt, ...)
 	op.info = NULL;
 	op.fd = -1;
 	op.new = 0;
+	op.describer = 0;
 	op.tmp[0] = '\0';
 	op.state = OP_NONE;
 	/* Last: a rolling swap may start on its next copy from here. */
@@ -145,14 +157,10 @@ retire(void)
 	op.deadline = now_ms() + OP_RETIRE_MS;
 }
 
-/* Stage i's replacement found, described and fitted; -1 with why. */
+/* Stage i's replacement's words and executable; -1 with why. */
 static int
 replacement(int i, const char *spec, char *why, size_t len)
 {
-	const char *label = g.stages[i].label;
-	char e[512];
-	struct misfit m;
-	struct link *l;
 	int k;
 
 	if ((op.words = graph_words(spec, &op.nwords, why, len)) == NULL)
@@ -166,9 +174,28 @@ replacement(int i, const char *spec, char *why, size_t len)
 		    op.words[0] : "");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The replacement described itself (exit status, op.desc): does it fit
+ * stage i's ports?  -1 with why.
+ */
+static int
+fits(int i, int status, char *why, size_t len)
+{
+	const char *label = g.stages[i].label;
+	char e[512];
+	struct misfit m;
+	struct link *l;
+
 	if ((op.info = calloc(1, sizeof(*op.info))) == NULL)
 		err(1, NULL);
-	if (describe(op.path, op.info, e, sizeof(e)) == -1)
+	op.desc[op.desclen] = '\0';
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		snprintf(why, len, "%s --describe failed; %s keeps running",
+		    op.path, label);
+	else if (app_info_parse(op.info, op.desc, e, sizeof(e)) == -1)
 		snprintf(why, len, "%s; %s keeps running", e, label);
 	else if (graph_stage_fit(&g, i, op.info, NULL, g.nlinks, &m) == 0)
 		return 0;
@@ -188,11 +215,28 @@ void
 op_swap(int i, const char *spec, int client)
 {
 	char why[1024];
-	int fds[2];
 
 	if (op_start(i, client, 0) == -1)
 		return;
 	if (replacement(i, spec, why, sizeof(why)) == -1) {
+		op_end(0, "error: %s\n", why);
+		return;
+	}
+	op.desclen = 0;
+	op.describer = describe_spawn(op.path, &op.fd);
+	fcntl(op.fd, F_SETFL, O_NONBLOCK);
+	op.state = OP_DESCRIBE;
+	op.deadline = now_ms() + DESCRIBE_MS;
+}
+
+/* The replacement described itself: it starts, in standby. */
+static void
+standby(int status)
+{
+	char why[1024];
+	int fds[2], i = op.stage;
+
+	if (fits(i, status, why, sizeof(why)) == -1) {
 		op_end(0, "error: %s\n", why);
 		return;
 	}
@@ -234,7 +278,31 @@ op_pollfd_is(int fd)
 	return op.fd != -1 && fd == op.fd;
 }
 
-/* The standby pipe: the replacement's words, then NUL (ready) or EOF. */
+/*
+ * The replacement's --describe, as much as the pipe holds now; at EOF,
+ * or when it says more than an answer can be, the pipe is closed (the
+ * exit status decides, op_child_exited()).
+ */
+static void
+describe_read(void)
+{
+	ssize_t n = 0;
+
+	while (op.desclen < sizeof(op.desc) - 1 &&
+	    (n = read(op.fd, op.desc + op.desclen, sizeof(op.desc) - 1 -
+	    op.desclen)) > 0)
+		op.desclen += (size_t)n;
+	if (op.desclen < sizeof(op.desc) - 1 && n == -1 &&
+	    (errno == EAGAIN || errno == EINTR))
+		return;
+	close(op.fd);
+	op.fd = -1;
+}
+
+/*
+ * The describe pipe: its answer; or the standby pipe: the replacement's
+ * words, then NUL (ready) or EOF.
+ */
 void
 op_event(short revents)
 {
@@ -242,6 +310,10 @@ op_event(short revents)
 	ssize_t n;
 	size_t k;
 
+	if (op.state == OP_DESCRIBE) {
+		describe_read();
+		return;
+	}
 	n = read(op.fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -347,6 +419,18 @@ op_child_exited(pid_t pid, int status)
 {
 	if (op.state == OP_NONE)
 		return 0;
+	if (op.state == OP_DESCRIBE && pid == op.describer) {
+		/* What it wrote is in the pipe: all of its answer. */
+		op.describer = 0;
+		if (op.fd != -1) {
+			describe_read();
+			if (op.fd != -1)
+				close(op.fd);
+			op.fd = -1;
+		}
+		standby(status);
+		return 1;
+	}
 	if (pid == op.new) {
 		/* Before takeover: it refused, or it died. */
 		op.new = 0;
@@ -382,6 +466,11 @@ op_timers(uint64_t now)
 	if (op.state == OP_NONE || now < op.deadline)
 		return op.state == OP_NONE ? 0 : op.deadline;
 	switch (op.state) {
+	case OP_DESCRIBE:	/* killed: reaped as a stranger */
+		op_end(0, "error: %s --describe did not answer in %d ms; %s "
+		    "keeps running\n", op.path, DESCRIBE_MS,
+		    g.stages[op.stage].label);
+		return 0;
 	case OP_STANDBY:	/* reaped as a stranger: not ours */
 		op_end(SIGKILL, "error: replacement %s not ready in %d ms%s%s; "
 		    "%s keeps running\n", op.words[0], OP_READY_MS, op.msglen ?

@@ -90,6 +90,13 @@ roll_busy(void)
 	return roll.active;
 }
 
+/* "copy" or "copies", as the number n before it needs. */
+static const char *
+copies(int n)
+{
+	return n == 1 ? "copy" : "copies";
+}
+
 static void
 roll_end(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -153,8 +160,8 @@ roll_answer(const char *reply)
 	fprintf(roll.f, "  %s", reply);
 	if (strncmp(reply, "ok:", 3) != 0) {
 		roll_end("error: rolling %s of %s stopped at %s (%d of %d): "
-		    "%d copies done, %d unchanged\n", what, roll.base, label,
-		    roll.k + 1, roll.n, roll.k, roll.n - roll.k);
+		    "%d %s done, %d unchanged\n", what, roll.base, label,
+		    roll.k + 1, roll.n, roll.k, copies(roll.k), roll.n - roll.k);
 		return;
 	}
 	roll.waiting = 1;
@@ -183,8 +190,9 @@ roll_timers(uint64_t now)
 			roll_next();
 			return 0;
 		}
-		roll_end("ok: %s the %d copies of %s one by one\n",
-		    roll.restart ? "restarted" : "swapped", roll.n, roll.base);
+		roll_end("ok: %s the %d %s of %s%s\n", roll.restart ?
+		    "restarted" : "swapped", roll.n, copies(roll.n), roll.base,
+		    roll.n > 1 ? " one by one" : "");
 		return 0;
 	}
 	if (now >= roll.deadline) {

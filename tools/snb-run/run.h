@@ -55,8 +55,11 @@ extern int		 stop_requested;	/* snb-ctl stop */
 extern char		 graph_where[PATH_MAX];	/* "FILE:" or "": errors */
 
 /* launch.c */
+#define DESCRIBE_MS	5000	/* an app's answer to --describe */
+#define DESCRIBE_MAX	8192	/* bytes of it, NUL included */
 uint64_t now_ms(void);
 int	find_app(const char *app, char *out, size_t outlen);
+pid_t	describe_spawn(const char *path, int *fd);
 int	describe_text(const char *path, char *buf, size_t buflen,
 	    char *errbuf, size_t errlen);
 int	describe(const char *path, struct app_info *info, char *errbuf,

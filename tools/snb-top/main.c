@@ -221,6 +221,7 @@ main(int argc, char **argv)
 	only = argv[optind];
 	if ((run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "run directory: %s", errbuf);
+	atexit(snb_run_dir_release);	/* if we made it: empty */
 	catch_signals();
 	if (listen) {
 		if ((fd = http_listen(listen, errbuf, sizeof(errbuf))) == -1)
