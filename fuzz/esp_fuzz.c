@@ -19,8 +19,13 @@
  *		directly): the ICV holds, and what comes after it (pad
  *		length, padding, next header, the inner packet) sees any
  *		bytes
+ * The window bytes also set re-synchronisation (RFC 4303 A3): a
+ * threshold of 0..3 failures and 0..7 attempts, so that a sealed packet
+ * 2^32 or more ahead is found by it.
  * After a decapsulation that says ESP_OK the inner packet must lie
- * within what was decrypted.
+ * within what was decrypted; one that refused the packet left the window
+ * as it was; one that authenticated it (2) marked the number it was
+ * sealed with, no other.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +61,17 @@ window(const uint8_t *d)
 	memcpy(&top, d + 2, 8);
 	replay_init(&sa.replay, 64 * (1 + d[0] % (ESP_WINDOW_MAX / 64)),
 	    d[1] & 1 ? top : top & 0xffffffffff);
+	sa.resync_threshold = d[1] >> 2 & 3;
+	sa.resync_attempts = d[1] >> 4 & 7;
+	sa.fails = d[1] >> 7;
+}
+
+/* A verdict that refused the packet, before or at the ICV. */
+static int
+refused(enum esp_verdict v)
+{
+	return v == ESP_TOO_SHORT || v == ESP_REPLAY || v == ESP_TOO_OLD ||
+	    v == ESP_BAD_ICV;
 }
 
 static uint32_t
@@ -86,7 +102,9 @@ seal(uint64_t seq, const uint8_t *pt, uint32_t len)
 int
 LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
+	static struct esp_replay before;
 	struct esp_sadb db;
+	enum esp_verdict v;
 	char err[256];
 	uint32_t len, outlen;
 	uint64_t seq;
@@ -105,8 +123,10 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		window(d + 1);
 		/* a copy of exactly its length: ASan sees any overread */
 		memcpy(pkt, d + 11, n - 11);
-		if (esp_decap(&sa, pkt, (uint32_t)(n - 11), out,
-		    &outlen) == ESP_OK && outlen > n - 11)
+		memcpy(&before, &sa.replay, sizeof(before));
+		v = esp_decap(&sa, pkt, (uint32_t)(n - 11), out, &outlen);
+		if ((v == ESP_OK && outlen > n - 11) || (refused(v) &&
+		    memcmp(&before, &sa.replay, sizeof(before)) != 0))
 			abort();
 		break;
 	case 2:
@@ -118,8 +138,13 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		if (d[10] & 2)
 			seq = sa.replay.top + 1 + (seq & 0xff);
 		len = seal(seq, d + 19, (uint32_t)(n - 19));
-		if (esp_decap(&sa, pkt, len, out, &outlen) == ESP_OK &&
-		    outlen > n - 19)
+		memcpy(&before, &sa.replay, sizeof(before));
+		v = esp_decap(&sa, pkt, len, out, &outlen);
+		if ((v == ESP_OK && outlen > n - 19) ||
+		    (refused(v) &&
+		    memcmp(&before, &sa.replay, sizeof(before)) != 0) ||
+		    (!refused(v) && replay_check(&sa.replay, seq) !=
+		    ESP_REPLAY))
 			abort();
 		break;
 	}

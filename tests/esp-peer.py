@@ -17,7 +17,10 @@
 #				0x), how: ok (default), icv (a flipped ICV
 #				bit), spi (SPI + 1), short (cut to 20 bytes
 #				of ESP); the inner packet is an IPv6/UDP
-#				packet whose payload names SEQ
+#				packet whose payload names SEQ; SEQ may be
+#				a range FIRST..LAST[:how], one frame per
+#				number of it (a peer whose number jumped
+#				k * 2^32 ahead: 0x300000011..0x300000020)
 #   inner IN			print the UDP payloads of the IPv6 frames
 #				of IN, one a line
 #   nonces ESP KEY SPI LOCAL REMOTE
@@ -95,9 +98,13 @@ def make(out, key, spi, src, dst, seqs):
     spi = num(spi)
     sa = sa_for(key, spi, src, dst)
     frames = []
+    expanded = []
     for s in seqs:
         seq, _, how = s.partition(":")
-        seq = num(seq)
+        first, dots, last = seq.partition("..")
+        for n in range(num(first), num(last if dots else first) + 1):
+            expanded.append((n, how))
+    for seq, how in expanded:
         inner = (IPv6(src=src, dst=dst, hlim=64) /
                  UDP(sport=2000, dport=9) / Raw(b"seq %d" % seq))
         # scapy reads seq_num=0 and esn=0 as "the SA's own": set those.

@@ -203,6 +203,60 @@ decrypt() {
 	[ "$(ctr "$T/dec.ctr" drop-icv)" -eq 1 ]
 }
 
+@test "esp: a peer whose number jumped k * 2^32 ahead is re-synchronised after the threshold (RFC 4303 A3)" {
+	need_peer
+	J=$((3 << 32))
+	# 1..10 in step; then the peer jumps 3 * 2^32 ahead, its low halves
+	# going on (11..26: 16 failures, the threshold); a forged 27 past
+	# the threshold; the true 27 (re-synchronised), 28..30; 27 again
+	# (a replay); 5 from before the jump (wrong high half now)
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A 1..10 \
+	    $((J + 11))..$((J + 26)) $((J + 27)):icv $((J + 27))..$((J + 30)) \
+	    $((J + 27)) 5
+	# without re-synchronisation (what snb-esp did before, and does
+	# with resync-attempts 0): all of the jumped peer is lost
+	sa in 0x2001 $K1 $A $B $'\tresync-threshold 16;\n\tresync-attempts 0;\n' \
+	    > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' $(seq 1 10))" ]
+	[ "$(ctr "$T/dec.ctr" decrypted)" -eq 10 ]
+	[ "$(ctr "$T/dec.ctr" drop-icv)" -eq 22 ]
+	[ "$(ctr "$T/dec.ctr" drop-replay)" -eq 1 ]	# 5
+	[ "$(ctr "$T/dec.ctr" resynced)" -eq 0 ]
+	# with it: the 17th failure in a row is tried 1..8 * 2^32 higher
+	sa in 0x2001 $K1 $A $B $'\tresync-threshold 16;\n' > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	echo "$output"
+	[ "$output" = "$(printf 'seq %s\n' $(seq 1 10) $(seq $((J + 27)) \
+	    $((J + 30))))" ]
+	c="$T/dec.ctr"
+	[ "$(ctr "$c" decrypted)" -eq 14 ]
+	[ "$(ctr "$c" resynced)" -eq 1 ]
+	[ "$(ctr "$c" drop-icv)" -eq 18 ]	# 11..26, forged 27, 5
+	[ "$(ctr "$c" drop-replay)" -eq 1 ]	# 27 again
+}
+
+@test "esp: re-synchronisation by default after 1024 failures in a row, 8 subspaces up" {
+	need_peer
+	J=$((1 << 32))
+	# 1..3, then 2^32 ahead: 1024 failures, the 1025th taken; then a
+	# jump of 9 * 2^32, further than 8 attempts reach: lost
+	K=$((J + 2000 + (9 << 32)))
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A 1..3 \
+	    $((J + 4))..$((J + 1030)) $((K + 1))..$((K + 1100))
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' 1 2 3 $((J + 1028)) $((J + 1029)) \
+	    $((J + 1030)))" ]
+	c="$T/dec.ctr"
+	[ "$(ctr "$c" decrypted)" -eq 6 ]
+	[ "$(ctr "$c" resynced)" -eq 1 ]
+	[ "$(ctr "$c" drop-icv)" -eq $((1024 + 1100)) ]
+}
+
 @test "esp: an SA never wraps its 64-bit sequence number: it stops, counted" {
 	need_peer
 	sa out 0x1001 $K1 $A $B $'\tsequence 0xfffffffffffffffd;\n' \
@@ -252,6 +306,10 @@ decrypt() {
 	bad 7:2 "sa spi 0x1001: replay-window is for inbound SAs"
 	sa in 0x1001 $K1 $A $B $'\treplay-window 100;\n' > "$T/e.conf"
 	bad 7:2 "sa spi 0x1001: replay-window 100 is not a multiple of 64"
+	sa out 0x1001 $K1 $A $B $'\tresync-attempts 8;\n' > "$T/e.conf"
+	bad 7:2 "sa spi 0x1001: resync-attempts is for inbound SAs"
+	sa in 0x1001 $K1 $A $B $'\tresync-attempts 65;\n' > "$T/e.conf"
+	bad 7:18 "'resync-attempts' out of range: 65 (0..64)"
 	{ sa in 0x1001 $K1 $A $B; sa in 0x1001 $K2 $A $B; } > "$T/e.conf"
 	bad 10:6 "sa spi 0x1001: its spi and direction are those of the SA at 1:1"
 	{ sa out 0x1001 $K1 $A $B; sa out 0x1002 $K2 $A $B; } > "$T/e.conf"

@@ -166,35 +166,52 @@ open_as(struct esp_sa *sa, const uint8_t *in, uint32_t ctlen, uint64_t seq,
 	return EVP_DecryptFinal_ex(sa->ctx, out + ctlen, &n) > 0;
 }
 
-enum esp_verdict
-esp_decap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out,
+/*
+ * A packet that failed (replayed, too old, bad ICV) as sequence number
+ * seq.  RFC 4303 appendix A3: a peer whose number jumped 2^32 or more
+ * ahead (a lost state, a restart from a stale counter) fails every
+ * packet from then on, because the high half it uses is not the one
+ * guessed (A2), until a re-key.  So after more than resync_threshold
+ * failures in a row, try the packet's low half in the resync_attempts
+ * subspaces above hi (the guess's high half, or the window's when the
+ * guess was refused unopened, as the reference Snabb does): 1 with
+ * *found the number whose ICV holds.  Only numbers above the window's
+ * top are tried (never a replay), and the window moves only after the
+ * ICV (the caller).  The cost, up to resync_attempts decryptions, is
+ * paid only by failing packets.
+ */
+static int
+resync(struct esp_sa *sa, const uint8_t *in, uint32_t ctlen, uint64_t hi,
+    uint32_t low, uint8_t *out, uint64_t *found)
+{
+	uint64_t h, cand;
+
+	if (sa->fails < UINT32_MAX)
+		sa->fails++;
+	if (sa->fails <= sa->resync_threshold)
+		return 0;
+	for (h = hi + 1; h <= hi + sa->resync_attempts && h <= UINT32_MAX;
+	    h++) {
+		cand = h << 32 | low;
+		if (cand > sa->replay.top && open_as(sa, in, ctlen, cand,
+		    out)) {
+			*found = cand;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The packet authenticated as seq (plaintext in out): take it. */
+static enum esp_verdict
+opened(struct esp_sa *sa, uint64_t seq, uint8_t *out, uint32_t ctlen,
     uint32_t *outlen)
 {
 	const struct ipv6_hdr *ip;
-	uint32_t ctlen, padlen, inner, i;
-	uint64_t seq;
-	int v;
+	uint32_t padlen, inner, i;
 
-	if (len < ESP_HLEN + ESP_IVLEN + ESP_TRAILER + ESP_ICVLEN)
-		return ESP_TOO_SHORT;
-	seq = replay_guess(&sa->replay, get32(in + 4));
-	if ((v = replay_check(&sa->replay, seq)) != ESP_OK)
-		return (enum esp_verdict)v;
-	ctlen = len - ESP_HLEN - ESP_IVLEN - ESP_ICVLEN;
-	if (!open_as(sa, in, ctlen, seq, out)) {
-		/*
-		 * A guess ahead of the window may be a packet below it,
-		 * read as the next 2^32 (appendix A2 cannot tell).  If it
-		 * authenticates 2^32 lower, below the window, it is a
-		 * true packet, too old: say so rather than "ICV".  Only
-		 * such guesses that fail cost a second decryption.
-		 */
-		if (seq > sa->replay.top && seq >> 32 != 0 &&
-		    open_as(sa, in, ctlen, seq - (1ULL << 32), out))
-			return ESP_TOO_OLD;
-		return ESP_BAD_ICV;
-	}
 	/* Authentic: the window moves, whatever the contents say. */
+	sa->fails = 0;
 	replay_accept(&sa->replay, seq);
 	padlen = out[ctlen - 2];
 	if (padlen + ESP_TRAILER > ctlen)
@@ -215,4 +232,42 @@ esp_decap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out,
 		return ESP_BAD_INNER;
 	*outlen = SNB_IPV6_HLEN + (uint32_t)ntohs(ip->plen);
 	return ESP_OK;
+}
+
+enum esp_verdict
+esp_decap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out,
+    uint32_t *outlen)
+{
+	uint32_t ctlen;
+	uint64_t seq, hi;
+	int v;
+
+	if (len < ESP_HLEN + ESP_IVLEN + ESP_TRAILER + ESP_ICVLEN)
+		return ESP_TOO_SHORT;
+	ctlen = len - ESP_HLEN - ESP_IVLEN - ESP_ICVLEN;
+	seq = replay_guess(&sa->replay, get32(in + 4));
+	hi = sa->replay.top >> 32;
+	if ((v = replay_check(&sa->replay, seq)) == ESP_OK) {
+		if (open_as(sa, in, ctlen, seq, out))
+			return opened(sa, seq, out, ctlen, outlen);
+		/*
+		 * A guess ahead of the window may be a packet below it,
+		 * read as the next 2^32 (appendix A2 cannot tell).  If it
+		 * authenticates 2^32 lower, below the window, it is a
+		 * true packet, too old: say so rather than "ICV".  Only
+		 * such guesses that fail cost a second decryption.
+		 */
+		if (seq > sa->replay.top && seq >> 32 != 0 &&
+		    open_as(sa, in, ctlen, seq - (1ULL << 32), out)) {
+			sa->fails = 0;	/* the peer is in step */
+			return ESP_TOO_OLD;
+		}
+		v = ESP_BAD_ICV;
+		hi = seq >> 32;
+	}
+	if (!resync(sa, in, ctlen, hi, (uint32_t)seq, out, &seq))
+		return (enum esp_verdict)v;
+	if (sa->resynced != NULL)
+		(*sa->resynced)++;
+	return opened(sa, seq, out, ctlen, outlen);
 }

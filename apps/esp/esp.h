@@ -41,6 +41,14 @@
 
 #define ESP_WINDOW_DEFAULT 128
 #define ESP_WINDOW_MAX	4096
+/*
+ * RFC 4303 appendix A3: after more than this many failures in a row
+ * (ICV, replayed, too old), a failing packet is tried as the next few
+ * 2^32 subspaces too (the reference Snabb's defaults, 1024 and 8).
+ */
+#define ESP_RESYNC_THRESHOLD 1024
+#define ESP_RESYNC_ATTEMPTS 8
+#define ESP_RESYNC_ATTEMPTS_MAX 64	/* each a decryption per packet */
 #define ESP_MAX_SA	31	/* main.c keeps each one's state */
 #define ESP_NAME_MAX	32
 
@@ -70,6 +78,11 @@ struct esp_sa {
 	uint64_t	 iv_next;		/* out: the number whose nonce
 						   ctx holds ready (0: none) */
 	struct esp_replay replay;		/* in */
+	uint32_t	 resync_threshold;	/* in: appendix A3 */
+	uint32_t	 resync_attempts;
+	uint32_t	 fails;			/* in: failures in a row */
+	uint64_t	*resynced;		/* in: counts A3's finds (or
+						   NULL) */
 	struct evp_cipher_ctx_st *ctx;		/* esp_sa_cipher(), per SA */
 	struct cfg_pos	 at;			/* its "sa" in the file */
 };
@@ -139,7 +152,11 @@ esp_encap_len(uint32_t len)
  * Decrypt the ESP packet in (len bytes, from the ESP header on) of
  * inbound SA sa: the inner IPv6 packet into out (at most len bytes), its
  * length in *outlen.  The window moves only for a packet that passed the
- * ICV.  On any verdict but ESP_OK, what is in out is garbage.
+ * ICV.  After more than sa->resync_threshold failures in a row, a
+ * failing packet is also tried as the sequence number of its low half in
+ * each of the sa->resync_attempts subspaces of 2^32 above (RFC 4303
+ * appendix A3); one whose ICV holds there is taken (ESP_OK, or what its
+ * contents say) and counted in *sa->resynced.  On any verdict but ESP_OK, what is in out is garbage.
  */
 enum esp_verdict esp_decap(struct esp_sa *sa, const uint8_t *in,
 	    uint32_t len, uint8_t *out, uint32_t *outlen);

@@ -68,14 +68,14 @@ static struct {
 	    *drop_seq_exhausted, *drop_not_esp, *drop_too_short,
 	    *drop_bad_spi, *drop_replay, *drop_too_old, *drop_icv,
 	    *drop_bad_padding, *drop_bad_next_header, *drop_dummy,
-	    *drop_bad_inner, *drop_wrong_remote;
+	    *drop_bad_inner, *drop_wrong_remote, *resynced;
 } cnt;
 static const char *const cnt_names[] = {
 	"encrypted", "decrypted", "drop-not-ipv6", "drop-no-sa",
 	"drop-seq-exhausted", "drop-not-esp", "drop-too-short",
 	"drop-bad-spi", "drop-replay", "drop-too-old", "drop-icv",
 	"drop-bad-padding", "drop-bad-next-header", "drop-dummy",
-	"drop-bad-inner", "drop-wrong-remote", NULL
+	"drop-bad-inner", "drop-wrong-remote", "resynced", NULL
 };
 static uint64_t *verdict_cnt[ESP_BAD_INNER + 1];
 
@@ -341,6 +341,7 @@ adopt(void *arg)
 		struct esp_sa *sa = &next_db.sa[i];
 
 		lease[i] = 0;
+		sa->resynced = cnt.resynced;
 		if (next_kept[i] == 0)
 			continue;
 		const struct esp_sa *o = &old.sa[next_kept[i] - 1];
@@ -434,7 +435,7 @@ esp_init(int argc, char **argv)
 	};
 	static const char *const names[] = { "clear", "core", NULL };
 	char err[512];
-	int ch;
+	int ch, i;
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -453,6 +454,9 @@ esp_init(int argc, char **argv)
 	if (esp_sadb_keys(&sadb, err, sizeof(err)) == -1)
 		errx(1, "%s", err);
 	app_counters((uint64_t **)&cnt, cnt_names);
+	/* crypt.c counts appendix A3's finds there. */
+	for (i = 0; i < sadb.nsa; i++)
+		sadb.sa[i].resynced = cnt.resynced;
 	verdict_cnt[ESP_TOO_SHORT] = cnt.drop_too_short;
 	verdict_cnt[ESP_REPLAY] = cnt.drop_replay;
 	verdict_cnt[ESP_TOO_OLD] = cnt.drop_too_old;

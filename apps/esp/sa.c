@@ -10,6 +10,8 @@
  *		local-address 2001:db8:1::1;	// tunnel endpoints
  *		remote-address 2001:db8:2::1;
  *		replay-window 128;		// in: 64 .. 4096, by 64
+		resync-threshold 1024;		// in: RFC 4303 A3, after
+		resync-attempts 8;		// that many failures in a row
  *		sequence 0;			// out: the last one sent;
  *						// in: the highest received
  *	}
@@ -33,9 +35,10 @@ enum { ID_NAME = 1, ID_DIR, ID_SPI, ID_KEY, ID_SEQ, ID_SA };
 
 struct sactx {
 	struct esp_sa	 sa;
-	uint32_t	 window;
+	uint32_t	 window, threshold, attempts;
 	int		 have_dir, have_window, have_seq;
-	struct cfg_pos	 dir_at, window_at, spi_at, key_at;
+	struct cfg_pos	 dir_at, window_at, spi_at, key_at, threshold_at,
+			 attempts_at;
 };
 
 struct saparser {
@@ -63,6 +66,10 @@ static const struct cfg_field f_sa[] = {
 	    .flags = CFG_REQUIRED),
 	CFG_INT("replay-window", SX(window), ESP_WINDOW_MAX, .lo = 64,
 	    CFG_AT(CFG_POS, SX(window_at))),
+	CFG_INT("resync-threshold", SX(threshold), UINT32_MAX,
+	    CFG_AT(CFG_POS, SX(threshold_at))),
+	CFG_INT("resync-attempts", SX(attempts), ESP_RESYNC_ATTEMPTS_MAX,
+	    CFG_AT(CFG_POS, SX(attempts_at))),
 	CFG_F("sequence", CFG_LEAF, .id = ID_SEQ),
 };
 static const struct cfg_schema s_sa = CFG_S(f_sa, .leaf = sa_leaf);
@@ -219,6 +226,14 @@ parse_sa(struct saparser *ps, const struct cfg_tok *n)
 			    x.window);
 	} else
 		x.window = ESP_WINDOW_DEFAULT;
+	if (x.sa.dir != ESP_IN && (x.threshold_at.line || x.attempts_at.line))
+		return cfg_err(cf, x.threshold_at.line ? &x.threshold_at :
+		    &x.attempts_at, "sa %s: resync-%s is for inbound SAs", b,
+		    x.threshold_at.line ? "threshold" : "attempts");
+	x.sa.resync_threshold = x.threshold_at.line ? x.threshold :
+	    ESP_RESYNC_THRESHOLD;
+	x.sa.resync_attempts = x.attempts_at.line ? x.attempts :
+	    ESP_RESYNC_ATTEMPTS;
 	if (x.sa.dir == ESP_IN) {
 		replay_init(&x.sa.replay, x.window, x.sa.seq);
 		x.sa.seq = 0;

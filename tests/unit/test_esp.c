@@ -348,6 +348,11 @@ test_sa(void)
 	    strcmp(db.sa[0].name, "x") == 0 && db.sa[0].replay.w == 128 &&
 	    db.sa[0].replay.top == 1000 && db.sa[0].seq == 0,
 	    "inbound: spi, name, default window 128, sequence as its top");
+	ok(db.sa[0].resync_threshold == ESP_RESYNC_THRESHOLD &&
+	    db.sa[0].resync_attempts == ESP_RESYNC_ATTEMPTS &&
+	    ESP_RESYNC_THRESHOLD == 1024 && ESP_RESYNC_ATTEMPTS == 8,
+	    "inbound: re-synchronisation after 1024 failures, 8 attempts "
+	    "(the reference's defaults)");
 	ok(db.sa[0].key[15] == 0x0f && db.sa[0].salt[0] == 0xa0 &&
 	    db.sa[0].salt[3] == 0xa3, "key: 16 bytes of key, 4 of salt");
 	ok(db.sa[1].dir == ESP_OUT && db.sa[1].spi == 0xffffffffu &&
@@ -367,6 +372,176 @@ test_sa(void)
 		    "another SA");
 	}
 	esp_sadb_free(&db);
+	{
+		const char *r = "sa { direction in; spi 300;\n"
+		    "  key 0x000102030405060708090a0b0c0d0e0fa0a1a2a3;\n"
+		    "  local-address 2001:db8::1; remote-address 2001:db8::2;\n"
+		    "  resync-threshold 4294967295; resync-attempts 0; }\n";
+
+		rc = esp_sadb_parse(&db, r, strlen(r), "t.conf", err,
+		    sizeof(err));
+		ok(rc == 0 && db.sa[0].resync_threshold == UINT32_MAX &&
+		    db.sa[0].resync_attempts == 0, "resync-threshold "
+		    "2^32-1, resync-attempts 0 (off) (%s)", rc ? err : "");
+		if (rc == 0)
+			esp_sadb_free(&db);
+	}
+}
+
+/* ---- 3. re-synchronisation (RFC 4303 appendix A3) ---- */
+
+/* One packet of o (its next number) into pkt; its length. */
+static uint32_t
+next_pkt(struct esp_sa *o, uint8_t *pkt)
+{
+	uint8_t src[100];
+
+	inner6(src, 20);
+	return esp_encap(o, src, 60, pkt);
+}
+
+static void
+test_resync(void)
+{
+	static uint8_t pkt[256], old[256], forged[256], out[256];
+	struct esp_sa *o = mksa(ESP_OUT), *in = mksa(ESP_IN);
+	uint32_t n, nold = 0, outlen, i, bad;
+	uint64_t resynced = 0, top;
+
+	in->resync_threshold = 16;
+	in->resync_attempts = 8;
+	in->resynced = &resynced;
+	for (i = 1; i <= 10; i++) {
+		n = next_pkt(o, pkt);
+		if (i == 5)
+			memcpy(old, pkt, nold = n);
+		(void)esp_decap(in, pkt, n, out, &outlen);
+	}
+	ok(in->replay.top == 10, "in step up to 10");
+
+	/* The peer jumps 3 * 2^32 ahead: its low halves go on (11, 12..),
+	 * read as 2^32 * 0 + low, the ICV fails. */
+	o->seq = (3ULL << 32) + 10;
+	bad = 0;
+	for (i = 1; i <= 16; i++) {
+		n = next_pkt(o, pkt);
+		if (esp_decap(in, pkt, n, out, &outlen) != ESP_BAD_ICV)
+			bad++;
+		/* a forged copy of it, one bit of the ICV flipped */
+		memcpy(forged, pkt, n);
+		forged[n - 1] ^= 1;
+	}
+	ok(bad == 0 && in->replay.top == 10 && resynced == 0 &&
+	    in->fails == 16, "16 packets after the jump: bad ICV, the window "
+	    "stays (%u bad, top %llu, %u fails)", bad,
+	    (unsigned long long)in->replay.top, in->fails);
+	ok(esp_decap(in, forged, n, out, &outlen) == ESP_BAD_ICV &&
+	    in->replay.top == 10 && resynced == 0,
+	    "past the threshold, a forged packet is tried and refused; the "
+	    "window stays");
+	ok(esp_decap(in, old, nold, out, &outlen) == ESP_REPLAY &&
+	    in->replay.top == 10 && resynced == 0,
+	    "past the threshold, a replayed packet of before is refused");
+	n = next_pkt(o, pkt);
+	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_OK && outlen == 60 &&
+	    resynced == 1 && in->replay.top == o->seq && in->fails == 0,
+	    "the next true packet re-synchronises: taken as 3 * 2^32 + %u, "
+	    "counted", (unsigned)o->seq);
+	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_REPLAY &&
+	    resynced == 1, "the same packet again: a replay");
+	ok(esp_decap(in, old, nold, out, &outlen) == ESP_BAD_ICV &&
+	    in->replay.top == o->seq, "a packet from before the jump: refused");
+	bad = 0;
+	for (i = 0; i < 50; i++) {
+		n = next_pkt(o, pkt);
+		if (esp_decap(in, pkt, n, out, &outlen) != ESP_OK)
+			bad++;
+	}
+	ok(bad == 0 && resynced == 1 && in->replay.top == o->seq,
+	    "then in step again, without re-synchronising (%u bad)", bad);
+
+	/* A jump of exactly 2^32: the low halves are in the window and
+	 * seen, so the guesses are replays, never decrypted.  They count
+	 * as failures too (as in the reference Snabb). */
+	o->seq += 1ULL << 32;
+	o->seq -= 40;			/* low halves already taken */
+	top = in->replay.top;
+	bad = 0;
+	for (i = 1; i <= 16; i++) {
+		n = next_pkt(o, pkt);
+		if (esp_decap(in, pkt, n, out, &outlen) != ESP_REPLAY)
+			bad++;
+	}
+	n = next_pkt(o, pkt);
+	ok(bad == 0 && esp_decap(in, pkt, n, out, &outlen) == ESP_OK &&
+	    resynced == 2 && in->replay.top == o->seq && o->seq > top,
+	    "a jump of 2^32 into seen low halves: 16 replays, then taken "
+	    "(%u bad)", bad);
+
+	/* A success in between starts the count again. */
+	o->seq += 5ULL << 32;
+	for (i = 0; i < 10; i++) {
+		n = next_pkt(o, pkt);
+		(void)esp_decap(in, pkt, n, out, &outlen);
+	}
+	ok(in->fails == 10, "10 failures in a row (%u)", in->fails);
+	top = in->replay.top;
+	o->seq = top;			/* the next one in step */
+	n = next_pkt(o, pkt);
+	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_OK && in->fails == 0,
+	    "one in step: the count starts again");
+
+	/* Further than the attempts reach: lost until a re-key. */
+	o->seq += 9ULL << 32;
+	bad = 0;
+	top = in->replay.top;
+	for (i = 0; i < 40; i++) {
+		n = next_pkt(o, pkt);
+		if (esp_decap(in, pkt, n, out, &outlen) != ESP_BAD_ICV)
+			bad++;
+	}
+	ok(bad == 0 && in->replay.top == top && resynced == 2,
+	    "9 * 2^32 ahead, 8 attempts: never taken (%u bad)", bad);
+	/* Exactly as far as they reach: 8 * 2^32 above. */
+	o->seq = top + (8ULL << 32);
+	n = next_pkt(o, pkt);
+	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_OK && resynced == 3 &&
+	    in->replay.top == o->seq, "8 * 2^32 ahead: taken");
+
+	/* A window across two subspaces (top low 5): a low half above it
+	 * is read in the window, 2^32 lower (A2); the peer that jumped
+	 * nearly 2^32 fails there, and is found in the window's own. */
+	replay_init(&in->replay, 128, (5ULL << 32) + 5);
+	in->fails = 16;
+	o->seq = (5ULL << 32) + 0xffffff8f;
+	n = next_pkt(o, pkt);
+	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_OK && resynced == 4 &&
+	    in->replay.top == (5ULL << 32) + 0xffffff90,
+	    "a window across 2^32: found in the top's own subspace");
+
+	/* No attempts: never. */
+	in->resync_attempts = 0;
+	o->seq += 1ULL << 32;
+	bad = 0;
+	for (i = 0; i < 40; i++) {
+		n = next_pkt(o, pkt);
+		if (esp_decap(in, pkt, n, out, &outlen) != ESP_BAD_ICV)
+			bad++;
+	}
+	ok(bad == 0 && resynced == 4, "resync-attempts 0: no re-"
+	    "synchronisation");
+
+	/* The top of the number space: nothing above to try. */
+	in->resync_attempts = 8;
+	replay_init(&in->replay, 128, 0xffffffff00000010ULL);
+	in->fails = 1000;
+	o->seq = 0x20;
+	n = next_pkt(o, pkt);
+	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_BAD_ICV &&
+	    in->replay.top == 0xffffffff00000010ULL && resynced == 4,
+	    "at the last 2^32 subspace, nothing past 2^64 is tried");
+	freesa(o);
+	freesa(in);
 }
 
 int
@@ -375,6 +550,7 @@ main(void)
 	test_window();
 	test_decap();
 	test_encap();
+	test_resync();
 	test_sa();
 	return tap_done();
 }
