@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "../apps/lwaftr/bt.c"
+#include "../apps/lwaftr/btlookup.c"
 
 #define NKEYS	(1u << 20)
 #define BURST	32

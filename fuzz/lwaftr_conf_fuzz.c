@@ -28,6 +28,7 @@
 #include "../libring/cfg.c"
 #include "../apps/lwaftr/conf.c"
 #include "../apps/lwaftr/bt.c"
+#include "../apps/lwaftr/btlookup.c"
 
 static void
 check_message(const char *err, const uint8_t *data, size_t size)

@@ -7,7 +7,8 @@
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring -Iapps/lwaftr \
- *	    fuzz/lwaftr_frames_fuzz.c apps/lwaftr/bt.c apps/lwaftr/btedit.c \
+ *	    fuzz/lwaftr_frames_fuzz.c apps/lwaftr/bt.c apps/lwaftr/btlookup.c \
+ *	    apps/lwaftr/btedit.c \
  *	    apps/lwaftr/conf.c apps/lwaftr/ctl.c \
  *	    apps/lwaftr/icmp.c apps/lwaftr/rx.c apps/lwaftr/tx.c \
  *	    apps/lwaftr/xlate.c libring/[a-z]*.c -lpcap -lbsd -o build/fuzz_frames

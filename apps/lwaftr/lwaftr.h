@@ -4,7 +4,9 @@
  *
  *	conf.c	the softwire-config schema -> struct lwaftr_conf (the syntax
  *		is libring/cfg.h's)
- *	bt.c	the binding table: (IPv4, port) -> softwire, batched lookups
+ *	bt.c	the binding table: (IPv4, port) -> softwire, built and checked
+ *		from the softwires (bt.h: its layout)
+ *	btlookup.c lookups in it, single and batched (the packet path)
  *	btedit.c changes to a binding table: a new table beside the old
  *	ctl.c	snb-ctl's config requests: add, remove, set, get, reload
  *	main.c	the app and its data path (rx.c, xlate.c, icmp.c, tx.c;

@@ -1,5 +1,5 @@
 /*
- * test_lwaftr_bt: the binding table (apps/lwaftr/bt.c) against a
+ * test_lwaftr_bt: the binding table (apps/lwaftr/bt.c, btlookup.c) against a
  * brute-force scan of the softwire list.
  *
  *  1. Random tables: addresses with every psid-length 0..16 and reserved
@@ -22,6 +22,7 @@
 #include "tap.h"
 #include "util.h"
 #include "../../apps/lwaftr/bt.c"
+#include "../../apps/lwaftr/btlookup.c"
 
 #include "bt_ref.h"
 

@@ -22,6 +22,7 @@
 #include "tap.h"
 #include "util.h"
 #include "../../apps/lwaftr/bt.c"
+#include "../../apps/lwaftr/btlookup.c"
 #include "../../apps/lwaftr/btedit.c"
 
 #define BT_REF_BR_KINDS 5

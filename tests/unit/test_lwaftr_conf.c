@@ -33,6 +33,7 @@
 #include "util.h"
 #include "../../apps/lwaftr/conf.c"
 #include "../../apps/lwaftr/bt.c"
+#include "../../apps/lwaftr/btlookup.c"
 
 static char shared[4096];
 

@@ -1,0 +1,87 @@
+/*
+ * bt.h: the binding table's layout, private to the two files that use it:
+ * bt.c builds a table, btlookup.c reads one on the packet path.  Kept
+ * apart so each of those is one idea; nothing else in the app (btedit.c
+ * included) sees inside a table, they call lwaftr.h.
+ *
+ *	rec[]	open-addressing hash table keyed by IPv4: buckets of 4
+ *		16-byte records, one bucket a cache line, a power of two
+ *		of them, records at most half the slots, linear probing
+ *		bucket by bucket.  A lookup reads one line and compares
+ *		its 4 keys without branching; the next line is needed
+ *		only when a bucket is full and has no match (rare at
+ *		load 1/2), so the probe loop rarely mispredicts
+ *	psid[]	every softwire's PSID, grouped by address, sorted
+ *	sw[]	the softwires in the same order
+ *
+ * A record holds the address's port-set shape (shift and mask, from
+ * psid-length and reserved-ports-bit-count) and where its softwires start
+ * in psid[]/sw[].  When an address has every PSID of its port set (the
+ * usual case for a provisioned table) the softwire is sw[base + psid];
+ * otherwise it is a binary search in psid[base .. base + count), a small
+ * array (2 bytes an entry) rather than the 40-byte softwires.
+ *
+ * BR addresses are few: a linear scan while there are at most 8, a small
+ * hash set beyond.
+ */
+#ifndef LWAFTR_BT_H
+#define LWAFTR_BT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "lwaftr.h"
+
+struct bt_rec {
+	uint32_t	ipv4;		/* network order */
+	uint32_t	base;		/* first softwire of the address */
+	uint32_t	count;		/* its softwires; 0: empty slot */
+	uint16_t	mask;		/* (1 << psid_length) - 1 */
+	uint8_t		shift;		/* 16 - reserved - psid_length */
+	uint8_t		dense;		/* count == mask + 1: index by psid */
+};
+
+struct lwaftr_bt {
+	struct bt_rec	*rec;		/* BT_WAYS records a bucket */
+	uint32_t	 mask;		/* buckets - 1 */
+	size_t		 naddr;
+	struct softwire	*sw;
+	uint16_t	*psid;
+	size_t		 nsw;
+	uint8_t		(*br)[16];	/* distinct BR addresses */
+	size_t		 nbr;
+	uint32_t	*brset;		/* index + 1, 0 = empty */
+	uint32_t	 brmask;
+};
+
+#define BT_WAYS		4	/* records a bucket: 64 bytes */
+#define BR_LINEAR	8
+
+/*
+ * A 32-bit mixer (xor-shift / multiply, full avalanche): addresses of a
+ * provisioned pool are consecutive, and a weak hash would cluster them
+ * into long probe runs.
+ */
+static inline uint32_t
+bt_hash(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
+static inline uint32_t
+br_hash(const uint8_t a[16])
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, a + 8, 8);
+	x = (x ^ (y * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
+	return (uint32_t)(x >> 32) ^ (uint32_t)x;
+}
+
+#endif
