@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "forward.h"
+#include "hash.h"
 #include "proto.h"
 
 static struct fwd fwd;
@@ -129,16 +130,6 @@ flow_hash(const uint8_t *d, uint32_t len)
 	return h ^ (h >> 32);
 }
 
-/* A 32-bit mixer (xor-shift / multiply): pools of addresses are runs. */
-static inline uint32_t
-mix32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	return x ^ (x >> 16);
-}
 
 /*
  * --key softwire (see the top of the file): a hash of the softwire's
@@ -163,20 +154,20 @@ softwire_key(const uint8_t *d, uint32_t len)
 		return LB_ALL;
 	if (type == SNB_ETH_IPV4 && len >= off + 20 && (d[off] >> 4) == 4) {
 		memcpy(&a, d + off + 16, 4);		/* destination */
-		return mix32(a);
+		return hash_mix32(a);
 	}
 	if (type != SNB_ETH_IPV6 || len < off + 40)
 		return flow_hash(d, len) >> 1;
 	if (d[off + 6] == SNB_IPPROTO_IPIP && len >= off + 60) {
 		memcpy(&a, d + off + 52, 4);		/* inner source */
-		return mix32(a);
+		return hash_mix32(a);
 	}
 	/* NS and NA (RFC 4861 4.3, 4.4), without extension headers. */
 	if (d[off + 6] == SNB_IPPROTO_ICMPV6 && len > off + 40 &&
 	    (d[off + 40] == 135 || d[off + 40] == 136))
 		return LB_ALL;
 	memcpy(w, d + off + 8, 16);			/* the B4 */
-	return mix32(w[0] ^ w[1] ^ w[2] ^ w[3]);
+	return hash_mix32(w[0] ^ w[1] ^ w[2] ^ w[3]);
 }
 
 /* Room in every output for one more packet. */

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hash.h"
 #include "lwaftr.h"
 
 struct bt_rec {
@@ -57,21 +58,8 @@ struct lwaftr_bt {
 #define BT_WAYS		4	/* records a bucket: 64 bytes */
 #define BR_LINEAR	8
 
-/*
- * A 32-bit mixer (xor-shift / multiply, full avalanche): addresses of a
- * provisioned pool are consecutive, and a weak hash would cluster them
- * into long probe runs.
- */
-static inline uint32_t
-bt_hash(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	x ^= x >> 16;
-	return x;
-}
+/* Addresses of a provisioned pool are consecutive: see hash.h. */
+#define bt_hash(ipv4)	hash_mix32(ipv4)
 
 static inline uint32_t
 br_hash(const uint8_t a[16])
