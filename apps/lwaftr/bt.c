@@ -249,7 +249,7 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
     const struct bt_key *k, const struct softwire *sw,
     const struct bt_names *nm, char *err, size_t errlen)
 {
-	struct bt_rec *r;
+	struct bt_bucket *b;
 	const struct softwire *s, *f;
 	size_t i, j, g, naddr, slots, brcap = 4;
 	int w;
@@ -259,7 +259,7 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 #define IDX(i)	((size_t)(k ? k[i].idx : (i)))
 	bt->nsw = n;
 	bt->sw = sorted;
-	if ((bt->psid = malloc((n ? n : 1) * sizeof(*bt->psid))) == NULL)
+	if ((bt->psid = calloc(n + BT_PSID_PAD, sizeof(*bt->psid))) == NULL)
 		goto nomem;
 	for (i = 0; i < n; i++)
 		bt->psid[i] = bt->sw[i].psid;
@@ -321,13 +321,13 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 	bt->mask = (uint32_t)(slots / BT_WAYS) - 1;
 	bt->naddr = naddr;
 	/* 64-byte aligned: a bucket is exactly one cache line */
-	bt->rec = aligned_alloc(64, slots * sizeof(*bt->rec));
+	bt->bkt = aligned_alloc(64, slots / BT_WAYS * sizeof(*bt->bkt));
 	bt->br = malloc(brcap * 16);
 	bt->brmask = 15;
 	bt->brset = calloc(bt->brmask + 1, sizeof(*bt->brset));
-	if (bt->rec == NULL || bt->br == NULL || bt->brset == NULL)
+	if (bt->bkt == NULL || bt->br == NULL || bt->brset == NULL)
 		goto nomem;
-	memset(bt->rec, 0, slots * sizeof(*bt->rec));
+	memset(bt->bkt, 0, slots / BT_WAYS * sizeof(*bt->bkt));
 	for (i = 0; i < n; i++) {
 		/* neighbours mostly share their BR: skip the set then */
 		if (i > 0 && memcmp(bt->sw[i].br, bt->sw[i - 1].br, 16) == 0)
@@ -341,20 +341,18 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 			;
 		g = j - i;
 		/* first free record of the first bucket with one */
-		for (h = bt_hash(f->ipv4) & bt->mask;; h = (h + 1) & bt->mask) {
-			r = &bt->rec[(size_t)h * BT_WAYS];
-			for (w = 0; w < BT_WAYS && r[w].count; w++)
-				;
-			if (w < BT_WAYS)
-				break;
-		}
-		r += w;
-		r->ipv4 = f->ipv4;
-		r->base = (uint32_t)i;
-		r->count = (uint32_t)g;
-		r->mask = (uint16_t)((1u << f->psid_length) - 1);
-		r->shift = (uint8_t)(16 - f->reserved_bits - f->psid_length);
-		r->dense = g == (size_t)r->mask + 1;
+		for (h = bt_hash(f->ipv4) & bt->mask;
+		    bt->bkt[h].used == BT_WAYS; h = (h + 1) & bt->mask)
+			;
+		b = &bt->bkt[h];
+		w = b->used++;
+		b->ipv4[w] = f->ipv4;
+		b->base[w] = (uint32_t)i;
+		b->last[w] = (uint16_t)(g - 1);	/* a PSID each: g <= 65536 */
+		b->mask[w] = (uint16_t)((1u << f->psid_length) - 1);
+		b->shift[w] = (uint8_t)(16 - f->reserved_bits -
+		    f->psid_length);
+		b->dense[w] = g == (size_t)b->mask[w] + 1;
 	}
 #undef IDX
 	return 0;
@@ -401,7 +399,7 @@ lwaftr_bt_free(struct lwaftr_bt *bt)
 {
 	if (bt == NULL)
 		return;
-	free(bt->rec);
+	free(bt->bkt);
 	free(bt->sw);
 	free(bt->psid);
 	free(bt->br);

@@ -4,22 +4,25 @@
  * apart so each of those is one idea; nothing else in the app (btedit.c
  * included) sees inside a table, they call lwaftr.h.
  *
- *	rec[]	open-addressing hash table keyed by IPv4: buckets of 4
- *		16-byte records, one bucket a cache line, a power of two
- *		of them, records at most half the slots, linear probing
- *		bucket by bucket.  A lookup reads one line and compares
- *		its 4 keys without branching; the next line is needed
- *		only when a bucket is full and has no match (rare at
- *		load 1/2), so the probe loop rarely mispredicts
- *	psid[]	every softwire's PSID, grouped by address, sorted
+ *	bkt[]	open-addressing hash table keyed by IPv4: buckets of 4
+ *		records, one bucket a cache line, a power of two of them,
+ *		records at most half the slots, linear probing bucket by
+ *		bucket.  A bucket keeps its 4 addresses side by side, so a
+ *		lookup compares them in one vector instruction (four scalar
+ *		ones without SSE2), and its records' other fields in arrays
+ *		after them.  The next line is needed only when a bucket is
+ *		full and has no match (rare at load 1/2)
+ *	psid[]	every softwire's PSID, grouped by address, sorted, and
+ *		BT_PSID_PAD entries more: a search ends comparing 8 at
+ *		once, and may load them anywhere in the array
  *	sw[]	the softwires in the same order
  *
  * A record holds the address's port-set shape (shift and mask, from
  * psid-length and reserved-ports-bit-count) and where its softwires start
  * in psid[]/sw[].  When an address has every PSID of its port set (the
  * usual case for a provisioned table) the softwire is sw[base + psid];
- * otherwise it is a binary search in psid[base .. base + count), a small
- * array (2 bytes an entry) rather than the 40-byte softwires.
+ * otherwise it is a search in psid[base .. base + count), a small array
+ * (2 bytes an entry) rather than the 40-byte softwires.
  *
  * BR addresses are few: a linear scan while there are at most 8, a small
  * hash set beyond.
@@ -33,17 +36,22 @@
 #include "hash.h"
 #include "lwaftr.h"
 
-struct bt_rec {
-	uint32_t	ipv4;		/* network order */
-	uint32_t	base;		/* first softwire of the address */
-	uint32_t	count;		/* its softwires; 0: empty slot */
-	uint16_t	mask;		/* (1 << psid_length) - 1 */
-	uint8_t		shift;		/* 16 - reserved - psid_length */
-	uint8_t		dense;		/* count == mask + 1: index by psid */
-};
+#define BT_WAYS		4	/* records a bucket: 64 bytes */
+
+/* Records fill a bucket front to back: used of them, never removed. */
+struct bt_bucket {
+	uint32_t	ipv4[BT_WAYS];	/* network order */
+	uint32_t	base[BT_WAYS];	/* first softwire of the address */
+	uint16_t	last[BT_WAYS];	/* its softwires - 1 (up to 65535) */
+	uint16_t	mask[BT_WAYS];	/* (1 << psid_length) - 1 */
+	uint8_t		shift[BT_WAYS];	/* 16 - reserved - psid_length */
+	uint8_t		dense[BT_WAYS];	/* last == mask: index by psid */
+	uint8_t		used;
+	uint8_t		pad[7];
+} __attribute__((aligned(64)));
 
 struct lwaftr_bt {
-	struct bt_rec	*rec;		/* BT_WAYS records a bucket */
+	struct bt_bucket *bkt;
 	uint32_t	 mask;		/* buckets - 1 */
 	size_t		 naddr;
 	struct softwire	*sw;
@@ -55,7 +63,7 @@ struct lwaftr_bt {
 	uint32_t	 brmask;
 };
 
-#define BT_WAYS		4	/* records a bucket: 64 bytes */
+#define BT_PSID_PAD	8
 #define BR_LINEAR	8
 
 /* Addresses of a provisioned pool are consecutive: see hash.h. */
