@@ -221,25 +221,45 @@ ip_len(int v6, const uint8_t *l3, uint32_t len)
 	return n < hlen || n > len ? 0 : n;
 }
 
-/* One frame from side s; sw is the burst's lookup when looked_up. */
+/*
+ * One frame from side s.  iplen: 0, or the frame has a burst key (plain
+ * IP, tagged as s wants, no fragment, this IP length: key() checked it
+ * all) and sw is its lookup.
+ */
 static inline void
-input(struct side *s, uint8_t *data, uint32_t len,
-    const struct softwire *sw, int looked_up)
+input(struct side *s, uint8_t *data, uint32_t len, uint32_t iplen,
+    const struct softwire *sw)
 {
 	struct lw *lw = s->lw;
 	int type, v6 = s->v6, ip = v6 ? SNB_ETH_IPV6 : SNB_ETH_IPV4;
 	struct pkt pk;
 	uint32_t n;
 
+	if (iplen != 0) {
+		if (s->vlan) {	/* as rx_frame(): the tag out, in place */
+			memmove(data + 4, data, 12);
+			data += 4;
+			len -= 4;
+		}
+		pk = (struct pkt){ .eth = data, .l3 = data + SNB_ETH_HLEN,
+		    .len = iplen, .flen = len };
+		lw->ctr[v6 ? IN_IPV6_FRAG_UNNEEDED : IN_IPV4_FRAG_UNNEEDED]++;
+		if (s->ingress && snb_bpf_run(s->ingress, pk.eth, pk.flen,
+		    pk.flen) == 0)
+			return;
+		/* from a B4 it is IPv4 in IPv6: no ICMPv6, no NDP */
+		if (v6)
+			from_b4(lw, &pk, sw, 1);
+		else if (pk.l3[9] != SNB_IPPROTO_ICMP || !echo(lw, s, &pk))
+			to_b4(lw, &pk, sw, 1, FROM_INET);
+		return;
+	}
 	if ((type = rx_frame(s, data, len, &pk)) == -1)
 		return;
-	/* A packet with a burst key is no fragment: key() saw to that. */
-	if (type == ip && !looked_up && (v6 ?
-	    reasm_frag6_offset(pk.l3, pk.len) != 0 :
+	if (type == ip && (v6 ? reasm_frag6_offset(pk.l3, pk.len) != 0 :
 	    reasm_is_fragment4(pk.l3, pk.len))) {
 		if (!reassemble(s, &pk))
 			return;
-		looked_up = 0;
 	} else
 		lw->ctr[v6 ? IN_IPV6_FRAG_UNNEEDED : IN_IPV4_FRAG_UNNEEDED]++;
 	/* The reference filters right after reassembly: ARP, NDP and echo
@@ -270,9 +290,9 @@ input(struct side *s, uint8_t *data, uint32_t len,
 			return;
 	}
 	if (v6)
-		from_b4(lw, &pk, sw, looked_up);
+		from_b4(lw, &pk, NULL, 0);
 	else
-		to_b4(lw, &pk, sw, looked_up, FROM_INET);
+		to_b4(lw, &pk, NULL, 0, FROM_INET);
 }
 
 /*
@@ -341,9 +361,10 @@ b4_port(const uint8_t *ip, uint32_t len, int toward_b4, uint16_t *port)
 /*
  * The burst lookup key of a frame from side s, if it is plain IPv4 (in
  * IPv6 from a B4) with a port: from v4 its (destination, port), from v6
- * its inner (source, port).  0 if none.
+ * its inner (source, port).  Returns the IP length (IPv4's from v4,
+ * IPv6's from v6), 0 if no key.
  */
-static inline int
+static inline uint32_t
 key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
     uint16_t *port)
 {
@@ -358,7 +379,7 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
 		    !b4_port(ip, tot, TOWARD_B4, port))
 			return 0;
 		memcpy(addr, ip + 16, 4);
-		return 1;
+		return tot;
 	}
 	if ((ip = peek_l3(s, d, len, SNB_ETH_IPV6, &l3len)) == NULL ||
 	    l3len < SNB_IPV6_HLEN + SNB_IPV4_HLEN ||
@@ -371,7 +392,7 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
 	    !b4_port(ip, tot, FROM_B4, port))
 		return 0;
 	memcpy(addr, ip + 12, 4);
-	return 1;
+	return SNB_IPV6_HLEN + (uint32_t)ntohs(plen);
 }
 
 /* Is the frame at d (len bytes) from side in an IP fragment? */
@@ -432,11 +453,11 @@ int
 rx_burst(struct side *in, struct ring *r)
 {
 	uint32_t addr[APP_BURST], len[APP_BURST], n, i, nk = 0, nfit;
-	uint32_t want_same = 0, want_other = 0, same, oth;
+	uint32_t want_same = 0, want_other = 0, same, oth, iplen[APP_BURST];
 	uint16_t port[APP_BURST];
 	const struct softwire *sw[APP_BURST];
 	struct packet *p[APP_BURST];
-	int k[APP_BURST], plain;
+	int k[APP_BURST];
 	struct side *out = other(in);
 	struct lw *lw = in->lw;
 	const char *a, *e;
@@ -461,14 +482,14 @@ rx_burst(struct side *in, struct ring *r)
 		}
 		p[i] = ring_peek(r, i);
 		len[i] = packet_len(r, p[i]);	/* read once: see ring.h */
-		plain = key(in, p[i]->data, len[i], &addr[nk], &port[nk]);
-		needs(in, p[i]->data, len[i], plain, &same, &oth);
+		iplen[i] = key(in, p[i]->data, len[i], &addr[nk], &port[nk]);
+		needs(in, p[i]->data, len[i], iplen[i] != 0, &same, &oth);
 		if (!fits(in, want_same + same) ||
 		    !fits(out, want_other + oth))
 			break;
 		want_same += same;
 		want_other += oth;
-		k[i] = plain ? (int)nk++ : -1;
+		k[i] = iplen[i] != 0 ? (int)nk++ : -1;
 		/* The rest of the packet, for the copy in the second pass. */
 		a = (const char *)p[i];
 		e = a + (len[i] + PACKET_HDR < PREFETCH_BODY ?
@@ -488,6 +509,7 @@ rx_burst(struct side *in, struct ring *r)
 				p[i] = ring_peek(r, i);
 				len[i] = packet_len(r, p[i]);
 				k[i] = -1;
+				iplen[i] = 0;
 			}
 			needs(in, p[i]->data, len[i], k[i] >= 0, &same, &oth);
 			if (!room_for(in, same) || !room_for(out, oth)) {
@@ -495,8 +517,8 @@ rx_burst(struct side *in, struct ring *r)
 				break;
 			}
 		}
-		input(in, p[i]->data, len[i], k[i] >= 0 ? sw[k[i]] : NULL,
-		    k[i] >= 0);
+		input(in, p[i]->data, len[i], iplen[i],
+		    k[i] >= 0 ? sw[k[i]] : NULL);
 	}
 	ring_release(r, i);
 	return (int)i;
