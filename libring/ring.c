@@ -274,23 +274,6 @@ ring_detach(struct ring *r)
 	r->leak = NULL;
 }
 
-void
-ring_forget(struct ring *r, pid_t pid)
-{
-	int32_t p;
-
-	p = (int32_t)pid;
-	if (atomic_compare_exchange_strong(&r->shm->prod.pid, &p, 0)) {
-		uint32_t w = RING_WAIT_SIGNAL;
-		atomic_compare_exchange_strong(&r->shm->prod.waiting, &w, 0);
-	}
-	p = (int32_t)pid;
-	if (atomic_compare_exchange_strong(&r->shm->cons.pid, &p, 0)) {
-		uint32_t w = RING_WAIT_SIGNAL;
-		atomic_compare_exchange_strong(&r->shm->cons.waiting, &w, 0);
-	}
-}
-
 static void
 futex_wake(_Atomic uint32_t *word)
 {
@@ -327,6 +310,35 @@ wake(_Atomic uint32_t *waiting, _Atomic int32_t *sleeper)
 	else if (how == RING_WAIT_SIGNAL &&
 	    (pid = atomic_load_explicit(sleeper, memory_order_relaxed)) > 0)
 		kill(pid, RING_WAKE_SIGNAL);	/* the claim: a live peer */
+}
+
+/*
+ * A process killed between a publish and the flush after its breath took
+ * a batched wake-up with it (ring_commit): its peer would sleep on with
+ * work waiting.  So the peer of every side pid held is woken; a spurious
+ * wake-up costs it one look.  Both claims go first: the peer may be pid.
+ */
+void
+ring_forget(struct ring *r, pid_t pid)
+{
+	int32_t p;
+	int prod, cons;
+
+	p = (int32_t)pid;
+	if ((prod = atomic_compare_exchange_strong(&r->shm->prod.pid, &p, 0))) {
+		uint32_t w = RING_WAIT_SIGNAL;
+		atomic_compare_exchange_strong(&r->shm->prod.waiting, &w, 0);
+	}
+	p = (int32_t)pid;
+	if ((cons = atomic_compare_exchange_strong(&r->shm->cons.pid, &p, 0))) {
+		uint32_t w = RING_WAIT_SIGNAL;
+		atomic_compare_exchange_strong(&r->shm->cons.waiting, &w, 0);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+	if (prod)
+		wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+	if (cons)
+		wake(&r->shm->prod.waiting, &r->shm->prod.pid);
 }
 
 static void

@@ -191,7 +191,8 @@ int	ring_geometry_only(struct ring *r, const char *name, uint32_t nslots,
 void	ring_detach(struct ring *r);
 /*
  * The launcher (RING_OWNER): pid died; clear its claim on either side and
- * any sleeping word it left armed for a signal.  Call before reaping pid.
+ * any sleeping word it left armed for a signal, and wake its peer (a
+ * batched wake-up it held died with it).  Call before reaping pid.
  */
 void	ring_forget(struct ring *r, pid_t pid);
 

@@ -1155,6 +1155,88 @@ test_wait_batched(void)
 	unlink(path);
 }
 
+/*
+ * A stage killed (SIGKILL) between a commit or release and the flush
+ * after its breath takes its pending wake-up with it; its peer would
+ * sleep on with work waiting until its own timeout.  The launcher's
+ * ring_forget() of the dead pid wakes the peer: a spurious wake-up costs
+ * the peer one look, a lost one a whole sleep.
+ */
+static void
+die_pending(const char *path, enum ring_side side)
+{
+	struct ring r;
+	char errbuf[512];
+
+	if (ring_attach(&r, path, side, errbuf, sizeof(errbuf)) ||
+	    ring_claim(&r, errbuf, sizeof(errbuf)))
+		_exit(1);
+	r.wake_batch = 4;
+	if (side == RING_PRODUCER) {
+		put_seq(&r, 0, 0, 256);
+		ring_commit(&r, 1);
+	} else if (ring_avail(&r, 8) == 8)
+		ring_release(&r, 1);
+	if (!r.wake_pending)
+		_exit(2);
+	raise(SIGKILL);
+	_exit(3);
+}
+
+static void
+test_forget_wakes(void)
+{
+	const char *path = tpath("r5k");
+	struct wait_arg a = { path, RING_CONSUMER, 0 };
+	struct ring o;
+	struct child ch;
+	struct result res;
+	siginfo_t si;
+	char errbuf[512];
+	enum ring_side dead;
+	int st, asleep, still, k;
+	pid_t pid;
+
+	for (k = 0; k < 2; k++) {
+		/* k = 0: the producer dies; 1: the consumer. */
+		a.side = k ? RING_PRODUCER : RING_CONSUMER;
+		a.prefill = k ? 8 : 0;
+		dead = k ? RING_CONSUMER : RING_PRODUCER;
+		if (ring_create(path, 8, 256, 0) == -1 ||
+		    ring_attach(&o, path, RING_OWNER, errbuf, sizeof(errbuf))) {
+			ok(0, "set up %s: %s", path, errbuf);
+			return;
+		}
+		ch = child_start(waiter, &a);
+		asleep = await_word(k ? &o.shm->prod.waiting :
+		    &o.shm->cons.waiting, 3000);
+		fflush(stdout);
+		if ((pid = fork()) == 0)
+			die_pending(path, dead);
+		/* As snb-run: the dead child's claims go before it is reaped. */
+		memset(&si, 0, sizeof(si));
+		while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == -1 &&
+		    errno == EINTR)
+			;
+		sleep_ms(50);
+		still = atomic_load(k ? &o.shm->prod.waiting :
+		    &o.shm->cons.waiting) != 0;
+		ring_forget(&o, pid);
+		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+			;
+		ok(asleep && still && WIFSIGNALED(st) &&
+		    WTERMSIG(st) == SIGKILL, "%s killed with a wake-up pending: "
+		    "its peer sleeps on", k ? "consumer" : "producer");
+		st = child_finish(&ch, &res);
+		ok(st == 0 && res.ms < 1000 && res.v[0] == 1, "ring_forget of "
+		    "the dead %s wakes the %s (after %.1f ms, %s %lld)",
+		    k ? "consumer" : "producer", k ? "producer" : "consumer",
+		    res.ms, k ? "room" : "packets", res.v[0]);
+		ring_detach(&o);
+		unlink(path);
+	}
+}
+
 /* --- 6. stress --- */
 
 struct stress_arg {
@@ -1469,6 +1551,7 @@ main(void)
 	test_untrusted();
 	test_wait();
 	test_wait_batched();
+	test_forget_wakes();
 	test_stress(0);
 	test_stress(STRESS_SLOTS / 4);
 	test_rundir();
