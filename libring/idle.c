@@ -61,6 +61,27 @@ app_wake_at(uint64_t ns)
 	wake_at_ns = ns;
 }
 /*
+ * Room for every ring of the process (made at the first sleep): a stage
+ * after copies has as many inputs as there are copies, up to 1024, and a
+ * sleep that left one out would never hear of its packets.
+ */
+static struct ring **
+wait_rings(void)
+{
+	static struct ring **rs;
+	static int cap;
+	int i, n = 0;
+
+	for (i = 0; i < app_nports; i++)
+		n += app_ports[i].nrings;
+	if (n > cap) {
+		if ((rs = reallocarray(rs, (size_t)n, sizeof(*rs))) == NULL)
+			err(1, NULL);
+		cap = n;
+	}
+	return rs;
+}
+/*
  * Nothing happened this breath: find what we wait for and sleep until it
  * comes.  Inputs that hold packets mean the app waits for room: sleep on
  * the full outputs.  Otherwise sleep on the empty open inputs and the
@@ -78,7 +99,7 @@ static void
 idle_sleep(void)
 {
 	static unsigned races;
-	struct ring *rs[16];
+	struct ring **rs = wait_rings();
 	struct timespec ts;
 	uint64_t timeout = sleep_cap_ns, now;
 	int i, j, n = 0, n_out = 0, pending = 0;
@@ -88,7 +109,7 @@ idle_sleep(void)
 		for (j = 0; j < p->nrings; j++) {
 			struct ring *r = &p->rings[j];
 			if (!(p->flags & PORT_IN)) {
-				if (ring_room(r, 1) == 0 && n < 16) {
+				if (ring_room(r, 1) == 0) {
 					rs[n++] = r;
 					n_out++;
 				}
@@ -106,7 +127,7 @@ idle_sleep(void)
 			struct port *p = &app_ports[i];
 			if (!(p->flags & PORT_IN))
 				continue;
-			for (j = 0; j < p->nrings && n < 16; j++)
+			for (j = 0; j < p->nrings; j++)
 				if (!ring_eof(&p->rings[j]))
 					rs[n++] = &p->rings[j];
 		}
@@ -124,11 +145,12 @@ idle_sleep(void)
 	app_stage->idle_sleeps++;
 	ts.tv_sec = (time_t)(timeout / 1000000000ULL);
 	ts.tv_nsec = (long)(timeout % 1000000000ULL);
-	if (app_nfds) {
+	if (app_nfds || n > RING_WAIT_MANY) {
 		/*
-		 * A device sleeps in ppoll() on its descriptors; its rings
-		 * are armed so that a peer signals us instead of waking a
-		 * futex nobody waits on.
+		 * A device sleeps in ppoll() on its descriptors, and a stage
+		 * with more rings than one futex wait takes sleeps there too:
+		 * the rings are armed so that a peer signals us instead of
+		 * waking a futex nobody waits on.
 		 */
 		if (n == 0 || ring_wait_arm(rs, n)) {
 			ppoll(app_fds, (nfds_t)app_nfds, &ts, &wake_mask);

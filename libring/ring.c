@@ -560,11 +560,11 @@ void
 ring_wait_many(struct ring **rs, int n, int64_t timeout_ns)
 {
 	static int no_waitv;
-	struct futex_waitv fw[16];
+	struct futex_waitv fw[RING_WAIT_MANY];
 	struct timespec ts;
 	int i, blocked = 1;
 
-	if (n <= 0 || n > 16)
+	if (n <= 0 || n > RING_WAIT_MANY)
 		return;
 	for (i = 0; i < n; i++)
 		atomic_store_explicit(wait_word(rs[i]), RING_WAIT_FUTEX,

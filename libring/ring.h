@@ -375,16 +375,19 @@ int	ring_failed(const struct ring *r);
  */
 void	ring_wait(struct ring *r, int timeout_ms);
 /*
- * The same for up to 16 rings (producer and consumer sides mixed): wakes
- * when any of them is ready; timeout in nanoseconds (< 0: none).
+ * The same for up to RING_WAIT_MANY rings (producer and consumer sides
+ * mixed): wakes when any of them is ready; timeout in nanoseconds (< 0:
+ * none).  More rings than that: ring_wait_arm() below.
  */
+#define RING_WAIT_MANY	16
 void	ring_wait_many(struct ring **rs, int n, int64_t timeout_ns);
 /*
  * For a process that sleeps in poll() on its own descriptors (a device):
  * arm the rings so that the peer, instead of FUTEX_WAKE, sends us
  * RING_WAKE_SIGNAL.  Keep that signal blocked and ppoll() with it
  * unblocked, so a wake-up between arming and sleeping is not lost.
- * Returns 0 (and disarms) if some ring is ready already.
+ * Any number of rings.  Returns 0 (and disarms) if some ring is ready
+ * already.
  */
 #define RING_WAKE_SIGNAL	SIGUSR2
 int	ring_wait_arm(struct ring **rs, int n);

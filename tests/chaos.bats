@@ -64,6 +64,21 @@ EOF
 	[ "$status" -eq 0 ]
 }
 
+@test "no sleep outlasts work: a stage fed by more rings than one futex_waitv takes (20 copies into one sink)" {
+	# Copies 1..16 drop every packet and stay open, copies 17..20 pass
+	# them all: a sink that slept on its first 16 rings only would find
+	# the others' packets at the idle cap (here 60 s), not as they come.
+	export SNB_IDLE_CAP_MS=60000
+	timeout 60 snb-run -n fanin "source --rate 50 --count 50 --seq --size 165 --hold | tee | 20x( filter 'len <= {}0' ) | s: sink" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages fanin 23
+	WAIT_FOR_S=20 wait_count fanin s 200
+	snb-ctl fanin stop
+	st=0; wait $pid || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+}
+
 @test "SIGTERM to a middle stage from outside: a failure, not an end (no restart: the graph stops, naming it)" {
 	timeout 30 snb-run -n term "source --rate 50k --seq | f: filter udp | sink --check-seq --summary" 2> "$T/err" 3>&- &
 	pid=$!
