@@ -39,7 +39,7 @@ DRV_DIRS  := $(patsubst drivers/%/,%,$(sort $(dir $(wildcard drivers/*/*.c))))
 # A directory app or driver that needs more than libring is linked with
 # LIBS_NAME (the demo's programs need none of these).
 LIBS_nic  := -lxdp -lbpf -lelf -lz
-LIBS_esp  := -lcrypto
+LIBS_esp  := -lIPSec_MB
 BINS      := $(APP_SRC:apps/%.c=$(BUILD)/bin/snb-%) $(TOOL_SRC:tools/%.c=$(BUILD)/bin/%) \
              $(DRV_DIRS:%=$(BUILD)/bin/snb-%) \
              $(APP_DIRS:%=$(BUILD)/bin/snb-%) $(TOOL_DIRS:%=$(BUILD)/bin/%)
@@ -238,7 +238,7 @@ fuzz:
 	    build/fuzz-virtio-corpus fuzz/corpus/virtio
 	@# snb-esp: ESP decapsulation (before and after the ICV), SA files.
 	@mkdir -p build/fuzz-esp-corpus
-	clang $(FUZZ_CFLAGS) fuzz/esp_fuzz.c libring/cfg.c -lcrypto \
+	clang $(FUZZ_CFLAGS) fuzz/esp_fuzz.c libring/cfg.c -lIPSec_MB \
 	    -o build/fuzz_esp
 	build/fuzz_esp -max_total_time=$(FUZZ_SECONDS) build/fuzz-esp-corpus \
 	    fuzz/corpus/esp

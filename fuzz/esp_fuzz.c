@@ -5,7 +5,7 @@
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring fuzz/esp_fuzz.c \
- *	    libring/cfg.c -lcrypto -o build/fuzz_esp
+ *	    libring/cfg.c -lIPSec_MB -o build/fuzz_esp
  *	build/fuzz_esp -max_total_time=600 build/fuzz-esp-corpus fuzz/corpus/esp
  *
  * The first byte of an input picks what the rest is:
@@ -15,10 +15,10 @@
  *		the ICV, this is the path before it (lengths, the guess of
  *		the high half, the window checks, a failed ICV's second try)
  *	2	8 bytes of sequence number, 10 of window, then a
- *		plaintext that this target seals with the SA's key (OpenSSL
- *		directly): the ICV holds, and what comes after it (pad
- *		length, padding, next header, the inner packet) sees any
- *		bytes
+ *		plaintext that this target seals with the SA's key (one call
+ *		of the library's GCM, not crypt.c's encapsulation): the ICV
+ *		holds, and what comes after it (pad length, padding, next
+ *		header, the inner packet) sees any bytes
  * The window bytes also set re-synchronisation (RFC 4303 A3): a
  * threshold of 0..3 failures and 0..7 attempts, so that a sealed packet
  * 2^32 or more ahead is found by it.
@@ -77,9 +77,8 @@ refused(enum esp_verdict v)
 static uint32_t
 seal(uint64_t seq, const uint8_t *pt, uint32_t len)
 {
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	struct gcm_context_data c;
 	uint8_t nonce[12], aad[12];
-	int n;
 
 	put32(pkt, sa.spi);
 	put32(pkt + 4, (uint32_t)seq);
@@ -90,12 +89,8 @@ seal(uint64_t seq, const uint8_t *pt, uint32_t len)
 	put32(aad, sa.spi);
 	put32(aad + 4, (uint32_t)(seq >> 32));
 	put32(aad + 8, (uint32_t)seq);
-	EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, key, nonce);
-	EVP_EncryptUpdate(c, NULL, &n, aad, 12);
-	EVP_EncryptUpdate(c, pkt + 16, &n, pt, (int)len);
-	EVP_EncryptFinal_ex(c, pkt + 16 + len, &n);
-	EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, pkt + 16 + len);
-	EVP_CIPHER_CTX_free(c);
+	IMB_AES128_GCM_ENC(imb, sa.gcm, &c, pkt + 16, pt, len, nonce, aad,
+	    12, pkt + 16 + len, 16);
 	return 16 + len + 16;
 }
 

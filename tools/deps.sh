@@ -3,13 +3,13 @@
 # (the sets nest: each needs all those before it):
 #	demo	make demo: build the demo's programs and compare with tcpdump
 #	build	every program (snb-nic's AF_XDP back-end: libxdp, libbpf;
-#		snb-esp's AES-GCM: libcrypto)
+#		snb-esp's AES-GCM: Intel's ipsec-mb, amd64 only)
 #	check	make check, check-vm and bench: the tests' peers and tools
 # The default is check.  As root it runs apt-get; otherwise it prints the
 # line to run and fails.  --list prints the set's packages, one a line.
 demo="gcc make libc6-dev libpcap-dev libbsd-dev tcpdump"
-build="$demo libxdp-dev libbpf-dev libssl-dev"
-check="$build bats tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy python3-cryptography dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux bird2"
+build="$demo libxdp-dev libbpf-dev libipsec-mb-dev"
+check="$build bats tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy python3-cryptography openssl dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux bird2"
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }

@@ -3,12 +3,13 @@
  * AES-128-GCM (RFC 4106), 64-bit extended sequence numbers, always.
  *
  *	sa.c		the SA file -> struct esp_sadb (cfg.h), each SA's
- *			cipher context made once (crypt.c's esp_sa_cipher)
+ *			key expanded once (crypt.c's esp_sa_cipher)
  *	replay.h	the receiver's window: the ESN's high half guessed
  *			from the low one (RFC 4303 appendix A2), the check
  *			before and the update after the ICV
- *	crypt.c		one packet: encapsulate, decapsulate (OpenSSL EVP,
- *			no allocation per packet); an SA's cipher context
+ *	crypt.c		one packet: encapsulate, decapsulate (ipsec-mb's
+ *			AES-128-GCM, no allocation per packet); an SA's
+ *			expanded key
  *	main.c		the app: ports, counters, reload (SIGHUP)
  *
  * The wire, toward the core (tunnel mode, next header 41):
@@ -65,7 +66,7 @@ struct esp_replay {
 	uint64_t	bits[ESP_WINDOW_MAX / 64];
 };
 
-struct evp_cipher_ctx_st;
+struct gcm_key_data;
 
 struct esp_sa {
 	char		 name[ESP_NAME_MAX];
@@ -75,15 +76,14 @@ struct esp_sa {
 	uint8_t		 salt[ESP_SALTLEN];
 	uint8_t		 local[16], remote[16];	/* tunnel endpoints */
 	uint64_t	 seq;			/* out: the last one sent */
-	uint64_t	 iv_next;		/* out: the number whose nonce
-						   ctx holds ready (0: none) */
 	struct esp_replay replay;		/* in */
 	uint32_t	 resync_threshold;	/* in: appendix A3 */
 	uint32_t	 resync_attempts;
 	uint32_t	 fails;			/* in: failures in a row */
 	uint64_t	*resynced;		/* in: counts A3's finds (or
 						   NULL) */
-	struct evp_cipher_ctx_st *ctx;		/* esp_sa_cipher(), per SA */
+	struct gcm_key_data *gcm;		/* esp_sa_cipher(): the key
+						   expanded, GHASH's H^i */
 	struct cfg_pos	 at;			/* its "sa" in the file */
 };
 
@@ -102,7 +102,7 @@ int	esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
 int	esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
 	    const char *file, char *err, size_t errlen);
 void	esp_sadb_free(struct esp_sadb *db);
-/* The cipher contexts of every SA: 0, or -1 with a reason in err. */
+/* The expanded keys of every SA: 0, or -1 with a reason in err. */
 int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
 /*
  * An SA of old that is the same SA in db (direction, SPI, key, salt,
@@ -113,11 +113,13 @@ struct esp_sa *esp_sadb_same(const struct esp_sadb *old,
 	    const struct esp_sa *sa);
 
 /*
- * Make sa's cipher context (sa->ctx) from its direction, key and salt:
- * 0, or -1 when libcrypto has no AES-128-GCM (or no memory).  sa.c calls
- * it for every SA of a table; EVP_CIPHER_CTX_free() undoes it.
+ * Expand sa's key into sa->gcm (the first call also sets up the
+ * library for this CPU): 0, or -1 when out of memory.  sa.c calls it
+ * for every SA of a table; esp_sa_uncipher() frees sa->gcm and wipes
+ * it, the key and the salt.
  */
 int	esp_sa_cipher(struct esp_sa *sa);
+void	esp_sa_uncipher(struct esp_sa *sa);
 
 /* What decapsulation says of a packet. */
 enum esp_verdict {

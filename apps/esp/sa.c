@@ -20,8 +20,6 @@
  * takes: the AES-128 key and the 4-byte salt in one 20-byte number, so
  * that both ends can be made from one string.
  */
-#include <openssl/evp.h>
-
 #include <arpa/inet.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -180,6 +178,7 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 			    cfg_show(v, b));
 		memcpy(x->sa.key, kb, ESP_KEYLEN);
 		memcpy(x->sa.salt, kb + ESP_KEYLEN, ESP_SALTLEN);
+		explicit_bzero(kb, sizeof(kb));
 		return 0;
 	case ID_SEQ:
 		if (parse_u64(v, &u) == -1)
@@ -331,8 +330,8 @@ esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen)
 	/* Key now; per packet only the nonce (crypt.c). */
 	for (i = 0; i < db->nsa; i++)
 		if (esp_sa_cipher(&db->sa[i]) == -1) {
-			snprintf(err, errlen, "AES-128-GCM not available "
-			    "from libcrypto");
+			snprintf(err, errlen, "AES-128-GCM key set-up: "
+			    "out of memory");
 			return -1;
 		}
 	return 0;
@@ -361,12 +360,9 @@ esp_sadb_free(struct esp_sadb *db)
 {
 	int i;
 
-	for (i = 0; i < db->nsa; i++) {
-		if (db->sa[i].ctx != NULL)
-			EVP_CIPHER_CTX_free(db->sa[i].ctx);
-		/* Keys do not outlive their SA in freed memory. */
-		OPENSSL_cleanse(db->sa[i].key, ESP_KEYLEN);
-	}
+	/* Keys do not outlive their SA in freed memory. */
+	for (i = 0; i < db->nsa; i++)
+		esp_sa_uncipher(&db->sa[i]);
 	free(db->sa);
 	memset(db, 0, sizeof(*db));
 }
