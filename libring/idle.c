@@ -89,16 +89,20 @@ wait_rings(void)
  * descriptors (a device), never past the app's own deadline.
  *
  * Packets can arrive between the empty breath and the look taken here:
- * then an input holds packets although no output is full, and the right
- * sleep is none at all.  (Sleeping there for the safety net was the
- * 100 ms stall of issue 11.)  An app that keeps packets waiting while
+ * then an input holds packets the app has not seen, and the right sleep
+ * is none at all.  (Sleeping there for the safety net was the 100 ms
+ * stall of issue 11.)  That holds whether an output is full or not: a
+ * full output the app does not need now (lb's output of other flows,
+ * whose consumer is stopped) may not drain for long.  So inputs with
+ * packets get another breath first; left by that one too, they wait for
+ * room if an output is full.  An app that keeps packets waiting while
  * its outputs have room, for reasons of its own, gets a short nap after
- * RACE_SPINS such looks in a row, not a busy loop.
+ * RACE_SPINS such looks in a row (breaths that moved nothing), not a
+ * busy loop.
  */
 static void
-idle_sleep(void)
+idle_sleep(struct idle *s)
 {
-	static unsigned races;
 	struct ring **rs = wait_rings();
 	struct timespec ts;
 	uint64_t timeout = sleep_cap_ns, now;
@@ -117,11 +121,11 @@ idle_sleep(void)
 				pending = 1;
 		}
 	}
-	if (pending && n_out == 0) {
-		if (++races < RACE_SPINS)
+	if (pending) {
+		if (++s->races < (n_out ? 2 : RACE_SPINS))
 			return;
 	} else
-		races = 0;
+		s->races = 0;
 	if (!pending) {
 		for (i = 0; i < app_nports; i++) {
 			struct port *p = &app_ports[i];
@@ -182,7 +186,7 @@ idle_init(struct idle *s, const sigset_t *mask)
 {
 	const char *a;
 
-	s->idle = s->spell_spin = s->spells = 0;
+	s->idle = s->spell_spin = s->spells = s->races = 0;
 	s->spin = IDLE_SPIN;
 	s->pending_since = 0;
 	wake_mask = *mask;
@@ -229,6 +233,7 @@ idle_busy(struct idle *s)
 	if (s->idle > 0 && s->idle <= s->spell_spin)
 		s->spin = IDLE_SPIN;	/* the spin paid */
 	s->idle = 0;
+	s->races = 0;
 }
 
 /* An empty breath.  1: we gave the core away (yield or sleep). */
@@ -247,6 +252,6 @@ idle_wait(struct idle *s)
 	if (s->idle <= s->spell_spin + IDLE_YIELDS)
 		sched_yield();
 	else
-		idle_sleep();
+		idle_sleep(s);
 	return 1;
 }

@@ -28,6 +28,7 @@ struct idle {
 	unsigned	 spin;		/* spin for the next spell */
 	unsigned	 spell_spin;	/* spin of this spell */
 	unsigned	 spells;
+	unsigned	 races;		/* looks in a row finding packets */
 	uint64_t	 pending_since;	/* oldest wake-up left pending */
 };
 
