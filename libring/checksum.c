@@ -173,17 +173,6 @@ ipv6_l4_cksum(const void *ip6hdr, const void *l4, size_t l4len, uint8_t proto)
  * independent, memory-order inputs give a memory-order result.
  */
 uint16_t
-cksum_update16(uint16_t old_cksum, uint16_t old_field, uint16_t new_field)
-{
-	uint32_t sum;
-
-	sum = (uint16_t)~old_cksum;
-	sum += (uint16_t)~old_field;
-	sum += new_field;
-	return cksum_fold(sum);
-}
-
-uint16_t
 cksum_update32(uint16_t old_cksum, uint32_t old_field, uint32_t new_field)
 {
 	uint32_t sum;

@@ -73,8 +73,19 @@ uint16_t	ipv6_l4_cksum(const void *ip6hdr, const void *l4, size_t l4len,
  * offset from the start of the checksummed data.  For UDP the caller keeps
  * a 0 checksum (none) as is and maps a 0 result to 0xffff.
  */
-uint16_t	cksum_update16(uint16_t old_cksum, uint16_t old_field,
-		    uint16_t new_field);
+static inline uint16_t
+cksum_update16(uint16_t old_cksum, uint16_t old_field, uint16_t new_field)
+{
+	uint32_t sum;
+
+	/* Inline: a router's TTL decrement calls it for every packet. */
+	sum = (uint16_t)~old_cksum;
+	sum += (uint16_t)~old_field;
+	sum += new_field;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
 
 /*
  * As cksum_update16() for a 32-bit field, e.g. an IPv4 address being
