@@ -457,14 +457,16 @@ pcap_read_start(void)
  * --loop's later passes: up to n records from the cache into the slots,
  * pass after pass, with read_record() and next_pass() inline (the bench
  * captures are one record long: a pass per packet).  Returns the
- * records sent; the stream may have ended (ended).
+ * records sent, adds their bytes to *bytes; the stream may have ended
+ * (ended).
  */
 static uint32_t
-replay_cached(struct ring *r, uint32_t n)
+replay_cached(struct ring *r, uint32_t n, uint64_t *bytes)
 {
 	const struct rec *c;
 	struct packet *p;
 	uint32_t i = 0;
+	uint64_t b = 0;
 
 	while (i < n) {
 		if (cur == cache_len) {
@@ -486,9 +488,11 @@ replay_cached(struct ring *r, uint32_t n)
 		p->wirelen = c->wirelen;
 		p->ts_ns = c->ts_ns;
 		memcpy(p->data, c + 1, c->caplen);
+		b += c->caplen;
 		cur += CACHED_LEN(c->caplen);
 		pass_sent++;
 	}
+	*bytes += b;
 	return i;
 }
 
@@ -501,6 +505,7 @@ pcap_read_breathe(void)
 	struct ring *r = &out->rings[0];
 	struct packet *p;
 	uint64_t skipped = *drop_oversize + *drop_nonether, now = 0;
+	uint64_t bytes = 0;		/* of the slots not yet published */
 	uint32_t n, i = 0, pub = 0;	/* pub: published one by one */
 	int rv;
 
@@ -512,7 +517,7 @@ pcap_read_breathe(void)
 		now = app_now_ns();	/* once a breath: a vDSO read */
 	/* Unpaced --loop passes from the cache: the bench's fast path. */
 	if (cached && !PACED)
-		i = replay_cached(r, n);
+		i = replay_cached(r, n, &bytes);
 	while (i < n && !(cached && !PACED)) {
 		if (held)
 			held = 0;	/* rc is the record read before */
@@ -536,7 +541,7 @@ pcap_read_breathe(void)
 			if (rv < 0) {
 				/* Deliver what we have, then end the stream
 				 * as a dying pipe writer would (a failure). */
-				ring_commit(r, i - pub);
+				ring_commit_bytes(r, i - pub, bytes);
 				ring_close_failed(r);
 				errx(1, "%s: %s", file, pcap_geterr(pc));
 			}
@@ -559,12 +564,13 @@ pcap_read_breathe(void)
 		/* A pipe's next record may be long in coming: publish this
 		 * one now, not with a burst the reader holds back. */
 		if (from_stdin) {
-			ring_commit(r, 1);
+			ring_commit_bytes(r, 1, rc.caplen);
 			ring_flush_wake(r, 1);	/* we may block in read() */
 			pub++;
-		}
+		} else
+			bytes += rc.caplen;
 	}
-	ring_commit(r, i - pub);
+	ring_commit_bytes(r, i - pub, bytes);
 	*packets += i;
 	/* Skipped records count as work: a breath of them is not idle. */
 	return (int)(i + (*drop_oversize + *drop_nonether - skipped));

@@ -406,6 +406,22 @@ ring_flush_wake(struct ring *r, int all)
 	return 1;
 }
 
+/* Publish n filled slots holding `bytes` bytes of packets. */
+static void
+publish(struct ring *r, uint32_t n, uint64_t bytes)
+{
+	if (r->leak != NULL)
+		r->real_room -= n;
+	r->head += n;
+	atomic_store_explicit(&r->shm->prod.bytes,
+	    atomic_load_explicit(&r->shm->prod.bytes, memory_order_relaxed) +
+	    bytes, memory_order_relaxed);
+	atomic_store_explicit(&r->shm->prod.head, r->head,
+	    memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	wake_peer(r, &r->shm->cons.waiting, &r->shm->cons.pid);
+}
+
 void
 ring_commit(struct ring *r, uint32_t n)
 {
@@ -424,16 +440,18 @@ ring_commit(struct ring *r, uint32_t n)
 	/* The slots are still in our cache: counting bytes here is cheap. */
 	for (i = 0; i < n; i++)
 		bytes += ring_slot(r, i)->len;
+	publish(r, n, bytes);
+}
+
+void
+ring_commit_bytes(struct ring *r, uint32_t n, uint64_t bytes)
+{
+	/* Slots past a leaky ring's real room went to scratch: their bytes
+	   are not to be counted, and only ring_commit() tells them apart. */
 	if (r->leak != NULL)
-		r->real_room -= n;
-	r->head += n;
-	atomic_store_explicit(&r->shm->prod.bytes,
-	    atomic_load_explicit(&r->shm->prod.bytes, memory_order_relaxed) +
-	    bytes, memory_order_relaxed);
-	atomic_store_explicit(&r->shm->prod.head, r->head,
-	    memory_order_release);
-	atomic_thread_fence(memory_order_seq_cst);
-	wake_peer(r, &r->shm->cons.waiting, &r->shm->cons.pid);
+		ring_commit(r, n);
+	else if (n > 0)
+		publish(r, n, bytes);
 }
 
 static void

@@ -258,6 +258,12 @@ ring_slot(struct ring *r, uint32_t i)
  * system call is no part of a breath.
  */
 void	ring_commit(struct ring *r, uint32_t n);
+/*
+ * The same for a producer that summed the lengths of the n packets as it
+ * filled their slots (bytes): ring_commit() reads every slot again to
+ * count them, which costs as much as the rest of a publish together.
+ */
+void	ring_commit_bytes(struct ring *r, uint32_t n, uint64_t bytes);
 int	ring_flush_wake(struct ring *r, int all);	/* 1: it woke */
 extern unsigned ring_wakes_pending;	/* rings of the process with one */
 /* Copy one packet into the next slot (room must have been checked). */

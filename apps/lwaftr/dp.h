@@ -132,6 +132,7 @@ struct side {
 	struct port	*in, *out;
 	struct ring	*ro;		/* out->rings[0], NULL when unbound */
 	uint32_t	 room, nout;	/* output slots this breath, used */
+	uint64_t	 nbytes;	/* ... and the bytes of those used */
 	uint32_t	 mtu;
 	int		 vlan;		/* tagging: vlan_tci is the tag */
 	uint16_t	 vlan_tci;	/* network order */
@@ -304,6 +305,7 @@ tx_slot_done(struct side *s, size_t flen)
 	p->flags = 0;
 	p->wirelen = 0;
 	p->ts_ns = 0;
+	s->nbytes += flen;
 	s->nout++;
 }
 

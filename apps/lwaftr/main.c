@@ -270,6 +270,7 @@ static void
 side_start(struct side *s)
 {
 	s->nout = 0;
+	s->nbytes = 0;
 	s->room = s->ro ? ring_room(s->ro, (uint32_t)s->ro->mask + 1) : 0;
 }
 
@@ -280,8 +281,9 @@ side_commit(struct side *s)
 	uint32_t n = s->nout;
 
 	if (s->ro != NULL && n > 0)
-		ring_commit(s->ro, n);
+		ring_commit_bytes(s->ro, n, s->nbytes);
 	s->nout = 0;
+	s->nbytes = 0;
 	return (int)n;
 }
 

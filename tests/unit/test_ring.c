@@ -481,7 +481,7 @@ test_single(void)
 	const uint32_t nb = sizeof(bursts) / sizeof(bursts[0]);
 	struct ring p, c, o;
 	char errbuf[512];
-	uint64_t sent = 0, got = 0, sum = 0, bad = 0, badfill = 0, rs = 7;
+	uint64_t sent = 0, got = 0, sum = 0, bad = 0, badfill = 0, rs = 7, b;
 	uint64_t target = 2000 * (uint64_t)ns;
 	uint32_t i, k, n, round = 0;
 
@@ -527,11 +527,16 @@ test_single(void)
 				n = k;
 			if (n > target - sent)
 				n = (uint32_t)(target - sent);
-			for (i = 0; i < n; i++) {
+			for (i = 0, b = 0; i < n; i++) {
 				put_seq(&p, i, sent + i, cap);
-				sum += len_for(sent + i, cap);
+				b += len_for(sent + i, cap);
 			}
-			ring_commit(&p, n);
+			/* Every other burst with the bytes summed by us. */
+			if (round % 2)
+				ring_commit_bytes(&p, n, b);
+			else
+				ring_commit(&p, n);
+			sum += b;
 			sent += n;
 		}
 		if (ring_fill(&o) != sent - got)
@@ -558,7 +563,8 @@ test_single(void)
 	    (unsigned long long)(got / ns), (unsigned long long)bad);
 	ok(badfill == 0, "ring_fill always equals head - tail");
 	ok(atomic_load(&o.shm->prod.bytes) == sum,
-	    "prod.bytes %llu == sum of lengths %llu",
+	    "prod.bytes %llu == sum of lengths %llu (ring_commit and "
+	    "ring_commit_bytes in turn)",
 	    (unsigned long long)atomic_load(&o.shm->prod.bytes),
 	    (unsigned long long)sum);
 	ok(atomic_load(&o.shm->prod.head) == target &&
@@ -667,6 +673,16 @@ test_leaky(void)
 	ok(ring_avail(&c, 8) == 8 && p.shm->prod.drops == 13 &&
 	    check_data(ring_peek(&c, 7)->data, 102, ring_peek(&c, 7)->len) == 0,
 	    "a second commit fills the real room left, then drops");
+	/* The bytes a producer sums include scratch slots': not counted. */
+	ring_release(&c, 1);
+	bytes = p.shm->prod.bytes;
+	ring_room(&p, 3);
+	for (i = 0; i < 3; i++)
+		put_seq(&p, i, 200 + i, 256);
+	ring_commit_bytes(&p, 3, 3 * 1000);
+	ok(p.shm->prod.drops == 15 && p.shm->prod.bytes - bytes ==
+	    ring_peek(&c, 7)->len, "ring_commit_bytes on a leaky ring: 1 "
+	    "published, its bytes alone counted, 2 drops");
 	ring_detach(&p);
 	ring_detach(&c);
 	unlink(path);
