@@ -134,6 +134,9 @@ struct side {
 	uint32_t	 room, nout;	/* output slots this breath, used */
 	uint64_t	 nbytes;	/* ... and the bytes of those used */
 	uint32_t	 mtu;
+	uint32_t	 fast_l3;	/* tx_begin() builds L3 packets of
+					   1 .. fast_l3 bytes to the next hop
+					   in the next slot: see tx_fast() */
 	int		 vlan;		/* tagging: vlan_tci is the tag */
 	uint16_t	 vlan_tci;	/* network order */
 	uint8_t		 mac[6];
@@ -151,6 +154,7 @@ struct side {
 	int		 held_head, nheld;
 	/* The frame being built (tx_begin .. tx_end). */
 	uint8_t		*cur;		/* its Ethernet header */
+	struct packet	*cur_pkt;	/* its slot, when cur_slot */
 	size_t		 cur_l3len;
 	uint16_t	 cur_type;
 	int		 cur_slot;	/* built in place in slot nout */
@@ -253,6 +257,7 @@ int	tx_end_slow(struct side *s, int flags);
 void	tx_flush_held(struct side *s);
 void	tx_solicit(struct side *s);
 void	tx_learn(struct side *s, const uint8_t mac[6]);
+void	tx_fast(struct side *s);
 uint32_t tx_frames_big(const struct side *s, size_t l3len);
 
 /* Output slots a packet of l3len bytes takes on side s (fragments). */
@@ -285,15 +290,13 @@ eth_header(uint8_t *f, const uint8_t *dst, const uint8_t *src, uint16_t type)
 }
 
 /*
- * Finish slot nout of s holding a frame of flen bytes, untagged, that
+ * Finish slot nout of s, p, holding a frame of flen bytes, untagged, that
  * starts 4 bytes into the slot's data when s tags: move the MACs forward
  * over those 4 bytes and put the tag between them and the ethertype.
  */
 static inline void
-tx_slot_done(struct side *s, size_t flen)
+tx_slot_fill(struct side *s, struct packet *p, size_t flen)
 {
-	struct packet *p = ring_slot(s->ro, s->nout);
-
 	if (s->vlan) {
 		uint16_t tpid = htons(0x8100);
 		memmove(p->data, p->data + 4, 12);
@@ -309,9 +312,15 @@ tx_slot_done(struct side *s, size_t flen)
 	s->nout++;
 }
 
+static inline void
+tx_slot_done(struct side *s, size_t flen)
+{
+	tx_slot_fill(s, ring_slot(s->ro, s->nout), flen);
+}
+
 /*
- * Begin a frame of ethertype `type` carrying l3len bytes out of side s;
- * returns where the L3 bytes go.  dst/src: MAC addresses, NULL for the
+ * Begin a frame of ethertype `type` carrying l3len (> 0) bytes out of side
+ * s; returns where the L3 bytes go.  dst/src: MAC addresses, NULL for the
  * next hop and our own.  The usual frame (to the next hop, fits the MTU
  * and a slot, room left) is built in the next output slot itself.
  */
@@ -319,15 +328,17 @@ static inline uint8_t *
 tx_begin(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
     const uint8_t *src)
 {
+	struct packet *p;
 	uint8_t *f;
 
-	if (__builtin_expect(dst != NULL || src != NULL || !s->nh_known ||
-	    s->nheld != 0 || s->ro == NULL || s->nout >= s->room ||
-	    l3len > s->mtu || 14 + 4 + l3len > s->ro->capacity, 0))
+	if (__builtin_expect(dst != NULL || src != NULL ||
+	    l3len > s->fast_l3 || s->nout >= s->room, 0))
 		return tx_begin_slow(s, type, l3len, dst, src);
-	f = ring_slot(s->ro, s->nout)->data + (s->vlan ? 4 : 0);
+	p = ring_slot(s->ro, s->nout);
+	f = p->data + (s->vlan ? 4 : 0);
 	eth_header(f, s->nh_mac, s->mac, type);
 	s->cur = f;
+	s->cur_pkt = p;
 	s->cur_l3len = l3len;
 	s->cur_type = type;
 	s->cur_dst = 0;
@@ -345,7 +356,7 @@ tx_end(struct side *s, int flags)
 	if (__builtin_expect(!s->cur_slot || ((flags & TX_FILTER) &&
 	    s->egress != NULL), 0))
 		return tx_end_slow(s, flags);
-	tx_slot_done(s, 14 + s->cur_l3len);
+	tx_slot_fill(s, s->cur_pkt, 14 + s->cur_l3len);
 	s->lw->ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
 	return 1;
 }

@@ -262,6 +262,7 @@ bind_ports(struct stage *st)
 		s->in = find_port(s->name, PORT_IN);
 		s->out = find_port(s->name, PORT_OUT);
 		s->ro = s->out && s->out->nrings ? &s->out->rings[0] : NULL;
+		tx_fast(s);
 	}
 	st->bound = 1;
 }

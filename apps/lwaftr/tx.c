@@ -96,7 +96,8 @@ tx_begin_slow(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
 	    slot_fits(s, SNB_ETH_HLEN + l3len) &&
 	    (!is_ip(s, type) || l3len <= s->mtu) &&
 	    (dst != NULL || (s->nh_known && s->nheld == 0))) {
-		f = slot_frame(s);
+		s->cur_pkt = ring_slot(s->ro, s->nout);
+		f = s->cur_pkt->data + (s->vlan ? 4 : 0);
 		s->cur_slot = 1;
 	} else {
 		f = s->scratch + SCRATCH_HEAD;
@@ -246,6 +247,7 @@ hold(struct side *s)
 	h->len = (uint32_t)s->cur_l3len;
 	h->type = s->cur_type;
 	s->nheld++;
+	tx_fast(s);
 }
 
 /* Forget the oldest held frame. */
@@ -258,6 +260,7 @@ unhold(struct side *s)
 	h->l3 = NULL;
 	s->held_head = (s->held_head + 1) % HELD_MAX;
 	s->nheld--;
+	tx_fast(s);
 }
 
 /* tx_end() for frames filtered, held, fragmented or built aside. */
@@ -300,6 +303,7 @@ tx_learn(struct side *s, const uint8_t mac[6])
 {
 	memcpy(s->nh_mac, mac, 6);
 	s->nh_known = 1;
+	tx_fast(s);
 	if (s->nheld > 0)
 		s->lw->room_taken = 1;
 	tx_flush_held(s);
@@ -336,6 +340,24 @@ tx_solicit(struct side *s)
 	tx_end(s, TX_FILTER);
 	s->sol_sent = 1;
 	s->sol_due = lw_now(s->lw) + SOLICIT_INTERVAL;
+}
+
+/*
+ * What tx_begin() may build in place without a look at the rest: frames
+ * to the next hop (known, none held before them) that fit the MTU and a
+ * slot with room for a tag.  Called whenever one of those changes.
+ */
+void
+tx_fast(struct side *s)
+{
+	uint32_t cap;
+
+	if (s->ro == NULL || !s->nh_known || s->nheld != 0) {
+		s->fast_l3 = 0;
+		return;
+	}
+	cap = s->ro->capacity - SNB_ETH_HLEN - SNB_VLAN_HLEN;
+	s->fast_l3 = s->mtu < cap ? s->mtu : cap;
 }
 
 void
