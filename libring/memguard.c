@@ -20,16 +20,17 @@ struct guarded {
 
 static struct guarded table[MEMGUARD_MAX];
 static volatile unsigned long faults;
+static struct sigaction before;	/* SIGBUS's handling without us */
+static int installed;
 
-/* Die of sig as if no handler had been there. */
+/*
+ * Die of sig as if we had never been there: the handling before ours
+ * comes back, SIG_DFL, or a sanitizer's handler that reports where.
+ */
 static void
 fatal(int sig, const siginfo_t *si)
 {
-	struct sigaction dfl;
-
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	sigaction(sig, &before, NULL);
 	/* A fault: returning runs the access again and it kills.  Sent by
 	 * kill(2): raised again, delivered as the handler returns. */
 	if (si->si_code <= 0)
@@ -67,11 +68,16 @@ memguard_init(void)
 {
 	struct sigaction sa;
 
+	if (installed)
+		return 0;	/* before must stay what was there first */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGBUS, &sa, NULL);
+	if (sigaction(SIGBUS, &sa, &before) == -1)
+		return -1;
+	installed = 1;
+	return 0;
 }
 
 int

@@ -14,7 +14,8 @@
  * Which mappings are guarded: exactly those registered with memguard_add(),
  * between the mmap() and the memguard_unmap() that ends them.  Nothing
  * else: a SIGBUS anywhere else (a bug of ours, a file of our own) stays
- * fatal, as is a SIGBUS sent with kill(2).
+ * fatal, as is a SIGBUS sent with kill(2), and is handled as it was
+ * before memguard_init() (SIG_DFL, or under ASan its report).
  *
  * What happens on a fault: the handler looks the faulting address up
  * (si_addr; no sigsetjmp around accesses, so nothing is added to the
