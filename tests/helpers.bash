@@ -182,3 +182,36 @@ npackets() {
 	shift
 	tcpdump -nr "$f" "$@" 2>/dev/null | wc -l
 }
+
+# After snb-run has exited: none of the test's processes is left (a stage
+# told to leave, a describing app killed with snb-run may take a moment),
+# nor a graph's directory.
+no_snb_procs() {
+	[ -z "$(snb_procs)" ]
+}
+nothing_left() {
+	WAIT_FOR_S=5 wait_for no_snb_procs ||
+	    { snb_procs | xargs -r ps -o pid=,args= -p; return 1; }
+	[ -z "$(ls -A "$SNB_RUN_DIR" 2>/dev/null)" ]
+}
+
+# exited PID: the process has exited (a zombie not yet waited for too).
+exited() {
+	local s
+	s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$s" ] || [ "$s" = Z ]
+}
+
+# bg_wait PID: wait up to 20 s for the background snb-run PID (started
+# without timeout(1), which would catch its signals for it); its status
+# in $st.
+bg_wait() {
+	WAIT_FOR_S=20 wait_for exited "$1" || { echo "$1 still running"; return 1; }
+	st=0
+	wait "$1" || st=$?
+}
+
+# signal_status SIG: 128 + its number, as snb-run(1) says.
+signal_status() {
+	echo $((128 + $(kill -l "$1")))
+}

@@ -329,6 +329,19 @@ start_stage(int i)
 	procs[i].started = now_ms();
 }
 
+/*
+ * Stage i's process left because we asked it to (a swap, a restart): one
+ * that had run a while ends a row of quick failures, as a failure after a
+ * long run does (supervise.c), so that --max-restarts counts failures in
+ * a row, not those of every replacement over the graph's life.
+ */
+void
+stage_left_asked(int i)
+{
+	if (now_ms() - procs[i].started >= QUICK_FAIL_MS)
+		procs[i].quick = 0;
+}
+
 /* Stage i's counter file into f: 0, or -1 if it is gone or not one. */
 static int
 read_stage(int i, struct stage_file *f)

@@ -396,6 +396,7 @@ old_left(int status)
 		    g.stages[i].label, op.restart ? "restart" : "swap");
 		return;
 	}
+	stage_left_asked(i);
 	if (status != 0 && op.state != OP_KILLED)
 		warnx("%s (pid %ld) left with status %d", g.stages[i].label,
 		    (long)op.old, WIFEXITED(status) ? WEXITSTATUS(status) :

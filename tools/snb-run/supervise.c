@@ -181,6 +181,7 @@ stage_left(int i, pid_t pid, int status, int asked)
 		 * We asked it to leave for a swap or restart that was called
 		 * off (it was stopped, say): it leaves now; start it again.
 		 */
+		stage_left_asked(i);
 		p->restarts++;
 		warnx("%s left late (pid %ld): starting it again (restart %d)",
 		    g.stages[i].label, (long)pid, p->restarts);
