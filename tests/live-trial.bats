@@ -35,3 +35,44 @@ load helpers
 	[ "$st" -eq 0 ]
 	nothing_left
 }
+
+@test "a stage downstream of a failure that is not restarted, killed as it happens, is restarted and still gets what was delivered" {
+	# 100 whole records, then a torn one: pcap-read fails there, with
+	# its output closed (final: not restarted), as the graph drains.
+	snb-run "source --count 200 --seq | pcap-write $T/all.pcap"
+	head -c $((24 + 100 * (16 + 64) + 30)) "$T/all.pcap" > "$T/torn.pcap"
+	[ "$(npackets "$T/torn.pcap")" -eq 100 ]
+	# snb-gated reads only once $T/go is opened for writing.
+	mkdir -p "$T/bin"
+	mkfifo "$T/go"
+	cat > "$T/bin/snb-gated" <<-EOF2
+	#!/bin/bash
+	[ "\$1" = --describe ] && exec snb-pcap-read --describe
+	: < "$T/go"
+	exec snb-pcap-read "\$@"
+	EOF2
+	chmod +x "$T/bin/snb-gated"
+	for victim in f k; do
+		SNB_PATH="$T/bin" snb-run -n drain$victim --restart=on-failure "r: gated $T/torn.pcap | f: filter udp | k: sink --check-seq --expect 100 --summary" 2> "$T/err" 3>&- &
+		pid=$!
+		# r waits at its gate: only f and k have stage files yet.
+		wait_stages drain$victim 2
+		r=$(ps ww -o pid=,args= --ppid $pid | awk '/snb-gated/ { print $1 }')
+		v=$(stage_pid drain$victim $victim)
+		# Both at once, as snb-run sees them: the victim killed, the
+		# reader failing at the torn record.
+		kill -STOP $pid
+		kill -KILL "$v"
+		: > "$T/go"
+		WAIT_FOR_S=20 wait_for exited "$r"
+		kill -CONT $pid
+		bg_wait $pid
+		cat "$T/err"
+		[ "$st" -eq 1 ]
+		grep -q "r failed: draining" "$T/err"
+		grep -q "restarting $victim" "$T/err"
+		grep -q "sink: 100 packets.* 0 sequence errors" "$T/err"
+		! grep -q "did not drain" "$T/err"
+		nothing_left
+	done
+}

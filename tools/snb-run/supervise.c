@@ -18,7 +18,9 @@
  * already (it ended its stream itself).  A failure that is not restarted
  * makes the graph drain: the failed stage's outputs are closed, every
  * stage not downstream of it is asked to leave (and its outputs closed
- * when it has), and the stages downstream finish what was delivered.
+ * when it has), and the stages downstream finish what was delivered
+ * (one of them that fails meanwhile is restarted as ever, so that it too
+ * gets everything delivered).
  * snb-run then exits with the first failure's status.
  */
 #define _GNU_SOURCE
@@ -211,8 +213,8 @@ stage_left(int i, pid_t pid, int status, int asked)
 	 */
 	if (now_ms() - p->started >= QUICK_FAIL_MS)
 		p->quick = 0;
-	if (restart_on_failure && drain_until == 0 && st != STAGE_EOF &&
-	    !outputs_closed(i) && p->quick < max_restarts) {
+	if (restart_on_failure && st != STAGE_EOF && !outputs_closed(i) &&
+	    p->quick < max_restarts) {
 		delay = RESTART_MIN_MS << (p->quick < 6 ? p->quick : 6);
 		if (delay > RESTART_MAX_MS)
 			delay = RESTART_MAX_MS;
@@ -227,10 +229,10 @@ stage_left(int i, pid_t pid, int status, int asked)
 	if (restart_on_failure && st == STAGE_EOF)
 		warnx("%s failed at end of stream: not restarted",
 		    g.stages[i].label);
-	else if (restart_on_failure && drain_until == 0 && outputs_closed(i))
+	else if (restart_on_failure && outputs_closed(i))
 		warnx("%s had ended its output streams: not restarted",
 		    g.stages[i].label);
-	else if (restart_on_failure && drain_until == 0)
+	else if (restart_on_failure)
 		warnx("%s failed %d times in a row: stopping the graph",
 		    g.stages[i].label, p->quick + 1);
 	if (first_fail == 0)
@@ -413,7 +415,8 @@ supervise(void)
 		if (stop_requested && !stopping)
 			stop_all();
 		now = now_ms();
-		next = stopping || drain_until ? 0 : restarts_due(now);
+		/* Draining, only stages downstream of the failure restart. */
+		next = stopping ? 0 : restarts_due(now);
 		next = earliest(next, op_timers(now));
 		next = earliest(next, roll_timers(now));
 		next = earliest(next, ctl_timers(now));
