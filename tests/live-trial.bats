@@ -76,3 +76,37 @@ load helpers
 		nothing_left
 	done
 }
+
+@test "more control clients than snb-run serves at once: the one too many is told so, then served" {
+	snb-run -n many 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages many 3
+	# 16 clients that connect and say nothing (snb-run gives each 5 s),
+	# until $T/release is made (20 s at most: a failed test ends it).
+	python3 - "$SNB_RUN_DIR/many/ctl" "$T/release" 3>&- <<-'EOF2' &
+	import os, socket, sys, time
+	s = []
+	for i in range(16):
+	    s.append(socket.socket(socket.AF_UNIX))
+	    s[-1].connect(sys.argv[1])
+	open(sys.argv[2] + ".held", "w").close()
+	for i in range(400):
+	    if os.path.exists(sys.argv[2]):
+	        break
+	    time.sleep(0.05)
+	EOF2
+	py=$!
+	wait_for test -e "$T/release.held"
+	run timeout 10 snb-ctl many show
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: 16 control clients at once; try again" ]
+	: > "$T/release"
+	wait $py
+	run timeout 10 snb-ctl many show
+	[ "$status" -eq 0 ]
+	snb-ctl many stop
+	bg_wait $pid
+	[ "$st" -eq 0 ]
+	nothing_left
+}

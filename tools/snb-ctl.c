@@ -73,10 +73,17 @@ talk(const char *path, char **words, int n,
 		why(errno, arg);
 		err(1, "%s", path);
 	}
+	/*
+	 * A peer that answers without reading (too many clients) may close
+	 * before we have sent all: its answer is still to be read.
+	 */
 	for (i = 0; i < n; i++)
 		if (write(fd, words[i], strlen(words[i]) + 1) !=
-		    (ssize_t)strlen(words[i]) + 1)
-			err(1, "send");
+		    (ssize_t)strlen(words[i]) + 1) {
+			if (errno != EPIPE && errno != ECONNRESET)
+				err(1, "send");
+			break;
+		}
 	shutdown(fd, SHUT_WR);
 	while ((len = read(fd, buf, sizeof(buf))) > 0) {
 		if (first && len >= 6 && strncmp(buf, "error:", 6) == 0)
@@ -91,10 +98,12 @@ talk(const char *path, char **words, int n,
 		if (!prefix)
 			fwrite(buf, 1, (size_t)len, failed ? stderr : stdout);
 	}
-	if (len == -1)
+	/* Reset: it left with our request unread, after its answer if any. */
+	if (len == -1 && errno != ECONNRESET)
 		err(1, "receive");
 	if (first)
-		errx(1, "%s closed the connection", path);
+		errx(1, "%s closed the connection without an answer (it "
+		    "ended or stopped meanwhile?)", path);
 	return failed;
 }
 

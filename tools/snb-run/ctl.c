@@ -219,7 +219,10 @@ accept_clients(void)
 		for (i = 0; i < MAX_CLIENTS && clients[i].state != C_FREE; i++)
 			;
 		if (i == MAX_CLIENTS) {
-			close(fd);	/* too many at once: try again */
+			/* A new socket's buffer takes the line: no wait. */
+			dprintf(fd, "error: %d control clients at once; try "
+			    "again\n", MAX_CLIENTS);
+			close(fd);
 			continue;
 		}
 		c = &clients[i];
