@@ -110,3 +110,22 @@ load helpers
 	[ "$st" -eq 0 ]
 	nothing_left
 }
+
+@test "a swap or restart asked of a graph that is stopping is told so" {
+	snb-run -n stopping 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages stopping 3
+	# A stopped stage holds the stop up for its 3 s of grace.
+	kill -STOP "$(stage_pid stopping f)"
+	snb-ctl stopping stop
+	for op in "restart f" "swap f filter"; do
+		# shellcheck disable=SC2086
+		run timeout 10 snb-ctl stopping $op
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[ "$output" = "error: the graph is stopping" ]
+	done
+	bg_wait $pid
+	[ "$st" -eq 0 ]
+	nothing_left
+}

@@ -196,6 +196,8 @@ request(struct client *c)
 	} else if ((i = find_stage(w[1])) == -1 &&
 	    (k = roll_copies(w[1], &copies)) == 0)
 		ctl_reply(c->id, "error: no stage '%s'\n", w[1]);
+	else if (graph_stopping())	/* its stages are leaving */
+		ctl_reply(c->id, "error: the graph is stopping\n");
 	else if (op_busy() || roll_busy())
 		ctl_reply(c->id, "error: busy with another swap or restart; "
 		    "try again\n");

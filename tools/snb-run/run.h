@@ -90,6 +90,7 @@ int	check_stages(const char *where);
 /* supervise.c */
 const sigset_t *block_signals(void);
 int	supervise(void);
+int	graph_stopping(void);
 
 /* ctl.c */
 int	ctl_listen(void);

@@ -69,6 +69,13 @@ report(int i, pid_t pid, int status, int st)
 		    "SIGTERM from outside?)", g.stages[i].label, (long)pid);
 }
 
+/* Is the graph stopping (a signal, snb-ctl stop, a stage that ended it)? */
+int
+graph_stopping(void)
+{
+	return stopping || stop_requested;
+}
+
 /* Ask stage i to leave (SIGTERM: it detaches at a breath boundary). */
 static void
 ask_to_leave(int i)
