@@ -129,3 +129,24 @@ load helpers
 	[ "$st" -eq 0 ]
 	nothing_left
 }
+
+@test "'{}' in the words of a swap of a stage that is no copy is refused, as in the graph" {
+	run snb-run -c "source | pcap-write $T/x{}.pcap"
+	[ "$status" -eq 2 ]
+	snb-run -n braces "source --rate 1k | w: pcap-write $T/x.pcap" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages braces 2
+	old=$(stage_pid braces w)
+	for w in "x{}.pcap" "x{0}.pcap"; do
+		run timeout 10 snb-ctl braces swap w "pcap-write $T/$w"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		assert_output_has "outside copies: w is no copy"
+	done
+	[ "$(stage_pid braces w)" = "$old" ]
+	[ ! -e "$T/x{}.pcap" ] && [ ! -e "$T/x{0}.pcap" ]
+	snb-ctl braces stop
+	bg_wait $pid
+	[ "$st" -eq 0 ]
+	nothing_left
+}

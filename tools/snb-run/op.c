@@ -166,8 +166,21 @@ replacement(int i, const char *spec, char *why, size_t len)
 	if ((op.words = graph_words(spec, &op.nwords, why, len)) == NULL)
 		return -1;
 	/* A copy's replacement numbers its words as the graph did. */
-	for (k = 1; g.stages[i].copy && k < op.nwords; k++)
-		op.words[k] = graph_copy_word(op.words[k], g.stages[i].copy);
+	for (k = 1; k < op.nwords; k++) {
+		if (g.stages[i].copy) {
+			op.words[k] = graph_copy_word(op.words[k],
+			    g.stages[i].copy);
+			continue;
+		}
+		/* As in the graph: elsewhere it would be taken literally. */
+		if (strstr(op.words[k], "{}") || strstr(op.words[k], "{0}")) {
+			snprintf(why, len, "'%s' outside copies: %s is no copy "
+			    "('Nx( ... )'); it keeps running",
+			    strstr(op.words[k], "{}") ? "{}" : "{0}",
+			    g.stages[i].label);
+			return -1;
+		}
+	}
 	if (op.nwords == 0 || strchr(op.words[0], '/') ||
 	    find_app(op.words[0], op.path, sizeof(op.path)) == -1) {
 		snprintf(why, len, "unknown app '%s'", op.nwords ?
