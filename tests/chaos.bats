@@ -192,7 +192,12 @@ EOF
 	run snb-ctl rs restart f
 	[ "$status" -eq 0 ]
 	snb-ctl rs show | grep -q "stage f pid [0-9]* restarts 2 "
-	[ "$(snb-ps --json rs | jq '.graphs[0].stages[] | select(.label=="f") | .restarts')" = 2 ]
+	# snb-ps reads the stage file, which the new process writes as it
+	# starts: a moment after the reply on a loaded machine.
+	restarts() {
+		[ "$(snb-ps --json rs | jq '.graphs[0].stages[] | select(.label=="f") | .restarts')" = 2 ]
+	}
+	wait_for restarts
 	snb-ctl rs stop
 	st=0; wait $pid || st=$?
 	[ "$st" -eq 0 ]
