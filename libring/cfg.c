@@ -549,3 +549,18 @@ fail:
 	free(buf);
 	return NULL;
 }
+
+int
+cfg_load(const char *path, cfg_parse_fn *parse, void *obj, char *err,
+    size_t errlen)
+{
+	size_t len;
+	char *buf;
+	int rc;
+
+	if ((buf = cfg_read(path, &len, err, errlen)) == NULL)
+		return -1;
+	rc = parse(obj, buf, len, path, err, errlen);
+	free(buf);
+	return rc;
+}

@@ -39,6 +39,13 @@ struct cfg_pos {
 	int	line, col;	/* line 0: not seen */
 };
 
+/* 1 when a stands after b in the text (of two, the one to blame). */
+static inline int
+cfg_after(const struct cfg_pos *a, const struct cfg_pos *b)
+{
+	return a->line > b->line || (a->line == b->line && a->col > b->col);
+}
+
 enum { CFG_EOF, CFG_WORD, CFG_STR, CFG_LBRACE, CFG_RBRACE, CFG_SEMI };
 
 struct cfg_tok {
@@ -183,5 +190,14 @@ int	cfg_grow(void *arrp, size_t *cap, size_t need, size_t sz);
  * its length in *len; NULL with "PATH: strerror" in err.
  */
 char	*cfg_read(const char *path, size_t *len, char *err, size_t errlen);
+
+/*
+ * A file's parse: cfg_read() it and hand the text to parse(obj, text, len,
+ * path, err, errlen), which returns 0 or -1; the text is freed after.
+ */
+typedef int	cfg_parse_fn(void *obj, const char *text, size_t len,
+		    const char *file, char *err, size_t errlen);
+int	cfg_load(const char *path, cfg_parse_fn *parse, void *obj, char *err,
+	    size_t errlen);
 
 #endif

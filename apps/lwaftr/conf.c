@@ -336,12 +336,10 @@ parse_softwire(struct cparser *ps, const struct cfg_tok *n)
 			return cfg_err(&ps->cf, &w.ps, "port-set: missing "
 			    "'psid-length'");
 		if (w.plen + w.resv > 16)
-			return cfg_err(&ps->cf, w.plen_at.line >
-			    w.resv_at.line || (w.plen_at.line ==
-			    w.resv_at.line && w.plen_at.col > w.resv_at.col) ?
-			    &w.plen_at : &w.resv_at, "psid-length %u + "
-			    "reserved-ports-bit-count %u is more than 16",
-			    w.plen, w.resv);
+			return cfg_err(&ps->cf, cfg_after(&w.plen_at,
+			    &w.resv_at) ? &w.plen_at : &w.resv_at,
+			    "psid-length %u + reserved-ports-bit-count %u is "
+			    "more than 16", w.plen, w.resv);
 		if (check_psid(&ps->cf, w.psid, w.plen, &w.psid_at) == -1)
 			return -1;
 		w.sw.psid_length = (uint8_t)w.plen;
@@ -408,20 +406,14 @@ map_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The psid-map covering host-order address a, or NULL. */
-static const struct psidmap *
-find_map(const struct cparser *ps, uint32_t a)
+/* bsearch: the psid-map covering host-order address *a (none overlap). */
+static int
+map_has(const void *a, const void *m)
 {
-	size_t lo = 0, hi = ps->nmaps, mid;
+	uint32_t v = *(const uint32_t *)a;
+	const struct psidmap *p = m;
 
-	while (lo < hi) {	/* first map with hi >= a */
-		mid = lo + (hi - lo) / 2;
-		if (ps->maps[mid].hi < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ps->nmaps && ps->maps[lo].lo <= a ? &ps->maps[lo] : NULL;
+	return v < p->lo ? -1 : v > p->hi;
 }
 
 /* Softwires that took their BR or port set from binding-table data. */
@@ -432,6 +424,7 @@ resolve_fixups(struct cparser *ps)
 	struct cfg *cf = &ps->cf;
 	struct softwire *sw;
 	struct fixup *f;
+	uint32_t a;
 	size_t i;
 
 	if (ps->nmaps > 1)
@@ -442,13 +435,9 @@ resolve_fixups(struct cparser *ps)
 		/* the one further down the file is the one at fault */
 		x = &ps->maps[i - 1];
 		y = &ps->maps[i];
-		if (x->at.line > y->at.line || (x->at.line == y->at.line &&
-		    x->at.col > y->at.col)) {
-			y = x;
-			x = &ps->maps[i];
-		}
-		return cfg_err(cf, &y->at, "psid-map overlaps the one at %d:%d",
-		    x->at.line, x->at.col);
+		m = cfg_after(&x->at, &y->at) ? y : x;
+		return cfg_err(cf, m == x ? &y->at : &x->at, "psid-map "
+		    "overlaps the one at %d:%d", m->at.line, m->at.col);
 	}
 	for (i = 0; i < ps->nfix; i++) {
 		f = &ps->fix[i];
@@ -464,7 +453,9 @@ resolve_fixups(struct cparser *ps)
 			memcpy(sw->br, ps->brs[f->br], 16);
 		if (!f->need_ps)
 			continue;
-		if ((m = find_map(ps, ntohl(sw->ipv4))) == NULL)
+		a = ntohl(sw->ipv4);
+		if ((m = ps->nmaps ? bsearch(&a, ps->maps, ps->nmaps,
+		    sizeof(*ps->maps), map_has) : NULL) == NULL)
 			return cfg_err(cf, &f->at, ps->nmaps ? "softwire: no "
 			    "'port-set' and no psid-map for its ipv4" :
 			    "softwire: missing 'port-set'");
@@ -532,9 +523,10 @@ conf_block(struct cfg *cf, void *obj, const struct cfg_field *f,
 }
 
 static int
-parse_text(struct lwaftr_conf *c, const char *text, size_t len,
-    const char *file, char *err, size_t errlen)
+parse_text(void *obj, const char *text, size_t len, const char *file,
+    char *err, size_t errlen)
 {
+	struct lwaftr_conf *c = obj;
 	struct cparser ps;
 	struct cfg_pos eof;
 	int rc = -1;
@@ -588,16 +580,8 @@ int
 lwaftr_conf_load(struct lwaftr_conf *c, const char *path, char *err,
     size_t errlen)
 {
-	size_t len;
-	char *buf;
-	int rc;
-
 	memset(c, 0, sizeof(*c));
-	if ((buf = cfg_read(path, &len, err, errlen)) == NULL)
-		return -1;
-	rc = parse_text(c, buf, len, path, err, errlen);
-	free(buf);
-	return rc;
+	return cfg_load(path, parse_text, c, err, errlen);
 }
 
 void

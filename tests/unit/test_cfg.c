@@ -326,6 +326,16 @@ test_errors(void)
 	ok(cfg_err(&c, &at, "x") == -1, "no buffer");
 }
 
+/* cfg_load's parser: the length into *obj, checks the text, returns 7. */
+static int
+load_parse(void *obj, const char *text, size_t len, const char *file,
+    char *e, size_t elen)
+{
+	*(size_t *)obj = len;
+	return memcmp(text, "a\0b", 4) == 0 && strncmp(file, "/tmp/", 5) == 0 ?
+	    7 : -1;
+}
+
 static void
 test_misc(void)
 {
@@ -355,7 +365,13 @@ test_misc(void)
 	ok(buf && len == 3 && memcmp(buf, "a\0b", 4) == 0,
 	    "a file read whole, NUL bytes kept, NUL-terminated");
 	free(buf);
+	ok(cfg_load(path, load_parse, &len, err, sizeof(err)) == 7 &&
+	    len == 3, "cfg_load: the text and its length to parse, its result");
 	unlink(path);
+	len = 0;
+	ok(cfg_load(path, load_parse, &len, err, sizeof(err)) == -1 &&
+	    len == 0 && strstr(err, "No such file") != NULL,
+	    "cfg_load of a missing file: -1 without a parse: %s", err);
 }
 
 int
