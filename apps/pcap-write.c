@@ -424,8 +424,6 @@ rotate(int64_t gtime, uint32_t cfile)
 static void
 pcap_write_start(void)
 {
-	struct ring *r;
-	uint64_t n;
 	int j, resumed;
 
 	st_size = offsetof(struct write_state, tail) +
@@ -443,18 +441,8 @@ pcap_write_start(void)
 		 * Packets up to the committed tails are in the output;
 		 * the predecessor may have died before releasing them.
 		 */
-		for (j = 0; j < in->nrings; j++) {
-			r = &in->rings[j];
-			n = st->tail[j] - r->tail;
-			if (n > APP_BURST || ring_avail(r, (uint32_t)n) < n) {
-				warnx("%s: input %d: committed tail %llu is "
-				    "not that ring's (tail %llu): not skipping",
-				    name, j, (unsigned long long)st->tail[j],
-				    (unsigned long long)r->tail);
-				continue;
-			}
-			ring_release(r, (uint32_t)n);
-		}
+		for (j = 0; j < in->nrings; j++)
+			(void)app_release_to(&in->rings[j], st->tail[j]);
 		*packets = st->packets;
 		*bytes = st->bytes;
 	} else if (st->magic != WRITE_MAGIC) {
@@ -477,15 +465,6 @@ pcap_write_start(void)
 	app_state_commit();
 	if (count && st->written >= count)
 		app_end_graph();	/* the predecessor wrote them all */
-}
-
-static uint64_t
-realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Write off bytes of burst, packets [from, to) of ring r holding b bytes
@@ -543,7 +522,7 @@ write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 		}
 		len = packet_len(r, p);
 		ts = ts_mode == TS_ZERO ? 0 : ts_mode == TS_NOW ||
-		    p->ts_ns == 0 ? realtime_ns() : p->ts_ns;
+		    p->ts_ns == 0 ? app_realtime_ns() : p->ts_ns;
 		h[0] = (uint32_t)(ts / 1000000000ULL);
 		h[1] = (uint32_t)(ts % 1000000000ULL);
 		if (usec)	/* by a constant: no division instruction */

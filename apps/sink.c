@@ -128,28 +128,10 @@ show(void)
 	*seq_lost = st->seq_lost;
 }
 
-/* Release, unread, what a predecessor counted but did not release. */
-static void
-skip_counted(struct ring *r, uint64_t tail)
-{
-	uint64_t n;
-
-	if (tail == r->tail)
-		return;
-	n = tail - r->tail;
-	if (tail < r->tail || n > ring_avail(r, UINT32_MAX)) {
-		warnx("%s: counted up to %" PRIu64 " but the ring holds %"
-		    PRIu64 "..%" PRIu64 ": counting from %" PRIu64, r->path,
-		    tail, r->tail, r->head, r->tail);
-		return;
-	}
-	ring_release(r, (uint32_t)n);
-	*skipped += n;
-}
-
 static void
 sink_start(void)
 {
+	int64_t n;
 	int resumed, j;
 
 	st = app_state(sizeof(*st));
@@ -170,8 +152,10 @@ sink_start(void)
 	for (j = 0; j < in->nrings; j++) {
 		struct ring *r = &in->rings[j];
 		uint64_t id = ring_id(r);
-		if (resumed && j < (int)st->nrings && st->in[j].id == id)
-			skip_counted(r, st->in[j].tail);
+		/* What a predecessor counted but did not release. */
+		if (resumed && j < (int)st->nrings && st->in[j].id == id &&
+		    (n = app_release_to(r, st->in[j].tail)) > 0)
+			*skipped += (uint64_t)n;
 		st->in[j].id = id;
 		st->in[j].tail = r->tail;
 	}

@@ -47,13 +47,25 @@ static int checking;		/* --snb-check: init() only, see app.h */
 static uint32_t check_slots = RING_DEFAULT_SLOTS;
 static uint32_t check_capacity = RING_DEFAULT_CAPACITY;
 
-uint64_t
-app_now_ns(void)
+static uint64_t
+clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+app_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t
+app_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
 }
 
 const char *

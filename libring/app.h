@@ -205,6 +205,14 @@ int	app_resumed(void);
 #define APP_STATE_MAX	512
 void	*app_state(size_t size);
 void	 app_state_commit(void);
+/*
+ * An exactly-once consumer resumed: release, unread, input ring r's
+ * packets up to tail, the position its predecessor committed after
+ * taking them (written, counted) and may have died before releasing.
+ * Returns how many, or -1 after a warning when r does not hold them
+ * (a position that is not that ring's): nothing is skipped then.
+ */
+int64_t	 app_release_to(struct ring *r, uint64_t tail);
 
 /*
  * Write every counter of this stage to path, one "name value" line each in
@@ -251,6 +259,8 @@ void	app_wait_fd(int fd, short events);
 /* A paced app: do not sleep past this CLOCK_MONOTONIC time (ns). */
 void	app_wake_at(uint64_t ns);
 uint64_t app_now_ns(void);
+/* The time of day in ns since the epoch: a packet's capture time. */
+uint64_t app_realtime_ns(void);
 
 /* Counter file layout (one per stage, read by snb-top). */
 #define STAGE_MAGIC	0x6567617473626e73ULL	/* "snbstage" */

@@ -5,6 +5,7 @@
  */
 #include <err.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,22 @@ app_state_commit(void)
 	/* Write the copy not in use, then flip: a kill leaves one whole. */
 	memcpy(f->state[(gen + 1) & 1], state_buf, state_len);
 	atomic_store_explicit(&f->state_gen, gen + 1, memory_order_release);
+}
+
+int64_t
+app_release_to(struct ring *r, uint64_t tail)
+{
+	uint64_t n = tail - r->tail;
+
+	if (tail < r->tail || n > ring_avail(r, UINT32_MAX)) {
+		warnx("%s: taken up to %" PRIu64 " before, but the ring holds "
+		    "%" PRIu64 "..%" PRIu64 ": not skipping", r->path, tail,
+		    r->tail, r->head);
+		return -1;
+	}
+	if (n)
+		ring_release(r, (uint32_t)n);
+	return (int64_t)n;
 }
 
 /*

@@ -334,14 +334,11 @@ tx_take(void *ctx, int from, struct ring *r, uint32_t n)
 static uint32_t
 rx_step(int idle)
 {
-	struct timespec ts;
-	uint64_t t;
+	uint64_t t = app_realtime_ns();
 	uint32_t total = 0;
 	unsigned i;
 	int n;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	for (i = 0; i < conn.nrx && conn.state == C_UP; i++) {
 		struct mring *r = &conn.rx[i];
 

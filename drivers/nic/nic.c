@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bsd/stdlib.h>
@@ -464,7 +463,6 @@ static uint32_t
 rx_step(int may_wait)
 {
 	struct rx_burst b;
-	struct timespec ts;
 	uint64_t now;
 
 	memset(&b, 0, sizeof(b));
@@ -488,11 +486,8 @@ rx_step(int may_wait)
 	if (b.room)
 		full_since = 0;
 	b.budget = b.room ? b.room : APP_BURST;
-	if (ops != &afpacket_ops) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		b.ts_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-		    (uint64_t)ts.tv_nsec;
-	}
+	if (ops != &afpacket_ops)
+		b.ts_ns = app_realtime_ns();
 	ops->rx(&nic, &b);
 	if (b.n)
 		ring_commit(b.ring, b.n);
