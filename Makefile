@@ -119,11 +119,11 @@ $(BUILD)/bin/snb-%: $(BUILD)/tools/snb-%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/memif-unsealed/ctl.o: drivers/memif/ctl.c $(HDRS)
+$(BUILD)/tests/memif-unsealed/mem.o: drivers/memif/mem.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSNB_TEST_UNSEALED=1 -c -o $@ $<
-$(MEMIF_TEST): $(BUILD)/tests/memif-unsealed/ctl.o \
-    $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/ctl.c,$(wildcard drivers/memif/*.c))) $(LIB)
+$(MEMIF_TEST): $(BUILD)/tests/memif-unsealed/mem.o \
+    $(patsubst %.c,$(BUILD)/%.o,$(filter-out %/mem.c,$(wildcard drivers/memif/*.c))) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

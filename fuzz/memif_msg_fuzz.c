@@ -21,7 +21,7 @@
  * regions, numbered without gaps; a slave's ring size never exceeds what
  * it asked for or what HELLO allowed.
  *
- * A region's fd, when the first byte is 0xe0-0xef (ctl.c's map_region(),
+ * A region's fd, when the first byte is 0xe0-0xef (mem.c's map_region(),
  * included): see fuzz_region().
  *
  * The master's control plane, when the first byte is 0xd0-0xdf: ctl.c's
@@ -36,7 +36,7 @@
  * the region (ASan sees the mapping's edges: it is placed between guard
  * pages), and every packet handed to the graph fits its slot.
  */
-#define _GNU_SOURCE		/* memfd_create, seals: ctl.c */
+#define _GNU_SOURCE		/* memfd_create, seals: mem.c */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -53,7 +53,8 @@
 #define main snb_memif_main
 #include "../drivers/memif/memif.c"
 #undef main
-#include "../drivers/memif/ctl.c"	/* for map_region(), static there */
+#include "../drivers/memif/ctl.c"	/* ctl_read(), handle(): static */
+#include "../drivers/memif/mem.c"
 
 static struct ring outp, outc, inp, inc;	/* producer/consumer views */
 static struct port out_port;

@@ -2,11 +2,17 @@
  * memguard.c: SIGBUS on a peer's mapping ends the peer, not the stage
  * (the mechanism and its limits are in memguard.h).
  */
+#define _GNU_SOURCE		/* F_ADD_SEALS */
 #include <sys/mman.h>
+#include <sys/stat.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "memguard.h"
@@ -106,6 +112,49 @@ memguard_add(void *addr, size_t len, volatile sig_atomic_t *lost)
 	atomic_signal_fence(memory_order_seq_cst);
 	table[slot].used = 1;
 	return 0;
+}
+
+static void *
+no_map(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return NULL;
+}
+
+void *
+memguard_map(int fd, size_t len, int must_seal, volatile sig_atomic_t *lost,
+    char *why, size_t whylen)
+{
+	struct stat st;
+	int seals, sealed;
+	void *a;
+
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		return no_map(why, whylen, "not a memory file");
+	seals = fcntl(fd, F_GET_SEALS);
+	sealed = seals != -1 && ((seals & F_SEAL_SHRINK) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+	if (!sealed && must_seal)
+		return no_map(why, whylen, "cannot be sealed against "
+		    "shrinking");
+	if (fstat(fd, &st) == -1)
+		return no_map(why, whylen, "fstat: %s", strerror(errno));
+	if ((uint64_t)st.st_size < len)
+		return no_map(why, whylen, "file of %lld bytes, %zu wanted",
+		    (long long)st.st_size, len);
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (a == MAP_FAILED)
+		return no_map(why, whylen, "mmap: %s", strerror(errno));
+	if (memguard_add(a, len, lost) == -1) {
+		munmap(a, len);
+		return no_map(why, whylen, "more than %d guarded mappings",
+		    MEMGUARD_MAX);
+	}
+	return a;
 }
 
 void

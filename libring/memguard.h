@@ -53,6 +53,19 @@ int	memguard_init(void);
  * must then refuse the mapping: it could not be made safe).
  */
 int	memguard_add(void *addr, size_t len, volatile sig_atomic_t *lost);
+/*
+ * Map the first len bytes of a peer's memory file fd, shared and
+ * read-write, and guard them against *lost.  The file must be a regular
+ * file; it is sealed against shrinking (the seal added when missing)
+ * before it is checked to hold len bytes, so that it cannot shrink
+ * between the check and the mapping; growing takes no page from us and
+ * stays allowed.  A file that cannot be sealed (a memfd made without
+ * MFD_ALLOW_SEALING, a hugetlbfs file) is refused with must_seal, and
+ * mapped without: the guard alone keeps us alive then.  Returns the
+ * mapping, or NULL with the reason in why.
+ */
+void	*memguard_map(int fd, size_t len, int must_seal,
+	    volatile sig_atomic_t *lost, char *why, size_t whylen);
 /* Stop guarding the mapping at addr, then munmap() it. */
 void	memguard_unmap(void *addr, size_t len);
 /* Faults caught since the process started. */

@@ -166,7 +166,7 @@ check_loop() {
 @test "snb-memif: bad arguments and a missing socket directory are clear errors" {
 	run snb-memif "/nonexistent-$$/m.sock"
 	[ "$status" -eq 1 ]
-	assert_output_has "no directory '/nonexistent-$$'"
+	assert_output_has "socket directory '/nonexistent-$$': No such file or directory"
 	run snb-memif "$T/m.sock" --id abc
 	[ "$status" -eq 2 ]
 	assert_output_has "bad --id 'abc'"
@@ -183,7 +183,7 @@ check_loop() {
 	assert_output_has "not a socket"
 	run snb-run -n "$G" "source --count 1 | memif /nonexistent-$$/m.sock"
 	[ "$status" -ne 0 ]
-	assert_output_has "no directory"
+	assert_output_has "socket directory"
 }
 
 @test "snb-memif master, testpmd client: 1M packets each way, none lost (both sides' counters)" {

@@ -550,7 +550,7 @@ EOF
 	run snb-run "source --count 1 | vhost /nonexistent-$$/v.sock"
 	echo "$output"
 	[ "$status" -ne 0 ]
-	assert_output_has "socket directory /nonexistent-$$: No such file or directory"
+	assert_output_has "socket directory '/nonexistent-$$': No such file or directory"
 	graph "v: vhost $SOCK | sink"
 	run snb-run -n "$G-2" "vhost $SOCK | sink"
 	echo "$output"

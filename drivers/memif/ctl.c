@@ -1,15 +1,12 @@
 /*
  * ctl.c: snb-memif's control plane: the listening socket (master) or the
- * reconnecting one (slave), the handshake of msg.c driven over it, file
- * descriptors passed with SCM_RIGHTS, and the shared memory: regions the
- * slave sent us checked and mapped (master), or our own memfd made and
- * described (slave).  A violation ends the connection, never the process.
+ * reconnecting one (slave), the handshake of msg.c driven over it, with
+ * file descriptors passed with SCM_RIGHTS; mem.c sets up the memory the
+ * handshake describes.  A violation ends the connection, never the
+ * process.
  */
 #define _GNU_SOURCE
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include <err.h>
 #include <errno.h>
@@ -21,24 +18,10 @@
 #include <unistd.h>
 
 #include "eventfd_check.h"
-#include "memguard.h"
 #include "memif.h"
 
-/*
- * TEST ONLY: build/tests/snb-memif-unsealed (see the Makefile) is built
- * with SNB_TEST_UNSEALED=1 and maps region files it cannot seal, so that
- * tests/memif.bats can shrink one under it and show the SIGBUS guard.
- * snb-memif itself always refuses them.
- */
-#ifndef SNB_TEST_UNSEALED
-#define SNB_TEST_UNSEALED	0
-#endif
-
-/* The reason in why (whylen bytes), and -1. */
-#define WHY(...)	memif_why(why, whylen, __VA_ARGS__)
-
 struct memif_conn conn = { .fd = -1 };
-int lfd = -1, epfd = -1;
+int epfd = -1;
 int ever_up;
 uint64_t last_ctl;
 static uint64_t retry_at, retry_ns = RETRY_MIN_NS;
@@ -59,6 +42,7 @@ closefd(int *fd)
 		close(*fd);
 	*fd = -1;
 }
+
 /* --- control socket --- */
 
 static int
@@ -86,33 +70,6 @@ ctl_send(const struct memif_msg *m, int attach)
 	}
 	return sendmsg(conn.fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) ==
 	    (ssize_t)sizeof(buf) ? 0 : -1;
-}
-
-/* Unmap and close everything of the connection; the socket stays. */
-static void
-release_memory(void)
-{
-	unsigned i;
-
-	for (i = 0; i < conn.nregions; i++) {
-		if (conn.reg[i].addr)
-			memguard_unmap(conn.reg[i].addr, conn.reg[i].size);
-		closefd(&conn.reg[i].fd);
-	}
-	conn.nregions = 0;
-	memset(conn.reg, 0, sizeof(conn.reg));
-	conn.mem_lost = 0;	/* what faulted is unmapped */
-	for (i = 0; i < conn.nrx; i++) {
-		epoll_set(EPOLL_CTL_DEL, conn.rx[i].efd);
-		closefd(&conn.rx[i].efd);
-	}
-	for (i = 0; i < conn.ntx; i++)
-		closefd(&conn.tx[i].efd);
-	conn.nrx = conn.ntx = 0;
-	for (i = 0; i < MEMIF_MAX_RINGS; i++) {
-		closefd(&conn.s2m_fd[i]);
-		closefd(&conn.m2s_fd[i]);
-	}
 }
 
 /*
@@ -143,7 +100,7 @@ conn_down(const char *reason, const char *fmt, ...)
 		memif_msg_disconnect(&m, reason);
 		(void)ctl_send(&m, -1);
 	}
-	fprintf(stderr, "snb-memif: %s: %s\n", sockname, why);
+	fprintf(stderr, "snb-memif: %s: %s\n", sock.name, why);
 	if (conn.state == C_UP)
 		(*cnt.disconnects)++;
 	epoll_set(EPOLL_CTL_DEL, conn.fd);
@@ -196,163 +153,6 @@ bad_ring(const char *fmt, ...)
 	conn_down(why, "bad ring from peer: %s; disconnecting", why);
 }
 
-/* --- shared memory --- */
-
-/*
- * A region fd from the slave: a regular file at least as big as announced,
- * sealed against shrinking (we add the seal if the slave did not), so a
- * peer cannot pull pages from under our mapping (SIGBUS).  The seal comes
- * first and the size check after it: checked the other way round, a slave
- * that resizes the file meanwhile gets the seal onto an empty file that
- * passed the check (issue 17).  Growing stays allowed: it takes no page
- * from us.  A file that cannot be sealed is refused.  The seal does not
- * stop a punched hole (fallocate), which in a hugetlbfs file can make our
- * next touch SIGBUS: the mapping is guarded (libring/memguard.h), a fault
- * ends the connection, and a mapping that cannot be guarded is refused.
- */
-static int
-map_region(unsigned i, int fd, char *why, size_t whylen)
-{
-	struct stat st;
-	int seals;
-	void *a;
-
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
-		return WHY("region %u: not a memory file", i);
-	seals = fcntl(fd, F_GET_SEALS);
-	if (!SNB_TEST_UNSEALED && (seals == -1 || (!(seals & F_SEAL_SHRINK) &&
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == -1)))
-		return WHY("region %u: cannot be sealed against shrinking",
-		    i);
-	if (fstat(fd, &st) == -1)
-		return WHY("region %u: fstat: %s", i, strerror(errno));
-	if ((uint64_t)st.st_size < conn.s.region_size[i])
-		return WHY("region %u: file of %lld bytes, %llu announced", i,
-		    (long long)st.st_size,
-		    (unsigned long long)conn.s.region_size[i]);
-	a = mmap(NULL, conn.s.region_size[i], PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fd, 0);
-	if (a == MAP_FAILED)
-		return WHY("region %u: mmap: %s", i, strerror(errno));
-	if (memguard_add(a, conn.s.region_size[i], &conn.mem_lost) == -1) {
-		munmap(a, conn.s.region_size[i]);
-		return WHY("region %u: more than %d guarded mappings", i,
-		    MEMGUARD_MAX);
-	}
-	conn.reg[i] = (struct region){ a, conn.s.region_size[i], fd };
-	conn.nregions = i + 1;
-	return 0;
-}
-
-static void
-ring_use(struct mring *r, const struct memif_ring_cfg *cfg, int efd)
-{
-	memset(r, 0, sizeof(*r));
-	r->base = conn.reg[cfg->region].addr + cfg->offset;
-	r->size = 1U << cfg->log2;
-	r->mask = (uint16_t)(r->size - 1);
-	r->efd = efd;
-}
-
-/* Master: CONNECT came and the session checked the geometry. */
-static int
-master_connect(char *why, size_t whylen)
-{
-	unsigned i;
-
-	for (i = 0; i < conn.s.ns2m; i++) {
-		ring_use(&conn.rx[i], &conn.s.s2m[i], conn.s2m_fd[i]);
-		conn.s2m_fd[i] = -1;
-		conn.nrx++;
-		epoll_set(EPOLL_CTL_ADD, conn.rx[i].efd);
-	}
-	for (i = 0; i < conn.s.nm2s; i++) {
-		ring_use(&conn.tx[i], &conn.s.m2s[i], conn.m2s_fd[i]);
-		conn.m2s_fd[i] = -1;
-		conn.ntx++;
-	}
-	for (i = 0; i < conn.nrx + conn.ntx; i++) {
-		struct mring *r = i < conn.nrx ? &conn.rx[i] : &conn.tx[i - conn.nrx];
-		uint32_t cookie;
-
-		memcpy(&cookie, r->base + MEMIF_RING_COOKIE_OFF, 4);
-		if (cookie != MEMIF_COOKIE)
-			return WHY("ring without the memif cookie");
-		/* Both sides start from 0, as the slave initialised them;
-		 * our receive rings start unmasked (kicks wanted). */
-		atomic_store_explicit(r_tail(r), 0, memory_order_release);
-		if (i < conn.nrx)
-			*r_flags(r) = 0;
-	}
-	return 0;
-}
-
-/*
- * Slave: one region (a sealed memfd) holding our s2m ring (we send),
- * our m2s ring (we receive), then the buffers of each, 2^log2 apiece.
- */
-static int
-slave_memory(uint8_t log2, char *why, size_t whylen)
-{
-	uint64_t rb = (memif_ring_bytes(log2) + 63) & ~63ULL, size;
-	uint32_t n = 1U << log2, i, j;
-	struct mring *rs[2] = { &conn.tx[0], &conn.rx[0] };
-	int fd;
-	void *a;
-
-	size = 2 * rb + 2ULL * n * bufsize;
-	size = (size + 4095) & ~4095ULL;
-	if ((fd = memfd_create("snb-memif", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 || ftruncate(fd, (off_t)size) == -1 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) == -1 || (a = mmap(NULL, size, PROT_READ |
-	    PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		snprintf(why, whylen, "shared memory of %llu bytes: %s",
-		    (unsigned long long)size, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	/* Our memfd, but the master holds it too: guarded as the master
-	 * guards the slave's (a punched hole in a memfd reads as zeros
-	 * today; guarded, nothing depends on that). */
-	if (memguard_add(a, size, &conn.mem_lost) == -1) {
-		munmap(a, size);
-		close(fd);
-		snprintf(why, whylen, "more than %d guarded mappings",
-		    MEMGUARD_MAX);
-		return -1;
-	}
-	conn.reg[0] = (struct region){ a, size, fd };
-	conn.nregions = 1;
-	conn.s.nregions = 1;
-	conn.s.region_size[0] = size;
-	conn.ntx = conn.nrx = 1;	/* from here on release_memory() cleans up */
-	for (i = 0; i < 2; i++) {
-		struct mring *r = rs[i];
-		struct memif_ring_cfg *cfg = i ? &conn.s.m2s[0] : &conn.s.s2m[0];
-		uint32_t cookie = MEMIF_COOKIE;
-
-		*cfg = (struct memif_ring_cfg){ 1, 0, (uint32_t)(i * rb),
-		    log2 };
-		ring_use(r, cfg, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-		if (r->efd == -1)
-			return WHY("eventfd: %s", strerror(errno));
-		r->buf0 = (uint32_t)(2 * rb + (uint64_t)i * n * bufsize);
-		memcpy(r->base + MEMIF_RING_COOKIE_OFF, &cookie, 4);
-		for (j = 0; j < n; j++) {
-			volatile struct memif_desc *d = r_desc(r, (uint16_t)j);
-			d->flags = 0;
-			d->region = 0;
-			d->length = bufsize;
-			d->offset = r->buf0 + j * bufsize;
-		}
-	}
-	conn.s.ns2m = conn.s.nm2s = 1;
-	epoll_set(EPOLL_CTL_ADD, conn.rx[0].efd);
-	return 0;
-}
-
 /* Slave: set-up message number step after INIT (see msg.h). */
 static int
 slave_send(unsigned step)
@@ -391,7 +191,7 @@ went_up(void)
 	(*cnt.connects)++;
 	idle_breaths = 0;
 	fprintf(stderr, "snb-memif: %s: connected to %s (%s, id %u, %u-slot "
-	    "rings)\n", sockname, conn.s.peer_name[0] ? conn.s.peer_name : "peer",
+	    "rings)\n", sock.name, conn.s.peer_name[0] ? conn.s.peer_name : "peer",
 	    master ? "we are master" : "we are slave", id, conn.rx[0].size);
 }
 
@@ -499,10 +299,9 @@ ctl_read(void)
 	} ctl;
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr mh;
-	struct cmsghdr *cm;
 	struct memif_msg m;
 	char why[MEMIF_REASON_LEN];
-	int fds[4], nfd, i, fd;
+	int nfd, fd;
 	ssize_t n;
 
 	while (conn.fd >= 0) {
@@ -522,22 +321,18 @@ ctl_read(void)
 			conn_down(NULL, "peer closed the control socket");
 			return;
 		}
+		/* A message carries one descriptor at most. */
 		nfd = 0;
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET &&
-			    cm->cmsg_type == SCM_RIGHTS)
-				for (i = 0; (size_t)i < (cm->cmsg_len -
-				    CMSG_LEN(0)) / sizeof(int) && nfd < 4; i++)
-					memcpy(&fds[nfd++], CMSG_DATA(cm) +
-					    i * sizeof(int), sizeof(int));
-		fd = nfd == 1 ? fds[0] : -1;
-		if (nfd > 1 || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
-			for (i = 0; i < nfd; i++)
-				close(fds[i]);
+		if (unix_take_fds(&mh, &fd, &nfd, 1) ||
+		    (mh.msg_flags & MSG_TRUNC)) {
+			if (nfd)
+				close(fd);
 			bad_message(mh.msg_flags & MSG_TRUNC ?
 			    "Invalid message size" : "too many descriptors");
 			return;
 		}
+		if (nfd == 0)
+			fd = -1;
 		if (n != MEMIF_MSG_SIZE ||
 		    memif_msg_decode(buf, (size_t)n, &m, why,
 		    sizeof(why)) == -1) {
@@ -572,7 +367,7 @@ master_accept(void)
 	struct memif_msg m;
 	int fd;
 
-	if ((fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK |
+	if ((fd = accept4(sock.fd, NULL, NULL, SOCK_NONBLOCK |
 	    SOCK_CLOEXEC)) == -1)
 		return;
 	if (conn.fd >= 0) {
@@ -583,7 +378,7 @@ master_accept(void)
 		(void)send(fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
 		close(fd);
 		fprintf(stderr, "snb-memif: %s: refused a second peer\n",
-		    sockname);
+		    sock.name);
 		return;
 	}
 	conn_setup(fd);
@@ -599,7 +394,7 @@ slave_connect(void)
 
 	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) == -1)
 		err(1, "socket");
-	if (connect(fd, (struct sockaddr *)&sun, sunlen) == -1) {
+	if (connect(fd, (struct sockaddr *)&sock.sa, sock.len) == -1) {
 		close(fd);
 		backoff();
 		return;
@@ -621,7 +416,7 @@ control(uint64_t now)
 	last_ctl = now;
 	n = epoll_wait(epfd, ev, 8, 0);
 	for (i = 0; i < n; i++) {
-		if (ev[i].data.fd == lfd)
+		if (ev[i].data.fd == sock.fd)
 			master_accept();
 		else if (ev[i].data.fd == conn.fd)
 			ctl_read();

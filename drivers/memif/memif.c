@@ -32,15 +32,12 @@
  */
 #define _GNU_SOURCE
 #include <sys/epoll.h>
-#include <sys/stat.h>
 
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <poll.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +51,8 @@
 #define USAGE	"SOCKET [--id N] [--master|--slave] [--secret STRING] " \
 		"[--ring-size N] [--buffer-size N] [--lossless] [--linger MS]"
 
-char sockname[108];
-struct sockaddr_un sun;
-socklen_t sunlen;
-int abstract, master = 1, lossless;
+struct unix_sock sock = { .fd = -1 };
+int master = 1, lossless;
 uint32_t id, bufsize = 2048;
 uint8_t want_log2 = 10;
 char secret[MEMIF_SECRET_LEN + 1];
@@ -416,35 +411,7 @@ memif_stop(int eof)
 	}
 	if (conn.fd >= 0)
 		conn_down("Interface stopped", "stopping; disconnected");
-	if (lfd >= 0 && !abstract)
-		unlink(sun.sun_path);
-	closefd(&lfd);
-}
-/* Master: bind SOCKET, replacing a stale socket file nobody listens on. */
-static void
-master_listen(void)
-{
-	struct stat st;
-	int fd;
-
-	if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0)) == -1)
-		err(1, "socket");
-	if (!abstract && lstat(sun.sun_path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			errx(1, "%s: exists and is not a socket", sockname);
-		if ((fd = socket(AF_UNIX, SOCK_SEQPACKET, 0)) != -1 &&
-		    connect(fd, (struct sockaddr *)&sun, sunlen) == 0)
-			errx(1, "%s: another process listens on it", sockname);
-		if (fd != -1)
-			close(fd);
-		unlink(sun.sun_path);
-	}
-	if (bind(lfd, (struct sockaddr *)&sun, sunlen) == -1)
-		err(1, "%s: bind", sockname);
-	if (listen(lfd, 4) == -1)
-		err(1, "%s: listen", sockname);
-	epoll_set(EPOLL_CTL_ADD, lfd);
+	unix_sock_close(&sock);
 }
 
 static void
@@ -462,9 +429,6 @@ memif_init(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char dir[sizeof(sockname)];
-	const char *path, *d, *name = NULL;
-	struct stat st;
 	long long v;
 	int ch, i;
 
@@ -514,37 +478,7 @@ memif_init(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		app_usage();
-	path = argv[optind];
-	if (*path == '\0' || strlen(path) >= sizeof(sun.sun_path))
-		errx(2, "bad SOCKET '%s' (1..%zu bytes)", path,
-		    sizeof(sun.sun_path) - 1);
-	snprintf(sockname, sizeof(sockname), "%s", path);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	/*
-	 * "@NAME" or "abstract:NAME" (no '@' to quote in a graph): NAME in
-	 * Linux's abstract namespace, where DPDK puts its sockets unless
-	 * told socket-abstract=no.
-	 */
-	if (path[0] == '@')
-		name = path + 1;
-	else if (strncmp(path, "abstract:", 9) == 0)
-		name = path + 9;
-	if ((abstract = name != NULL)) {
-		if (*name == '\0')
-			errx(2, "bad SOCKET '%s': no name", path);
-		memcpy(sun.sun_path + 1, name, strlen(name));
-		sunlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    1 + strlen(name));
-	} else {
-		memcpy(sun.sun_path, path, strlen(path));
-		sunlen = sizeof(sun);
-		snprintf(dir, sizeof(dir), "%s", path);
-		d = dirname(dir);
-		if (stat(d, &st) == -1 || !S_ISDIR(st.st_mode))
-			errx(1, "%s: no directory '%s' for the socket", path,
-			    d);
-	}
+	unix_sock_addr(&sock, argv[optind], UNIX_ABSTRACT);
 	for (i = 0; i < MEMIF_MAX_RINGS; i++)
 		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd = conn.tx[i].efd = -1;
 	if (app_checking())
@@ -554,8 +488,10 @@ memif_init(int argc, char **argv)
 	if (memguard_init() == -1)
 		err(1, "sigaction SIGBUS");
 	app_wait_fd(epfd, POLLIN);
-	if (master)
-		master_listen();
+	if (master) {
+		unix_sock_listen(&sock, SOCK_SEQPACKET | SOCK_NONBLOCK, 4);
+		epoll_set(EPOLL_CTL_ADD, sock.fd);
+	}
 	out = app_port("out");
 	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
 	cnt.rx_packets = app_counter("rx-packets");

@@ -1,13 +1,10 @@
 /*
- * memif.h: what the two halves of snb-memif share.  ctl.c is the control
- * plane (socket, handshake, shared memory); memif.c the options, the data
- * path and the breath.  msg.h is the protocol itself.
+ * memif.h: what the parts of snb-memif share.  ctl.c is the control
+ * plane (socket, handshake), mem.c the shared memory it sets up; memif.c
+ * the options, the data path and the breath.  msg.h is the protocol.
  */
 #ifndef SNB_MEMIF_H
 #define SNB_MEMIF_H
-
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,6 +12,7 @@
 
 #include "app.h"
 #include "msg.h"
+#include "unixsock.h"
 
 #define MS		1000000ULL
 #define CTL_BUSY_NS	(1 * MS)	/* control socket while packets move */
@@ -62,17 +60,15 @@ struct memif_conn {
 extern struct memif_conn conn;
 
 /* Options (memif.c). */
-extern char sockname[108];		/* SOCKET as given, for messages */
-extern struct sockaddr_un sun;
-extern socklen_t sunlen;
-extern int abstract, master, lossless;
+extern struct unix_sock sock;		/* SOCKET; the master listens on it */
+extern int master, lossless;
 extern uint32_t id, bufsize;
 extern uint8_t want_log2;
 extern char secret[MEMIF_SECRET_LEN + 1];
 extern unsigned idle_breaths;		/* breaths in a row without packets */
 
 /* Control-plane state (ctl.c). */
-extern int lfd, epfd;			/* master's listening socket; epoll set */
+extern int epfd;			/* the epoll set */
 extern int ever_up;			/* some connection was made */
 extern uint64_t last_ctl;		/* when control() last ran */
 
@@ -135,5 +131,11 @@ void	conn_down(const char *reason, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	bad_ring(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int	memory_lost(void);	/* 1: the peer's memory faulted, conn ended */
+
+/* mem.c: 0, or -1 with the reason in why */
+int	map_region(unsigned i, int fd, char *why, size_t whylen);
+int	master_connect(char *why, size_t whylen);	/* CONNECT came */
+int	slave_memory(uint8_t log2, char *why, size_t whylen);
+void	release_memory(void);	/* unmap, close; the socket stays */
 
 #endif

@@ -8,13 +8,9 @@
  * REPLY_ACK negotiated, a request carrying NEED_REPLY gets a u64 status
  * unless it has a reply of its own.
  */
-#define _GNU_SOURCE		/* F_ADD_SEALS */
 #include <sys/epoll.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -279,33 +275,16 @@ map_vring(struct vu_dev *d, int i)
 	return r;
 }
 
-/*
- * Keep the frontend from shrinking a memory file: a memfd made with
- * MFD_ALLOW_SEALING and not sealed yet gets F_SEAL_SHRINK (growing takes
- * no page from us and stays allowed).  Other files cannot be sealed, and
- * a sealed file can still lose a page to a punched hole: the SIGBUS guard
- * (libring/memguard.h) covers every region.
- */
-static void
-seal_shrink(int fd)
-{
-	int seals = fcntl(fd, F_GET_SEALS);
-
-	if (seals != -1 && !(seals & F_SEAL_SHRINK))
-		fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
-}
-
 static int
 set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 {
 	const struct vu_mem *mem = (const void *)m->p.bytes;
 	struct vu_region nr[VU_MAX_REGIONS];
 	struct rings rp[VU_NQUEUES];
-	struct stat st;
+	char why[96];
 	uint32_t i, n;
 	int j;
 
-	errno = 0;
 	if (m->size < sizeof(*mem))
 		return fail(d, "SET_MEM_TABLE: payload of %u bytes", m->size);
 	n = mem->nregions;
@@ -323,41 +302,35 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		const struct vu_mem_region *r = &mem->regions[i];
 		uint64_t end;
 
+		snprintf(why, sizeof(why), "size or address out of range");
 		if (r->size == 0 || r->size > (1ULL << 48) ||
 		    r->offset > (1ULL << 48) ||
 		    __builtin_add_overflow(r->gpa, r->size, &end) ||
 		    __builtin_add_overflow(r->uva, r->size, &end))
 			break;
-		/* Mapping past the end of the file would fault (SIGBUS) on
+		/*
+		 * Mapping past the end of the file would fault (SIGBUS) on
 		 * first touch: the file must hold the whole region, and is
-		 * sealed against shrinking first where it can be (see
-		 * memguard.h for the files that cannot). */
-		seal_shrink(fds[i]);
-		if (fstat(fds[i], &st) == -1 || !S_ISREG(st.st_mode) ||
-		    (uint64_t)st.st_size < r->offset + r->size)
+		 * sealed against shrinking where it can be; guarded before
+		 * the old table goes, so that a region that cannot be is
+		 * refused as one that does not fit (see memguard.h).
+		 */
+		nr[i].maplen = (size_t)(r->offset + r->size);
+		if ((nr[i].map = memguard_map(fds[i], nr[i].maplen, 0,
+		    &d->mem_lost, why, sizeof(why))) == NULL)
 			break;
 		nr[i].gpa = r->gpa;
 		nr[i].size = r->size;
 		nr[i].uva = r->uva;
 		nr[i].offset = r->offset;
-		nr[i].maplen = (size_t)(r->offset + r->size);
-		nr[i].map = mmap(NULL, nr[i].maplen, PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fds[i], 0);
-		if (nr[i].map == MAP_FAILED) {
-			nr[i].map = NULL;
-			break;
-		}
 		nr[i].host = (uint8_t *)nr[i].map + r->offset;
 	}
 	if (i < n) {
-		int e = errno;
 		for (j = 0; j < (int)i; j++)
-			munmap(nr[j].map, nr[j].maplen);
+			memguard_unmap(nr[j].map, nr[j].maplen);
 		return fail(d, "SET_MEM_TABLE: region %u (size %#llx, offset "
-		    "%#llx) is not a mappable part of its file%s%s", i,
-		    (unsigned long long)mem->regions[i].size,
-		    (unsigned long long)mem->regions[i].offset,
-		    e ? ": " : "", e ? strerror(e) : "");
+		    "%#llx): %s", i, (unsigned long long)mem->regions[i].size,
+		    (unsigned long long)mem->regions[i].offset, why);
 	}
 	/*
 	 * QEMU sends a new table when guest memory changes.  Both queues'
@@ -369,17 +342,8 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	for (j = 0; j < VU_NQUEUES; j++)
 		if (find_rings(d, nr, (int)n, j, &rp[j]) == -1) {
 			for (j = 0; j < (int)n; j++)
-				munmap(nr[j].map, nr[j].maplen);
-			return -1;
-		}
-	/* Guarded before the old table goes: a region that cannot be
-	 * guarded refuses the table as one that does not fit. */
-	for (j = 0; j < (int)n; j++)
-		if (memguard_add(nr[j].map, nr[j].maplen, &d->mem_lost) == -1) {
-			for (j = 0; j < (int)n; j++)
 				memguard_unmap(nr[j].map, nr[j].maplen);
-			return fail(d, "SET_MEM_TABLE: more than %d guarded "
-			    "mappings", MEMGUARD_MAX);
+			return -1;
 		}
 	unmap_all(d);
 	memcpy(d->regions, nr, sizeof(nr));

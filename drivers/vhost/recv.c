@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "recv.h"
+#include "unixsock.h"
 
 void
 vu_rx_init(struct vu_rx *rx)
@@ -26,33 +27,6 @@ vu_rx_clear(struct vu_rx *rx)
 	for (i = 0; i < rx->nfds; i++)
 		close(rx->fds[i]);
 	vu_rx_init(rx);
-}
-
-/* Keep the descriptors that came with a read; close those that do not fit. */
-static void
-take_fds(struct vu_rx *rx, struct msghdr *mh)
-{
-	struct cmsghdr *cmsg;
-	int i, n, fd;
-
-	if (mh->msg_flags & MSG_CTRUNC)
-		rx->trunc = 1;
-	for (cmsg = CMSG_FIRSTHDR(mh); cmsg; cmsg = CMSG_NXTHDR(mh, cmsg)) {
-		if (cmsg->cmsg_level != SOL_SOCKET ||
-		    cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		for (i = 0; i < n; i++) {
-			memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int),
-			    sizeof(fd));
-			if (rx->nfds < VU_MAX_FDS)
-				rx->fds[rx->nfds++] = fd;
-			else {
-				close(fd);
-				rx->trunc = 1;
-			}
-		}
-	}
 }
 
 static int
@@ -108,7 +82,9 @@ vu_rx_read(struct vu_rx *rx, int fd, struct vu_dev *d)
 			}
 			return error(rx, d, "recvmsg", errno);
 		}
-		take_fds(rx, &mh);
+		/* Those that do not fit are closed, the request refused. */
+		if (unix_take_fds(&mh, rx->fds, &rx->nfds, VU_MAX_FDS))
+			rx->trunc = 1;
 		if (r == 0) {
 			if (rx->got == 0) {
 				vu_rx_clear(rx);

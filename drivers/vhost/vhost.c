@@ -24,24 +24,20 @@
 #define _GNU_SOURCE		/* accept4 */
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <bsd/string.h>
-
 #include "forward.h"
 #include "memguard.h"
 #include "recv.h"
+#include "unixsock.h"
 #include "vhost.h"
 
 #define USAGE		"SOCKET [--hold] [--linger MS]"
@@ -51,13 +47,12 @@
 #define CONTROL_EVERY	64		/* busy breaths between socket checks */
 #define MSGS_PER_LOOK	16		/* requests handled per socket event */
 
-static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct unix_sock sock = { .fd = -1 };
 static int hold, trace;
 static uint64_t linger_ns = 500 * MS;
 
-static int listen_fd = -1, conn_fd = -1, ep_fd = -1;
-static int started, created;
-static ino_t sock_ino;
+static int conn_fd = -1, ep_fd = -1;
+static int started;
 static struct vu_dev dev;
 static struct vu_rx rx;			/* the request being received */
 static struct vh_counters c;
@@ -70,7 +65,7 @@ static uint64_t last_busy_ns;
 static void
 logmsg(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "snb-vhost: %s: ", sock_path);
+	fprintf(stderr, "snb-vhost: %s: ", sock.name);
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
 }
@@ -84,8 +79,6 @@ vhost_init(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char dir[sizeof(sock_path)];
-	struct stat st;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -105,16 +98,7 @@ vhost_init(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		app_usage();
-	if (argv[optind][0] == '\0' ||
-	    strlcpy(sock_path, argv[optind], sizeof(sock_path)) >=
-	    sizeof(sock_path))
-		errx(2, "socket path '%s' is empty or longer than %zu bytes",
-		    argv[optind], sizeof(sock_path) - 1);
-	strlcpy(dir, sock_path, sizeof(dir));
-	if (stat(dirname(dir), &st) == -1)
-		err(1, "%s: socket directory %s", sock_path, dir);
-	if (!S_ISDIR(st.st_mode))
-		errx(1, "%s: %s is not a directory", sock_path, dir);
+	unix_sock_addr(&sock, argv[optind], 0);
 	vu_init(&dev);
 	trace = getenv("SNB_VHOST_TRACE") != NULL;
 }
@@ -159,46 +143,14 @@ ep_del(int fd)
 	epoll_ctl(ep_fd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/*
- * Listen on the socket.  A file left by a process that died is replaced; a
- * socket someone still accepts on is not ours to take.
- */
+/* The listening socket, and the epoll set it is in while no one is connected. */
 static void
 start_listening(void)
 {
-	struct sockaddr_un sa;
-	struct stat st;
-	int fd;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	strlcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
-	if ((listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		err(1, "socket");
-	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		if (errno != EADDRINUSE)
-			err(1, "%s: bind", sock_path);
-		if (lstat(sock_path, &st) == -1 || !S_ISSOCK(st.st_mode))
-			errx(1, "%s: exists and is not a socket", sock_path);
-		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
-		    -1)
-			err(1, "socket");
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			errx(1, "%s: another process is listening there",
-			    sock_path);
-		close(fd);
-		if (unlink(sock_path) == -1 ||
-		    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) == -1)
-			err(1, "%s: bind", sock_path);
-	}
-	if (listen(listen_fd, 1) == -1)
-		err(1, "%s: listen", sock_path);
-	if (stat(sock_path, &st) == 0)
-		sock_ino = st.st_ino;
-	created = 1;
+	unix_sock_listen(&sock, SOCK_STREAM, 1);
 	if ((ep_fd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
-	ep_add(listen_fd);
+	ep_add(sock.fd);
 	app_wait_fd(ep_fd, POLLIN);
 }
 
@@ -214,7 +166,7 @@ drop_frontend(const char *why, const char *detail)
 	vu_rx_clear(&rx);
 	vu_reset(&dev);
 	(*c.disconnects)++;
-	ep_add(listen_fd);
+	ep_add(sock.fd);
 }
 
 static void
@@ -223,7 +175,7 @@ accept_frontend(void)
 	int fd;
 
 	/* Non-blocking: see recv.h. */
-	if ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC |
+	if ((fd = accept4(sock.fd, NULL, NULL, SOCK_CLOEXEC |
 	    SOCK_NONBLOCK)) == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			logmsg("accept: %s", strerror(errno));
@@ -233,7 +185,7 @@ accept_frontend(void)
 	vu_init(&dev);
 	vu_rx_init(&rx);
 	vu_watch_kicks(&dev, ep_fd, 1);
-	ep_del(listen_fd);
+	ep_del(sock.fd);
 	ep_add(conn_fd);
 	(*c.connects)++;
 	logmsg("frontend connected%s", "");
@@ -276,7 +228,7 @@ handle_msg(void)
 	}
 	if (trace)
 		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u (%#llx) "
-		    "fds %d -> reply %zu bytes\n", sock_path,
+		    "fds %d -> reply %zu bytes\n", sock.name,
 		    vu_request_name(rx.m.request), rx.m.flags, rx.m.size,
 		    rx.m.size >= 8 ? (unsigned long long)rx.m.p.u64 : 0ULL,
 		    nfds, rlen);
@@ -327,7 +279,7 @@ control(int timeout_ms)
 	for (i = 0; i < n; i++) {
 		int fd = evs[i].data.fd;
 
-		if (fd == listen_fd && conn_fd == -1)
+		if (fd == sock.fd && conn_fd == -1)
 			accept_frontend();
 		else if (fd == conn_fd && conn_fd >= 0)
 			read_requests();
@@ -485,8 +437,6 @@ vhost_breathe(void)
 static void
 vhost_stop(int eof)
 {
-	struct stat st;
-
 	if (!started)
 		return;
 	if (conn_fd >= 0) {
@@ -495,11 +445,7 @@ vhost_stop(int eof)
 		vu_rx_clear(&rx);
 		vu_reset(&dev);
 	}
-	if (listen_fd >= 0)
-		close(listen_fd);
-	/* Remove the socket unless someone replaced it meanwhile. */
-	if (created && stat(sock_path, &st) == 0 && st.st_ino == sock_ino)
-		unlink(sock_path);
+	unix_sock_close(&sock);
 }
 
 static const struct app_desc desc = {

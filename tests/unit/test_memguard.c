@@ -6,11 +6,13 @@
  * that file.  A fault outside the guarded mappings, and a SIGBUS sent with
  * kill(2), end the process as without the guard (killed by SIGBUS, or
  * under a sanitizer its report: its handler was there first).
+ * memguard_map seals, checks and maps a peer's file, or says why not.
  */
 #define _GNU_SOURCE		/* memfd_create */
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -118,6 +120,49 @@ table_full(void)
 	_exit(i == MEMGUARD_MAX - 2 ? 0 : 1);
 }
 
+/* memguard_map: what it refuses, what it seals, what it maps. */
+static void
+test_map(void)
+{
+	static volatile sig_atomic_t lost;
+	char why[96];
+	uint8_t *m;
+	int fd, pfd[2];
+
+	ok(pipe(pfd) == 0 && memguard_map(pfd[0], 4096, 0, &lost, why,
+	    sizeof(why)) == NULL && strcmp(why, "not a memory file") == 0,
+	    "a pipe is not mapped: %s", why);
+	close(pfd[0]);
+	close(pfd[1]);
+	/* Without MFD_ALLOW_SEALING a memfd is born sealed against seals. */
+	if ((fd = memfd_create("unsealable", 0)) == -1 ||
+	    ftruncate(fd, 4096) == -1)
+		abort();
+	ok(memguard_map(fd, 4096, 1, &lost, why, sizeof(why)) == NULL &&
+	    strstr(why, "cannot be sealed") != NULL,
+	    "must_seal refuses a file that cannot be sealed: %s", why);
+	m = memguard_map(fd, 4096, 0, &lost, why, sizeof(why));
+	ok(m != NULL, "without must_seal it is mapped unsealed");
+	if (m)
+		memguard_unmap(m, 4096);
+	close(fd);
+	if ((fd = memfd_create("sealable", MFD_ALLOW_SEALING)) == -1 ||
+	    ftruncate(fd, 4096) == -1)
+		abort();
+	ok(memguard_map(fd, 8192, 1, &lost, why, sizeof(why)) == NULL &&
+	    strcmp(why, "file of 4096 bytes, 8192 wanted") == 0,
+	    "a file shorter than wanted is refused: %s", why);
+	m = memguard_map(fd, 4096, 1, &lost, why, sizeof(why));
+	ok(m != NULL && (fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK) &&
+	    ftruncate(fd, 0) == -1, "mapped and sealed: the file cannot "
+	    "shrink under it");
+	if (m) {
+		m[4095] = 9;
+		memguard_unmap(m, 4096);
+	}
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -184,5 +229,6 @@ main(void)
 	memguard_unmap((void *)b, LEN);
 	close(fa);
 	close(fb);
+	test_map();
 	return tap_done();
 }

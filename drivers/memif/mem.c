@@ -1,0 +1,191 @@
+/*
+ * mem.c: snb-memif's shared memory.  Master: the regions the slave sent,
+ * checked and mapped, and the rings it described found in them.  Slave:
+ * our own memory, one sealed memfd, made and laid out.  Either way, all
+ * of it unmapped and closed when the connection ends.
+ */
+#define _GNU_SOURCE
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memguard.h"
+#include "memif.h"
+
+/*
+ * TEST ONLY: build/tests/snb-memif-unsealed (see the Makefile) is built
+ * with SNB_TEST_UNSEALED=1 and maps region files it cannot seal, so that
+ * tests/memif.bats can shrink one under it and show the SIGBUS guard.
+ * snb-memif itself always refuses them.
+ */
+#ifndef SNB_TEST_UNSEALED
+#define SNB_TEST_UNSEALED	0
+#endif
+
+/* The reason in why (whylen bytes), and -1. */
+#define WHY(...)	memif_why(why, whylen, __VA_ARGS__)
+
+/* Unmap and close everything of the connection; the socket stays. */
+void
+release_memory(void)
+{
+	unsigned i;
+
+	for (i = 0; i < conn.nregions; i++) {
+		if (conn.reg[i].addr)
+			memguard_unmap(conn.reg[i].addr, conn.reg[i].size);
+		closefd(&conn.reg[i].fd);
+	}
+	conn.nregions = 0;
+	memset(conn.reg, 0, sizeof(conn.reg));
+	conn.mem_lost = 0;	/* what faulted is unmapped */
+	for (i = 0; i < conn.nrx; i++) {
+		epoll_set(EPOLL_CTL_DEL, conn.rx[i].efd);
+		closefd(&conn.rx[i].efd);
+	}
+	for (i = 0; i < conn.ntx; i++)
+		closefd(&conn.tx[i].efd);
+	conn.nrx = conn.ntx = 0;
+	for (i = 0; i < MEMIF_MAX_RINGS; i++) {
+		closefd(&conn.s2m_fd[i]);
+		closefd(&conn.m2s_fd[i]);
+	}
+}
+
+/*
+ * Region i's fd from the slave: mapped if it is a regular file at least
+ * as big as announced, sealed against shrinking (the seal added if the
+ * slave did not), so a peer cannot pull pages from under our mapping
+ * (SIGBUS); a file that cannot be sealed is refused.  The seal does not
+ * stop a punched hole (fallocate), which in a hugetlbfs file can make our
+ * next touch SIGBUS: the mapping is guarded, a fault ends the connection
+ * (libring/memguard.h has both, the seal before the size check: issue 17).
+ */
+int
+map_region(unsigned i, int fd, char *why, size_t whylen)
+{
+	char e[MEMIF_REASON_LEN];
+	void *a;
+
+	if ((a = memguard_map(fd, conn.s.region_size[i], !SNB_TEST_UNSEALED,
+	    &conn.mem_lost, e, sizeof(e))) == NULL)
+		return WHY("region %u: %s", i, e);
+	conn.reg[i] = (struct region){ a, conn.s.region_size[i], fd };
+	conn.nregions = i + 1;
+	return 0;
+}
+
+static void
+ring_use(struct mring *r, const struct memif_ring_cfg *cfg, int efd)
+{
+	memset(r, 0, sizeof(*r));
+	r->base = conn.reg[cfg->region].addr + cfg->offset;
+	r->size = 1U << cfg->log2;
+	r->mask = (uint16_t)(r->size - 1);
+	r->efd = efd;
+}
+
+/* Master: CONNECT came and the session checked the geometry. */
+int
+master_connect(char *why, size_t whylen)
+{
+	unsigned i;
+
+	for (i = 0; i < conn.s.ns2m; i++) {
+		ring_use(&conn.rx[i], &conn.s.s2m[i], conn.s2m_fd[i]);
+		conn.s2m_fd[i] = -1;
+		conn.nrx++;
+		epoll_set(EPOLL_CTL_ADD, conn.rx[i].efd);
+	}
+	for (i = 0; i < conn.s.nm2s; i++) {
+		ring_use(&conn.tx[i], &conn.s.m2s[i], conn.m2s_fd[i]);
+		conn.m2s_fd[i] = -1;
+		conn.ntx++;
+	}
+	for (i = 0; i < conn.nrx + conn.ntx; i++) {
+		struct mring *r = i < conn.nrx ? &conn.rx[i] : &conn.tx[i - conn.nrx];
+		uint32_t cookie;
+
+		memcpy(&cookie, r->base + MEMIF_RING_COOKIE_OFF, 4);
+		if (cookie != MEMIF_COOKIE)
+			return WHY("ring without the memif cookie");
+		/* Both sides start from 0, as the slave initialised them;
+		 * our receive rings start unmasked (kicks wanted). */
+		atomic_store_explicit(r_tail(r), 0, memory_order_release);
+		if (i < conn.nrx)
+			*r_flags(r) = 0;
+	}
+	return 0;
+}
+
+/*
+ * Slave: one region (a sealed memfd) holding our s2m ring (we send),
+ * our m2s ring (we receive), then the buffers of each, 2^log2 apiece.
+ */
+int
+slave_memory(uint8_t log2, char *why, size_t whylen)
+{
+	uint64_t rb = (memif_ring_bytes(log2) + 63) & ~63ULL, size;
+	uint32_t n = 1U << log2, i, j;
+	struct mring *rs[2] = { &conn.tx[0], &conn.rx[0] };
+	int fd;
+	void *a;
+
+	size = 2 * rb + 2ULL * n * bufsize;
+	size = (size + 4095) & ~4095ULL;
+	if ((fd = memfd_create("snb-memif", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 || ftruncate(fd, (off_t)size) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) == -1 || (a = mmap(NULL, size, PROT_READ |
+	    PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		snprintf(why, whylen, "shared memory of %llu bytes: %s",
+		    (unsigned long long)size, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* Our memfd, but the master holds it too: guarded as the master
+	 * guards the slave's (a punched hole in a memfd reads as zeros
+	 * today; guarded, nothing depends on that). */
+	if (memguard_add(a, size, &conn.mem_lost) == -1) {
+		munmap(a, size);
+		close(fd);
+		snprintf(why, whylen, "more than %d guarded mappings",
+		    MEMGUARD_MAX);
+		return -1;
+	}
+	conn.reg[0] = (struct region){ a, size, fd };
+	conn.nregions = 1;
+	conn.s.nregions = 1;
+	conn.s.region_size[0] = size;
+	conn.ntx = conn.nrx = 1;	/* from here on release_memory() cleans up */
+	for (i = 0; i < 2; i++) {
+		struct mring *r = rs[i];
+		struct memif_ring_cfg *cfg = i ? &conn.s.m2s[0] : &conn.s.s2m[0];
+		uint32_t cookie = MEMIF_COOKIE;
+
+		*cfg = (struct memif_ring_cfg){ 1, 0, (uint32_t)(i * rb),
+		    log2 };
+		ring_use(r, cfg, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+		if (r->efd == -1)
+			return WHY("eventfd: %s", strerror(errno));
+		r->buf0 = (uint32_t)(2 * rb + (uint64_t)i * n * bufsize);
+		memcpy(r->base + MEMIF_RING_COOKIE_OFF, &cookie, 4);
+		for (j = 0; j < n; j++) {
+			volatile struct memif_desc *d = r_desc(r, (uint16_t)j);
+			d->flags = 0;
+			d->region = 0;
+			d->length = bufsize;
+			d->offset = r->buf0 + j * bufsize;
+		}
+	}
+	conn.s.ns2m = conn.s.nm2s = 1;
+	epoll_set(EPOLL_CTL_ADD, conn.rx[0].efd);
+	return 0;
+}
