@@ -85,7 +85,6 @@ static int nbports;
 static uint32_t age_ms = DEFAULT_AGE * 1000;
 static char *group_arg[MAX_GROUPS];
 static int ngroups;
-static const char *counters_out;
 static uint32_t now;		/* ms; see clock_ms() */
 static int now_read;		/* now is this breath's */
 static uint32_t empty_breaths;	/* in a row */
@@ -110,7 +109,6 @@ bridge_init(int argc, char **argv)
 		{ "age", required_argument, NULL, 'a' },
 		{ "max-macs", required_argument, NULL, 'm' },
 		{ "group", required_argument, NULL, 'g' },
-		{ "counters-out", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 }
 	};
 	uint64_t slots;
@@ -133,9 +131,6 @@ bridge_init(int argc, char **argv)
 				errx(2, "too many --group options (at most %d)",
 				    MAX_GROUPS);
 			group_arg[ngroups++] = optarg;
-			break;
-		case 'c':
-			counters_out = optarg;
 			break;
 		default:
 			app_usage();
@@ -528,16 +523,10 @@ bridge_breathe(void)
 	return total;
 }
 
-static void
-bridge_stop(int eof)
-{
-	if (counters_out != NULL)
-		(void)app_write_counters(counters_out);
-}
-
 static const struct app_desc desc = {
 	.name = "bridge",
 	.usage = USAGE,
+	.counters_out = 1,
 	.summary = "Learning Ethernet bridge: every port name is an input and "
 	    "an output.",
 	.ports = (const struct port_desc[]){ { "*", PORT_IN },
@@ -545,7 +534,6 @@ static const struct app_desc desc = {
 	.init = bridge_init,
 	.start = bridge_start,
 	.breathe = bridge_breathe,
-	.stop = bridge_stop,
 };
 
 APP_MAIN(desc)

@@ -16,13 +16,13 @@ gre_init(int argc, char **argv)
 static const struct app_desc desc = {
 	.name = "gre",
 	.usage = PWSTAGE_USAGE,
+	.counters_out = 1,
 	.summary = "Ethernet pseudowires over GRE over IPv6 (RFC 2784, "
 	    "2890): encapsulate toward core, check and decapsulate from it.",
 	.ports = (const struct port_desc[]){ { "*", PORT_IN },
 	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = gre_init,
 	.breathe = pwstage_breathe,
-	.stop = pwstage_stop,
 };
 
 APP_MAIN(desc)

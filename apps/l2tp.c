@@ -16,6 +16,7 @@ l2tp_init(int argc, char **argv)
 static const struct app_desc desc = {
 	.name = "l2tp",
 	.usage = PWSTAGE_USAGE,
+	.counters_out = 1,
 	.summary = "Ethernet pseudowires over L2TPv3 keyed IPv6 tunnels "
 	    "(RFC 3931): encapsulate toward core, check and decapsulate "
 	    "from it.",
@@ -23,7 +24,6 @@ static const struct app_desc desc = {
 	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = l2tp_init,
 	.breathe = pwstage_breathe,
-	.stop = pwstage_stop,
 };
 
 APP_MAIN(desc)

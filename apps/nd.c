@@ -56,7 +56,6 @@ struct nd_state {
 };
 static struct nd_state *state;
 static uint64_t sol_due;
-static const char *counters_out;
 static struct fwd fwd;
 
 static struct {
@@ -104,7 +103,6 @@ nd_init(int argc, char **argv)
 		{ "mac", required_argument, NULL, 'm' },
 		{ "next-hop", required_argument, NULL, 'n' },
 		{ "next-hop-mac", required_argument, NULL, 'N' },
-		{ "counters-out", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch, have = 0;
@@ -126,9 +124,6 @@ nd_init(int argc, char **argv)
 		case 'N':
 			parse_mac("--next-hop-mac", optarg, nh_mac);
 			have |= 8;
-			break;
-		case 'c':
-			counters_out = optarg;
 			break;
 		default:
 			app_usage();
@@ -411,13 +406,6 @@ nd_breathe(void)
 	return total + sent;
 }
 
-static void
-nd_stop(int eof)
-{
-	if (counters_out != NULL)
-		(void)app_write_counters(counters_out);
-}
-
 static const struct port_desc ports[] = {
 	{ "north", PORT_IN },
 	{ "north", PORT_OUT },
@@ -429,6 +417,7 @@ static const struct port_desc ports[] = {
 static const struct app_desc desc = {
 	.name = "nd",
 	.usage = USAGE,
+	.counters_out = 1,
 	.summary = "IPv6 neighbour discovery for one address toward the "
 	    "core: answer solicitations, resolve the next hop, set the "
 	    "Ethernet addresses of frames going south.",
@@ -436,7 +425,6 @@ static const struct app_desc desc = {
 	.init = nd_init,
 	.start = nd_start,
 	.breathe = nd_breathe,
-	.stop = nd_stop,
 };
 
 APP_MAIN(desc)

@@ -38,7 +38,6 @@ enum mode { TAG = 1, UNTAG = 2, MUX = 4 };	/* bits: see vlan_init() */
 static enum mode mode;
 static uint16_t vid, tci_pcp;	/* tag/untag VID; PCP bits for pushed tags */
 static int pass_other;
-static const char *counters_out;
 /*
  * The stage's ports by name, each an input (possibly fan-in) and an
  * output of struct fwd; for mux the VID each stands for (0 for trunk and
@@ -91,7 +90,6 @@ vlan_init(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "pcp", required_argument, NULL, 'p' },
 		{ "pass", no_argument, NULL, 'P' },
-		{ "counters-out", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const struct {
@@ -146,9 +144,6 @@ vlan_init(int argc, char **argv)
 			if (mode != UNTAG)
 				errx(2, "%s: --pass is for untag", cmd);
 			pass_other = 1;
-			break;
-		case 'c':
-			counters_out = optarg;
 			break;
 		default:
 			app_usage();
@@ -396,23 +391,16 @@ vlan_breathe(void)
 	return total;
 }
 
-static void
-vlan_stop(int eof)
-{
-	if (counters_out != NULL)
-		(void)app_write_counters(counters_out);
-}
-
 static const struct app_desc desc = {
 	.name = "vlan",
 	.usage = USAGE,
+	.counters_out = 1,
 	.summary = "802.1Q tags: push (tag), pop (untag), or split a trunk "
 	    "into one port per VLAN (mux).",
 	.ports = (const struct port_desc[]){ { "*", PORT_IN },
 	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = vlan_init,
 	.breathe = vlan_breathe,
-	.stop = vlan_stop,
 };
 
 APP_MAIN(desc)

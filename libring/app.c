@@ -326,6 +326,7 @@ finish(int eof)
 	appctl_stop();
 	if (app->stop)
 		app->stop(eof);
+	stage_counters_out();
 	count_packets();
 	for (i = 0; i < app_nports; i++)
 		for (j = 0; j < app_ports[i].nrings; j++) {
@@ -507,8 +508,11 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	app_argv[0] = argv[0];	/* the short name, see above */
 	for (i = first; i < argc; i++)
 		app_argv[i - first + 1] = argv[i];
+	argc = argc - first + 1;
+	if (app->counters_out)
+		stage_counters_opt(&argc, app_argv);
 	optind = 1;
-	app->init(argc - first + 1, app_argv);
+	app->init(argc, app_argv);
 	check_required();
 	if (checking)
 		return 0;	/* the words hold: nothing was started */

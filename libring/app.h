@@ -92,6 +92,12 @@ struct app_desc {
 					   per form */
 	const char	*summary;	/* one line for --help */
 	int		 device;	/* a device app (keyed by its argument) */
+	/*
+	 * 1: the runtime takes "--counters-out FILE" (or =FILE) out of the
+	 * app's words before init() and, after stop(), writes every counter
+	 * to FILE as app_write_counters() does.
+	 */
+	int		 counters_out;
 	const struct port_desc *ports;	/* ended by { NULL, 0 } */
 	/*
 	 * Parse the app's own arguments and check everything that can
@@ -216,7 +222,7 @@ int64_t	 app_release_to(struct ring *r, uint64_t tail);
 
 /*
  * Write every counter of this stage to path, one "name value" line each in
- * the order they were made (for an app's --counters-out at its stop());
+ * the order they were made (app_desc.counters_out does it for an app);
  * 0, or -1 after a warning naming the file.
  */
 int	app_write_counters(const char *path);

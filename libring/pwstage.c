@@ -27,7 +27,6 @@
 static int type;			/* PW_L2TP or PW_GRE */
 static uint8_t proto;			/* SNB_IPPROTO_L2TP or _GRE */
 static struct pw_conf conf;
-static const char *counters_out;
 
 /* The pseudowires of our type, by index i < npw. */
 static const struct pw *pws[PW_MAX];
@@ -95,10 +94,7 @@ bind_ports(void)
 void
 pwstage_init(int t, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "counters-out", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
 	static const char *const vnames[TUN_RX_NVERDICTS] = {
 		NULL, "drop-not-ipv6", "drop-not-local", "drop-fragment",
 		"drop-other-protocol", "drop-malformed", "drop-gre-protocol",
@@ -106,15 +102,13 @@ pwstage_init(int t, int argc, char **argv)
 	};
 	char e[512], *text;
 	size_t j, len;
-	int ch, i;
+	int i;
 
 	type = t;
 	proto = type == PW_L2TP ? SNB_IPPROTO_L2TP : SNB_IPPROTO_GRE;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'c')
-			app_usage();
-		counters_out = optarg;
-	}
+	/* No option of its own: --counters-out is the runtime's. */
+	if (getopt_long(argc, argv, "", none, NULL) != -1)
+		app_usage();
 	if (optind == argc) {
 		warnx("missing CONFIG");
 		app_usage();
@@ -301,9 +295,3 @@ pwstage_breathe(void)
 	return total;
 }
 
-void
-pwstage_stop(int eof)
-{
-	if (counters_out != NULL)
-		(void)app_write_counters(counters_out);
-}

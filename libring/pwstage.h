@@ -13,9 +13,8 @@
 
 #define PWSTAGE_USAGE	"CONFIG [--counters-out FILE]"
 
-/* The app_desc callbacks, for type PW_L2TP or PW_GRE. */
+/* The app_desc callbacks, for type PW_L2TP or PW_GRE (and counters_out). */
 void	pwstage_init(int type, int argc, char **argv);
 int	pwstage_breathe(void);
-void	pwstage_stop(int eof);
 
 #endif

@@ -22,6 +22,7 @@ struct stage_file *app_stage;
 static unsigned char state_buf[APP_STATE_MAX];	/* the app's working copy */
 static size_t state_len;
 static int handed_over;
+static const char *counters_path;	/* --counters-out */
 
 static struct stage_file *
 map_file(const char *path, int rw)
@@ -239,4 +240,38 @@ app_write_counters(const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+void
+stage_counters_opt(int *argc, char **argv)
+{
+	static const char opt[] = "--counters-out";
+	const size_t len = sizeof(opt) - 1;
+	int i, n;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strncmp(argv[i], opt, len) != 0)
+			continue;
+		if (argv[i][len] == '=')
+			n = 1;
+		else if (argv[i][len] == '\0' && i + 1 < *argc)
+			n = 2;
+		else if (argv[i][len] == '\0') {
+			warnx("option '%s' requires an argument", opt);
+			app_usage();
+		} else
+			continue;
+		counters_path = n == 1 ? argv[i] + len + 1 : argv[i + 1];
+		memmove(&argv[i], &argv[i + n], (size_t)(*argc - i - n + 1) *
+		    sizeof(*argv));
+		*argc -= n;
+		i--;
+	}
+}
+
+void
+stage_counters_out(void)
+{
+	if (counters_path != NULL)
+		(void)app_write_counters(counters_path);
 }

@@ -24,5 +24,12 @@ const struct stage_file *stage_map_prev(const char *path);
  * and committed state into ours (app_resumed() becomes 1).
  */
 void	stage_take_over(const struct stage_file *prev);
+/*
+ * app_desc.counters_out: take --counters-out FILE or --counters-out=FILE
+ * out of the app's words argv[1..*argc - 1] (up to a "--"), and write the
+ * counters to FILE when the stage stops (nothing if it was not given).
+ */
+void	stage_counters_opt(int *argc, char **argv);
+void	stage_counters_out(void);
 
 #endif

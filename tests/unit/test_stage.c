@@ -10,12 +10,16 @@
  * predecessor's counts, but not from its gauges: those were levels of
  * the process that left (a bridge's learnt table), the successor's own
  * start at 0 and stay gauges.
+ *
+ * The runtime's --counters-out (app_desc.counters_out) takes its words
+ * out of the app's and writes the counters when the stage stops.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bsd/string.h>
 
@@ -81,6 +85,42 @@ take_over(void)
 	return !ok;
 }
 
+/* --counters-out is taken out of an app's words, in both forms. */
+static int
+counters_opt(void)
+{
+	char *a1[] = { "snb-x", "--counters-out", "/nonexistent/a", "mux",
+	    "--pcp", "1", NULL };
+	char *a2[] = { "snb-x", "tag", "--counters-out=/tmp/test_stage.ctr",
+	    "--", "--counters-out", "x", NULL };
+	struct stage_file *f;
+	char line[64] = "";
+	int n1 = 6, n2 = 6, ok;
+	FILE *fp;
+
+	ok = (f = calloc(1, sizeof(*f))) != NULL;
+	app_stage = f;
+	*app_counter("tagged") = 3;
+	stage_counters_opt(&n1, a1);
+	ok = ok && n1 == 4 && strcmp(a1[1], "mux") == 0 &&
+	    strcmp(a1[3], "1") == 0 && a1[4] == NULL;
+	stage_counters_opt(&n2, a2);
+	ok = ok && n2 == 5 && strcmp(a2[1], "tag") == 0 &&
+	    strcmp(a2[2], "--") == 0 && strcmp(a2[3], "--counters-out") == 0;
+	/* The last one given is the file. */
+	unlink("/tmp/test_stage.ctr");
+	stage_counters_out();
+	ok = ok && (fp = fopen("/tmp/test_stage.ctr", "r")) != NULL &&
+	    fgets(line, sizeof(line), fp) != NULL && fclose(fp) == 0 &&
+	    strcmp(line, "tagged 3\n") == 0;
+	unlink("/tmp/test_stage.ctr");
+	printf("%s 3 - --counters-out FILE and =FILE taken out of the words "
+	    "(not after --), the counters written to FILE (%.*s)\n",
+	    ok ? "ok" : "not ok", (int)strcspn(line, "\n"), line);
+	free(f);
+	return !ok;
+}
+
 int
 main(void)
 {
@@ -112,9 +152,9 @@ main(void)
 	}
 	atomic_store(&done, 1);
 	pthread_join(t, &seen);
-	printf("1..2\n%s 1 - counters made under a reader: %lu torn of %lu "
+	printf("1..3\n%s 1 - counters made under a reader: %lu torn of %lu "
 	    "looks\n", torn ? "not ok" : "ok", (unsigned long)torn,
 	    (unsigned long)seen);
 	free(all);
-	return (torn != 0) | take_over();
+	return (torn != 0) | take_over() | counters_opt();
 }
