@@ -268,8 +268,8 @@ on_term(int sig)
 	detach_requested = 1;
 }
 
-static int
-inputs_finished(void)
+int
+app_inputs_done(void)
 {
 	int i, j, any = 0;
 
@@ -560,7 +560,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			finish(0);
 			return 0;
 		}
-		if (done_requested || (n == 0 && inputs_finished())) {
+		if (done_requested || (n == 0 && app_inputs_done())) {
 			finish(1);
 			return 0;
 		}

@@ -236,6 +236,11 @@ int	app_write_counters(const char *path);
 int	app_ctl_sync(void (*fn)(void *), void *arg);
 
 /*
+ * 1 when every input ring is closed and read (the stage has at least
+ * one): what ends a stage after an idle breath.
+ */
+int	app_inputs_done(void);
+/*
  * 1 when an input's stream was cut short by a failure upstream (see
  * ring_close_failed): at end of stream, what came is not the whole of it.
  */

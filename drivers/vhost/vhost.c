@@ -374,17 +374,6 @@ from_frontend(int may_wait)
 }
 
 static int
-inputs_done(void)
-{
-	int j;
-
-	for (j = 0; j < txf.nin; j++)
-		if (!ring_eof(txf.in[j]))
-			return 0;
-	return txf.nin > 0;
-}
-
-static int
 vhost_breathe(void)
 {
 	struct vu_vring *txq = &dev.vq[1];
@@ -426,7 +415,7 @@ vhost_breathe(void)
 	 * End of input: the frontend may still be sending back what we gave
 	 * it (a loop through a VM), so linger while it does.
 	 */
-	if (n == 0 && inputs_done() && conn_fd >= 0 &&
+	if (n == 0 && app_inputs_done() && conn_fd >= 0 &&
 	    app_now_ns() - last_busy_ns < linger_ns) {
 		control(1);
 		return 1;
