@@ -27,6 +27,13 @@ cli_begin(int argc, char **argv)
 		argv[0] = slash ? (char *)slash + 1 : argv[0];
 		setprogname(argv[0]);
 	}
+	/*
+	 * One write(2) a line: stderr is unbuffered, so glibc's warnx(3)
+	 * writes "snb-TOOL: ", the message and the newline apart, and the
+	 * lines of a graph's stages and snb-run, which share one stderr,
+	 * could tear into each other.
+	 */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 	if (argc > 1 && strcmp(argv[1], "--version") == 0)
 		cli_version();
 }

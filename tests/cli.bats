@@ -196,3 +196,17 @@ man_forms() {
 	[ ! -e "$T/out.pcap" ] && [ ! -e "$T/m.sock" ]
 	[ -z "$(ls -A "$SNB_RUN_DIR" 2>/dev/null)" ]
 }
+
+@test "a message is one write(2): a graph's lines never tear into each other" {
+	# Stages and snb-run share one stderr; glibc's warnx(3) on an
+	# unbuffered stderr writes the prefix, the message and the newline
+	# apart, and another process's line could land between them.
+	strace -f -e trace=write -o "$BATS_TEST_TMPDIR/st" \
+	    snb-run 'pcap-read /nonexistent.pcap | sink' 2>/dev/null || true
+	grep 'write(2, "snb-' "$BATS_TEST_TMPDIR/st" > "$BATS_TEST_TMPDIR/w"
+	cat "$BATS_TEST_TMPDIR/w"
+	[ "$(grep -c 'snb-pcap-read: /nonexistent.pcap' "$BATS_TEST_TMPDIR/w")" -eq 1 ]
+	[ "$(grep -c 'snb-run: 1:1: pcap-read' "$BATS_TEST_TMPDIR/w")" -eq 1 ]
+	# Every write to stderr ends its line.
+	! grep 'write(2, ' "$BATS_TEST_TMPDIR/st" | grep -v '\\n"' | grep -v '\.\.\., '
+}

@@ -9,7 +9,7 @@
 # line to run and fails.  --list prints the set's packages, one a line.
 demo="gcc make libc6-dev libpcap-dev libbsd-dev tcpdump"
 build="$demo libxdp-dev libbpf-dev libipsec-mb-dev"
-check="$build bats tshark jq iproute2 procps mandoc ethtool iputils-ping python3 python3-scapy python3-cryptography openssl dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux bird2"
+check="$build bats tshark jq iproute2 procps strace mandoc ethtool iputils-ping python3 python3-scapy python3-cryptography openssl dpdk-dev qemu-system-x86 busybox-static cpio prometheus curl tmux bird2"
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
