@@ -257,6 +257,51 @@ decrypt() {
 	[ "$(ctr "$c" drop-icv)" -eq $((1024 + 1100)) ]
 }
 
+@test "esp: the failures in a row toward re-synchronisation survive a swap and a kill (RFC 4303 A3)" {
+	need_peer
+	J=$((3 << 32))
+	# 1..10; then the peer jumps 3 * 2^32: 10 failures, a swap, 3 more,
+	# a SIGKILL, 3 more (16, the threshold); the 17th failure in a row
+	# is re-synchronised whatever process counted the first ones
+	$PY "$PEER" make "$T/p1.pcap" $K1 0x2001 $B $A 1..10 \
+	    $((J + 11))..$((J + 20))
+	$PY "$PEER" make "$T/p2.pcap" $K1 0x2001 $B $A $((J + 21))..$((J + 23))
+	$PY "$PEER" make "$T/p3.pcap" $K1 0x2001 $B $A $((J + 24))..$((J + 28))
+	# pcap-read publishes a burst once it has read it whole: 64 frames
+	# that are not ESP (no SA's count moves) after each part push it out
+	$PY "$PEER" clear "$T/fill.pcap" 64 $B $A
+	tail -c +25 "$T/fill.pcap" > "$T/fill"
+	for f in p1 p2 p3; do tail -c +25 "$T/$f.pcap" | cat - "$T/fill" \
+	    > "$T/$f"; done
+	sa in 0x2001 $K1 $A $B $'\tresync-threshold 16;\n' > "$T/b.conf"
+	mkfifo "$T/in"
+	snb-run -n espfails --restart=on-failure "pcap-read $T/in | [core] \
+	    d: esp $T/b.conf [clear] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 7> "$T/in"
+	head -c 24 "$T/p1.pcap" >&7
+	wait_for test -S "$SNB_RUN_DIR/espfails/d.ctl"
+	cat "$T/p1" >&7
+	wait_for eval 'snb-ctl espfails config d show | grep -q "top 10 fails 10"'
+	chaos espfails d swap "esp $T/b.conf"
+	run snb-ctl espfails config d show
+	echo "$output"
+	assert_output_has "top 10 fails 10"
+	cat "$T/p2" >&7
+	wait_for eval 'snb-ctl espfails config d show | grep -q "fails 13"'
+	chaos espfails d kill
+	wait_for test -S "$SNB_RUN_DIR/espfails/d.ctl"
+	wait_for eval 'snb-ctl espfails config d show | grep -q "top 10 fails 13"'
+	cat "$T/p3" >&7
+	exec 7>&-
+	timeout 60 tail --pid="$gpid" -f /dev/null
+	wait "$gpid"
+	cat "$T/err"
+	run $PY "$PEER" inner "$T/out.pcap"
+	echo "$output"
+	[ "$output" = "$(printf 'seq %s\n' $(seq 1 10) $((J + 27)) $((J + 28)))" ]
+}
+
 @test "esp: an SA never wraps its 64-bit sequence number: it stops, counted" {
 	need_peer
 	sa out 0x1001 $K1 $A $B $'\tsequence 0xfffffffffffffffd;\n' \

@@ -19,7 +19,10 @@
  * successor starts every SA at its lease, never below a number sent.
  * The inbound windows' tops are committed every breath, and a
  * successor takes everything at or below a top as seen: a packet in
- * flight across the change may be lost, none is accepted twice.
+ * flight across the change may be lost, none is accepted twice.  So is
+ * each inbound SA's count of failures in a row (RFC 4303 appendix A3):
+ * a peer that jumped ahead is re-synchronised after the threshold
+ * whether or not the stage changed hands on the way.
  */
 #include <arpa/inet.h>
 #include <err.h>
@@ -40,12 +43,22 @@
 #define OUTER_HLEN	(SNB_ETH_HLEN + SNB_IPV6_HLEN)
 #define HOP_LIMIT	64
 
-/* The hand-over state: where each SA stands, by direction and SPI. */
+/*
+ * The hand-over state: where each SA stands, by direction and SPI.  31
+ * SAs at 16 bytes fill APP_STATE_MAX, so the failures in a row share
+ * the direction's word: a predecessor that had no such count (dir 1 or
+ * 2 in the whole word) reads as fails 0.  A count past 2^24 - 1 is
+ * handed over as that: a successor under a threshold that high waits a
+ * little longer, never less, before it re-synchronises.
+ */
+#define FAILS_MAX	((1U << 24) - 1)
 struct sastate {
 	uint32_t	spi;
-	uint32_t	dir;
+	uint32_t	dir : 8;
+	uint32_t	fails : 24;	/* in: failures in a row */
 	uint64_t	seq;	/* out: the lease; in: the window's top */
 };
+_Static_assert(sizeof(struct sastate) == 16, "sastate size");
 #define NSTATE	((APP_STATE_MAX - 8) / sizeof(struct sastate))
 struct state {
 	uint32_t	n, pad;
@@ -95,6 +108,8 @@ state_save(void)
 		state->e[i].dir = sa->dir;
 		state->e[i].seq = sa->dir == ESP_OUT ? lease[i] :
 		    sa->replay.top;
+		state->e[i].fails = sa->fails < FAILS_MAX ? sa->fails :
+		    FAILS_MAX;
 	}
 	app_state_commit();
 }
@@ -122,6 +137,8 @@ state_resume(void)
 				memset(sa->replay.bits, 0xff,
 				    sa->replay.w / 8);
 			}
+			if (sa->dir == ESP_IN)
+				sa->fails = e->fails;
 		}
 	}
 }
@@ -313,15 +330,29 @@ take(void *ctx, int from, struct ring *r, uint32_t n)
 	return i;
 }
 
+/* Packets esp_decap() has judged: each may move a window or a count of
+ * failures in a row. */
+static uint64_t
+judged(void)
+{
+	uint64_t n = *cnt.decrypted;
+	int v;
+
+	for (v = ESP_OK + 1; v <= ESP_BAD_INNER; v++)
+		n += *verdict_cnt[v];
+	return n;
+}
+
 static int
 esp_breathe(void)
 {
-	uint64_t before = *cnt.decrypted;
+	uint64_t before = judged();
 	int n = fwd_take(&fwd, take, NULL);
 
 	fwd_commit(&fwd);
-	/* The windows moved: a successor must not take those again. */
-	if (*cnt.decrypted != before)
+	/* The windows or the failures in a row moved: a successor must
+	 * not take those packets again, nor start the count over. */
+	if (judged() != before)
 		state_save();
 	return n;
 }
@@ -349,11 +380,15 @@ adopt(void *arg)
 			if (o->seq > sa->seq)
 				sa->seq = o->seq;
 			lease[i] = old_lease[next_kept[i] - 1];
-		} else if (o->replay.w == sa->replay.w &&
-		    o->replay.top >= sa->replay.top)
-			sa->replay = o->replay;
-		else if (o->replay.top > sa->replay.top)
-			replay_init(&sa->replay, sa->replay.w, o->replay.top);
+		} else {
+			if (o->replay.w == sa->replay.w &&
+			    o->replay.top >= sa->replay.top)
+				sa->replay = o->replay;
+			else if (o->replay.top > sa->replay.top)
+				replay_init(&sa->replay, sa->replay.w,
+				    o->replay.top);
+			sa->fails = o->fails;
+		}
 	}
 	sadb = next_db;
 	next_db = old;
@@ -402,13 +437,16 @@ show(FILE *out)
 	for (i = 0; i < sadb.nsa; i++) {
 		const struct esp_sa *sa = &sadb.sa[i];
 
-		fprintf(out, "%s spi 0x%08x %s -> %s %s %llu%s%s\n",
+		fprintf(out, "%s spi 0x%08x %s -> %s %s %llu",
 		    sa->dir == ESP_IN ? "in " : "out", sa->spi,
 		    inet_ntop(AF_INET6, sa->local, a, sizeof(a)),
 		    inet_ntop(AF_INET6, sa->remote, b, sizeof(b)),
 		    sa->dir == ESP_IN ? "top" : "seq",
 		    (unsigned long long)(sa->dir == ESP_IN ? sa->replay.top :
-		    sa->seq), sa->name[0] ? " " : "", sa->name);
+		    sa->seq));
+		if (sa->dir == ESP_IN)
+			fprintf(out, " fails %u", sa->fails);
+		fprintf(out, "%s%s\n", sa->name[0] ? " " : "", sa->name);
 	}
 	return 0;
 }
