@@ -113,6 +113,55 @@ decrypt() {
 	[ "$(ctr "$c" drop-too-short)" -eq 1 ]
 }
 
+@test "esp: a duplicate, a bad ICV and an unknown SPI are logged with SPI, sequence number, addresses and time (RFC 4303 3.4)" {
+	need_peer
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A 1 2 3 2 4:icv 5 9:spi
+	timeout 60 snb-run "pcap-read $T/in.pcap | [core] d: esp \
+	    --counters-out $T/dec.ctr $T/b.conf [clear] | sink" 2> "$T/err"
+	cat "$T/err"
+	d='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z'
+	grep -Ex "snb-esp: d: audit: replay: spi 0x00002001 seq 2 src $B dst $A flow 0x[0-9a-f]{5} time $d" "$T/err"
+	grep -Ex "snb-esp: d: audit: icv: spi 0x00002001 seq 4 src $B dst $A flow 0x[0-9a-f]{5} time $d" "$T/err"
+	grep -Ex "snb-esp: d: audit: no-sa: spi 0x00002002 seq 9 src $B dst $A flow 0x[0-9a-f]{5} time $d" "$T/err"
+	[ "$(grep -c audit "$T/err")" -eq 3 ]
+	[ "$(ctr "$T/dec.ctr" decrypted)" -eq 4 ]
+	# the time is now's (UTC), within a minute
+	t=$(sed -n 's/.* time \([^.]*\)\..*/\1/p' "$T/err" | head -1)
+	[ $(( $(date -u +%s) - $(date -u -d "$t" +%s) )) -lt 60 ]
+}
+
+@test "esp: a flood of 100k bad packets makes a few audit lines, which count every one" {
+	need_peer
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	# 1 is taken once, then replayed; 7 fails its ICV every time
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A 1 7:icv
+	t0=$(date +%s)
+	timeout 120 snb-run "pcap-read --loop 50000 $T/in.pcap | [core] d: esp \
+	    --counters-out $T/dec.ctr $T/b.conf [clear] | sink" 2> "$T/err"
+	s=$(( $(date +%s) - t0 + 1 ))
+	cat "$T/err"
+	c="$T/dec.ctr"
+	[ "$(ctr "$c" decrypted)" -eq 1 ]
+	[ "$(ctr "$c" drop-replay)" -eq 49999 ]
+	[ "$(ctr "$c" drop-icv)" -eq 50000 ]
+	# at most one line per kind a second (and the stop's)
+	r=$(grep -c 'audit: replay: ' "$T/err")
+	i=$(grep -c 'audit: icv: ' "$T/err")
+	echo "$r replay lines, $i icv lines in $s s"
+	[ "$r" -ge 1 ] && [ "$r" -le $((s + 2)) ]
+	[ "$i" -ge 1 ] && [ "$i" -le $((s + 2)) ]
+	# every event is in a line: the first of each line and those it says
+	# it suppressed
+	for k in replay icv; do
+		n=$(awk -v k="$k" '$0 ~ "audit: " k ": " { n++;
+		    if (match($0, /; [0-9]+ more/)) n += substr($0, RSTART + 2,
+		    RLENGTH - 7) } END { print n + 0 }' "$T/err")
+		echo "$k: $n in the log"
+		[ "$n" -eq "$(ctr "$c" drop-$k)" ]
+	done
+}
+
 @test "esp: an inbound SA takes ESP from its remote address only, before any decryption" {
 	need_peer
 	sa in 0x2001 $K1 $A $B > "$T/b.conf"

@@ -10,6 +10,8 @@
  *	crypt.c		one packet: encapsulate, decapsulate (ipsec-mb's
  *			AES-128-GCM, no allocation per packet); an SA's
  *			expanded key
+ *	audit.c		the auditable events' log (audit.h): at most a
+ *			line per kind a second, none written per packet
  *	main.c		the app: ports, counters, reload (SIGHUP)
  *
  * The wire, toward the core (tunnel mode, next header 41):

@@ -31,11 +31,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "esp.h"
 #include "forward.h"
 #include "ip6ext.h"
 #include "proto.h"
 #include "replay.h"
+#include "stage.h"
 
 #define SEQ_LEASE	(1ULL << 16)
 #define CLEAR		0	/* fwd port indexes */
@@ -208,6 +210,8 @@ encap(const struct packet *p, uint32_t len)
 	 * 3.3.3: a new SA is due long before). */
 	if (sa->seq == UINT64_MAX) {
 		(*cnt.drop_seq_exhausted)++;
+		audit_note(AUDIT_SEQ_CYCLE, sa->spi, NULL, sa->local,
+		    sa->remote, ipv6_flow(in));
 		return 1;
 	}
 	elen = esp_encap_len(len - SNB_ETH_HLEN);
@@ -253,7 +257,7 @@ decap(const struct packet *p, uint32_t len)
 	enum esp_verdict v;
 	struct esp_sa *sa;
 	struct packet *q;
-	uint32_t plen, inner, off;
+	uint32_t plen, inner, off, spi;
 	uint8_t next;
 
 	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
@@ -279,9 +283,12 @@ decap(const struct packet *p, uint32_t len)
 		(*cnt.drop_too_short)++;
 		return 1;
 	}
-	if ((sa = find_in((uint32_t)esp[0] << 24 | (uint32_t)esp[1] << 16 |
-	    (uint32_t)esp[2] << 8 | esp[3], ip->dst)) == NULL) {
+	spi = (uint32_t)esp[0] << 24 | (uint32_t)esp[1] << 16 |
+	    (uint32_t)esp[2] << 8 | esp[3];
+	if ((sa = find_in(spi, ip->dst)) == NULL) {
 		(*cnt.drop_bad_spi)++;
+		audit_note(AUDIT_NO_SA, spi, esp, ip->src, ip->dst,
+		    ipv6_flow(ip));
 		return 1;
 	}
 	/* The SA is between two addresses: from any other, the packet is
@@ -289,6 +296,8 @@ decap(const struct packet *p, uint32_t len)
 	 * too), and costs no decryption. */
 	if (memcmp(ip->src, sa->remote, 16) != 0) {
 		(*cnt.drop_wrong_remote)++;
+		audit_note(AUDIT_NO_SA, spi, esp, ip->src, ip->dst,
+		    ipv6_flow(ip));
 		return 1;
 	}
 	/* The plaintext is never longer than the ESP packet. */
@@ -302,6 +311,11 @@ decap(const struct packet *p, uint32_t len)
 	v = esp_decap(sa, esp, plen, q->data + SNB_ETH_HLEN, &inner);
 	if (v != ESP_OK) {
 		(*verdict_cnt[v])++;
+		/* RFC 4303 3.4.3 and 3.4.4: auditable events. */
+		if (v == ESP_REPLAY || v == ESP_TOO_OLD || v == ESP_BAD_ICV)
+			audit_note(v == ESP_REPLAY ? AUDIT_REPLAY :
+			    v == ESP_TOO_OLD ? AUDIT_TOO_OLD : AUDIT_ICV, spi,
+			    esp, ip->src, ip->dst, ipv6_flow(ip));
 		return 1;
 	}
 	o->used++;
@@ -354,6 +368,8 @@ esp_breathe(void)
 	 * not take those packets again, nor start the count over. */
 	if (judged() != before)
 		state_save();
+	if (audit_pending)
+		audit_breath();
 	return n;
 }
 
@@ -489,6 +505,7 @@ esp_init(int argc, char **argv)
 	safile = argv[optind];
 	if (esp_sadb_load(&sadb, safile, err, sizeof(err)) == -1)
 		errx(2, "%s", err);
+	audit_init(app_stage->label);
 	if (esp_sadb_keys(&sadb, err, sizeof(err)) == -1)
 		errx(1, "%s", err);
 	app_counters((uint64_t **)&cnt, cnt_names);
@@ -527,6 +544,7 @@ static void
 esp_stop(int eof)
 {
 	state_save();
+	audit_flush();
 	if (counters_out != NULL)
 		(void)app_write_counters(counters_out);
 	esp_sadb_free(&sadb);
