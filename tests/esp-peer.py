@@ -16,8 +16,10 @@
 #				one ESP frame per SEQ (64-bit, decimal or
 #				0x), how: ok (default), icv (a flipped ICV
 #				bit), spi (SPI + 1), short (cut to 20 bytes
-#				of ESP); the inner packet is an IPv6/UDP
-#				packet whose payload names SEQ; SEQ may be
+#				of ESP), from=ADDR (the inner packet's
+#				source, SRC otherwise); the inner packet is
+#				an IPv6/UDP packet whose payload names SEQ;
+#				SEQ may be
 #				a range FIRST..LAST[:how], one frame per
 #				number of it (a peer whose number jumped
 #				k * 2^32 ahead: 0x300000011..0x300000020)
@@ -105,7 +107,10 @@ def make(out, key, spi, src, dst, seqs):
         for n in range(num(first), num(last if dots else first) + 1):
             expanded.append((n, how))
     for seq, how in expanded:
-        inner = (IPv6(src=src, dst=dst, hlim=64) /
+        isrc = src
+        if how.startswith("from="):
+            isrc, how = how[5:], ""
+        inner = (IPv6(src=isrc, dst=dst, hlim=64) /
                  UDP(sport=2000, dport=9) / Raw(b"seq %d" % seq))
         # scapy reads seq_num=0 and esn=0 as "the SA's own": set those.
         sa.seq_num, sa.esn = seq & 0xffffffff, seq >> 32

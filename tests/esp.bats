@@ -179,6 +179,48 @@ decrypt() {
 	[ "$(ctr "$T/dec.ctr" drop-wrong-remote)" -eq 0 ]
 }
 
+@test "esp: inner-remote: an inbound SA takes inner packets from its prefix only (RFC 4301 5.2 step 4), counted and logged" {
+	need_peer
+	# inner sources: the peer's tunnel address, a host outside the
+	# prefix, another host of the peer's subnet (a kernel peer's
+	# policy may cover its subnet)
+	$PY "$PEER" make "$T/in.pcap" $K1 0x2001 $B $A 1 2:from=2001:db8:9::1 \
+	    3:from=2001:db8:2::77 4
+	# without inner-remote: whatever authenticates goes on, as before
+	sa in 0x2001 $K1 $A $B > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' 1 2 3 4)" ]
+	[ "$(ctr "$T/dec.ctr" drop-inner-remote)" -eq 0 ]
+	sa in 0x2001 $K1 $A $B $'\tinner-remote 2001:db8:2::/64;\n' > "$T/b.conf"
+	timeout 60 snb-run "pcap-read $T/in.pcap | [core] d: esp --counters-out \
+	    $T/dec.ctr $T/b.conf [clear] | pcap-write $T/out.pcap" 2> "$T/err"
+	cat "$T/err"
+	run $PY "$PEER" inner "$T/out.pcap"
+	echo "$output"
+	[ "$output" = "$(printf 'seq %s\n' 1 3 4)" ]
+	[ "$(ctr "$T/dec.ctr" drop-inner-remote)" -eq 1 ]
+	[ "$(ctr "$T/dec.ctr" decrypted)" -eq 3 ]
+	grep -E "^snb-esp: d: audit: inner-remote: spi 0x00002001 seq 2 src 2001:db8:9::1 dst $A " "$T/err"
+	# a /128 is the peer's tunnel address alone; /0 is anything
+	sa in 0x2001 $K1 $A $B $'\tinner-remote 2001:db8:2::1/128;\n' > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' 1 4)" ]
+	sa in 0x2001 $K1 $A $B $'\tinner-remote ::/0;\n' > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	[ "$(npackets "$T/out.pcap")" -eq 4 ]
+	# a prefix of an odd length: 2001:db8:2::77 is in /121, not in /122
+	sa in 0x2001 $K1 $A $B $'\tinner-remote 2001:db8:2::/121;\n' > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' 1 3 4)" ]
+	sa in 0x2001 $K1 $A $B $'\tinner-remote 2001:db8:2::/122;\n' > "$T/b.conf"
+	decrypt "$T/b.conf" "$T/in.pcap" "$T/out.pcap"
+	run $PY "$PEER" inner "$T/out.pcap"
+	[ "$output" = "$(printf 'seq %s\n' 1 4)" ]
+}
+
 @test "esp: ESP behind the extension headers a destination passes over is taken (RFC 4303 3.1.2), a fragment is not" {
 	need_peer
 	sa in 0x2001 $K1 $A $B > "$T/b.conf"
@@ -420,6 +462,14 @@ decrypt() {
 	printf 'sa { direction in; spi 300; key %s; local-address %s; }\n' \
 	    $K1 $A > "$T/e.conf"
 	bad 1:1 "sa: missing 'remote-address'"
+	sa out 0x1001 $K1 $A $B $'\tinner-remote 2001:db8::/32;\n' > "$T/e.conf"
+	bad 7:2 "sa spi 0x1001: inner-remote is for inbound SAs"
+	for p in 2001:db8::1/64 2001:db8::/129 2001:db8:: 2001:db8::/ x/8 \
+	    2001:db8::/1x; do
+		sa in 0x1001 $K1 $A $B "	inner-remote $p;
+" > "$T/e.conf"
+		bad 7:15 "bad inner-remote '$p': an IPv6 prefix, ADDRESS/LENGTH (0..128), no bit set past LENGTH"
+	done
 	printf '// nothing\n' > "$T/e.conf"
 	bad 2:1 "no sa block"
 	printf 'sa { sequence 18446744073709551616; }\n' > "$T/e.conf"

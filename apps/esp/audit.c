@@ -23,6 +23,7 @@ static const char *const kind_name[AUDIT_KINDS] = {
 	[AUDIT_TOO_OLD] = "too-old",
 	[AUDIT_ICV] = "icv",
 	[AUDIT_SEQ_CYCLE] = "seq-exhausted",
+	[AUDIT_INNER_REMOTE] = "inner-remote",
 };
 static char prefix[128];
 

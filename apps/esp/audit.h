@@ -26,6 +26,8 @@ enum audit_kind {
 	AUDIT_TOO_OLD,		/* 3.4.3: left of the window */
 	AUDIT_ICV,		/* 3.4.4: the ICV failed */
 	AUDIT_SEQ_CYCLE,	/* 3.3.3: the counter would cycle (outbound) */
+	AUDIT_INNER_REMOTE,	/* RFC 4301 5.2 step 4: the inner source is
+				   not the SA's */
 	AUDIT_KINDS
 };
 

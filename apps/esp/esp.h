@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cfg.h"
 
@@ -84,10 +85,28 @@ struct esp_sa {
 	uint32_t	 fails;			/* in: failures in a row */
 	uint64_t	*resynced;		/* in: counts A3's finds (or
 						   NULL) */
+	int		 has_inner;		/* in: inner-remote given */
+	uint8_t		 inner_remote[16];	/* in: the inner source's */
+	uint8_t		 inner_plen;		/* prefix, 0 .. 128 bits */
 	struct gcm_key_data *gcm;		/* esp_sa_cipher(): the key
 						   expanded, GHASH's H^i */
 	struct cfg_pos	 at;			/* its "sa" in the file */
 };
+
+/*
+ * RFC 4301 5.2, step 4: the inner packet's source is within the inbound
+ * SA's inner-remote prefix (1), or not (0).
+ */
+static inline int
+esp_inner_ok(const struct esp_sa *sa, const uint8_t *src)
+{
+	unsigned full = sa->inner_plen / 8, rest = sa->inner_plen % 8;
+
+	if (memcmp(src, sa->inner_remote, full) != 0)
+		return 0;
+	return rest == 0 || ((src[full] ^ sa->inner_remote[full]) &
+	    (uint8_t)(0xff00 >> rest)) == 0;
+}
 
 struct esp_sadb {
 	struct esp_sa	*sa;

@@ -83,14 +83,16 @@ static struct {
 	    *drop_seq_exhausted, *drop_not_esp, *drop_too_short,
 	    *drop_bad_spi, *drop_replay, *drop_too_old, *drop_icv,
 	    *drop_bad_padding, *drop_bad_next_header, *drop_dummy,
-	    *drop_bad_inner, *drop_wrong_remote, *resynced;
+	    *drop_bad_inner, *drop_wrong_remote, *resynced,
+	    *drop_inner_remote;
 } cnt;
 static const char *const cnt_names[] = {
 	"encrypted", "decrypted", "drop-not-ipv6", "drop-no-sa",
 	"drop-seq-exhausted", "drop-not-esp", "drop-too-short",
 	"drop-bad-spi", "drop-replay", "drop-too-old", "drop-icv",
 	"drop-bad-padding", "drop-bad-next-header", "drop-dummy",
-	"drop-bad-inner", "drop-wrong-remote", "resynced", NULL
+	"drop-bad-inner", "drop-wrong-remote", "resynced",
+	"drop-inner-remote", NULL
 };
 static uint64_t *verdict_cnt[ESP_BAD_INNER + 1];
 
@@ -316,6 +318,15 @@ decap(const struct packet *p, uint32_t len)
 			audit_note(v == ESP_REPLAY ? AUDIT_REPLAY :
 			    v == ESP_TOO_OLD ? AUDIT_TOO_OLD : AUDIT_ICV, spi,
 			    esp, ip->src, ip->dst, ipv6_flow(ip));
+		return 1;
+	}
+	/* RFC 4301 5.2 step 4: authentic, but the SA does not carry
+	 * packets from there (a peer's policy wider than ours). */
+	if (sa->has_inner && !esp_inner_ok(sa, q->data + SNB_ETH_HLEN + 8)) {
+		(*cnt.drop_inner_remote)++;
+		audit_note(AUDIT_INNER_REMOTE, spi, esp, q->data +
+		    SNB_ETH_HLEN + 8, q->data + SNB_ETH_HLEN + 24,
+		    ipv6_flow((const void *)(q->data + SNB_ETH_HLEN)));
 		return 1;
 	}
 	o->used++;

@@ -14,6 +14,8 @@
 		resync-attempts 8;		// that many failures in a row
  *		sequence 0;			// out: the last one sent;
  *						// in: the highest received
+ *		inner-remote 2001:db8:2::/64;	// in: RFC 4301 5.2 step 4
+ *						// (optional)
  *	}
  *
  * The key is what `ip xfrm state ... aead 'rfc4106(gcm(aes))' KEY 128`
@@ -29,14 +31,14 @@
 #include "esp.h"
 #include "replay.h"
 
-enum { ID_NAME = 1, ID_DIR, ID_SPI, ID_KEY, ID_SEQ, ID_SA };
+enum { ID_NAME = 1, ID_DIR, ID_SPI, ID_KEY, ID_SEQ, ID_INNER, ID_SA };
 
 struct sactx {
 	struct esp_sa	 sa;
 	uint32_t	 window, threshold, attempts;
 	int		 have_dir, have_window, have_seq;
 	struct cfg_pos	 dir_at, window_at, spi_at, key_at, threshold_at,
-			 attempts_at;
+			 attempts_at, inner_at;
 };
 
 struct saparser {
@@ -69,6 +71,8 @@ static const struct cfg_field f_sa[] = {
 	CFG_INT("resync-attempts", SX(attempts), ESP_RESYNC_ATTEMPTS_MAX,
 	    CFG_AT(CFG_POS, SX(attempts_at))),
 	CFG_F("sequence", CFG_LEAF, .id = ID_SEQ),
+	CFG_F("inner-remote", CFG_LEAF, .id = ID_INNER,
+	    CFG_AT(CFG_POS, SX(inner_at))),
 };
 static const struct cfg_schema s_sa = CFG_S(f_sa, .leaf = sa_leaf);
 
@@ -137,6 +141,32 @@ parse_hex(const struct cfg_tok *v, uint8_t *out, size_t n)
 	return 0;
 }
 
+/* ADDRESS/LENGTH, an IPv6 prefix with no bit set past its length. */
+static int
+parse_prefix(const struct cfg_tok *v, uint8_t *a, uint8_t *plen)
+{
+	char s[INET6_ADDRSTRLEN + 5], *slash, *end;
+	unsigned long n;
+	unsigned i;
+
+	if (v->len >= sizeof(s))
+		return -1;
+	memcpy(s, v->p, v->len);
+	s[v->len] = '\0';
+	if ((slash = strchr(s, '/')) == NULL || slash[1] < '0' ||
+	    slash[1] > '9')
+		return -1;
+	*slash = '\0';
+	n = strtoul(slash + 1, &end, 10);
+	if (*end != '\0' || n > 128 || inet_pton(AF_INET6, s, a) != 1)
+		return -1;
+	for (i = (unsigned)n; i < 128; i++)
+		if (a[i / 8] & (0x80 >> (i % 8)))
+			return -1;
+	*plen = (uint8_t)n;
+	return 0;
+}
+
 static int
 sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
     const struct cfg_tok *n, const struct cfg_tok *v)
@@ -188,6 +218,14 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 		x->sa.seq = u;
 		x->have_seq = 1;
 		return 0;
+	case ID_INNER:
+		if (parse_prefix(v, x->sa.inner_remote, &x->sa.inner_plen) ==
+		    -1)
+			return cfg_err(cf, &v->at, "bad inner-remote %s: an "
+			    "IPv6 prefix, ADDRESS/LENGTH (0..128), no bit "
+			    "set past LENGTH", cfg_show(v, b));
+		x->sa.has_inner = 1;
+		return 0;
 	}
 	return cfg_err(cf, &n->at, "internal error: leaf %d", f->id);
 }
@@ -229,6 +267,9 @@ parse_sa(struct saparser *ps, const struct cfg_tok *n)
 		return cfg_err(cf, x.threshold_at.line ? &x.threshold_at :
 		    &x.attempts_at, "sa %s: resync-%s is for inbound SAs", b,
 		    x.threshold_at.line ? "threshold" : "attempts");
+	if (x.sa.dir != ESP_IN && x.inner_at.line)
+		return cfg_err(cf, &x.inner_at, "sa %s: inner-remote is for "
+		    "inbound SAs", b);
 	x.sa.resync_threshold = x.threshold_at.line ? x.threshold :
 	    ESP_RESYNC_THRESHOLD;
 	x.sa.resync_attempts = x.attempts_at.line ? x.attempts :
