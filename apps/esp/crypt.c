@@ -142,7 +142,7 @@ icv_equal(const uint8_t *a, const uint8_t *b)
 }
 
 /* Decrypt and authenticate as sequence number seq: 1 if the ICV holds. */
-static int
+static inline __attribute__((always_inline)) int
 open_as(struct esp_sa *sa, const uint8_t *in, uint32_t ctlen, uint64_t seq,
     uint8_t *out)
 {
@@ -197,7 +197,7 @@ resync(struct esp_sa *sa, const uint8_t *in, uint32_t ctlen, uint64_t hi,
 }
 
 /* The packet authenticated as seq (plaintext in out): take it. */
-static enum esp_verdict
+static inline __attribute__((always_inline)) enum esp_verdict
 opened(struct esp_sa *sa, uint64_t seq, uint8_t *out, uint32_t ctlen,
     uint32_t *outlen)
 {

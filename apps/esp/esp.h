@@ -79,6 +79,8 @@ struct esp_sa {
 	uint8_t		 salt[ESP_SALTLEN];
 	uint8_t		 local[16], remote[16];	/* tunnel endpoints */
 	uint64_t	 seq;			/* out: the last one sent */
+	uint64_t	 lease;			/* out: main.c's, may send up
+						   to this */
 	struct esp_replay replay;		/* in */
 	uint32_t	 resync_threshold;	/* in: appendix A3 */
 	uint32_t	 resync_attempts;

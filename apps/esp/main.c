@@ -73,9 +73,9 @@ static const char *safile, *counters_out;
 static struct esp_sadb sadb;		/* the data path's */
 static struct esp_sadb next_db;		/* a reload's, until adopted */
 static int next_kept[ESP_MAX_SA];	/* its SA i is old SA next_kept[i]-1 */
-static uint64_t lease[ESP_MAX_SA];	/* out SA i may send up to this */
 static struct state *state;
 static struct esp_sa *last_out;		/* the last outbound SA used */
+static struct esp_sa *last_in;		/* the last inbound SA found */
 static struct fwd fwd;
 
 static struct {
@@ -110,7 +110,7 @@ state_save(void)
 
 		state->e[i].spi = sa->spi;
 		state->e[i].dir = sa->dir;
-		state->e[i].seq = sa->dir == ESP_OUT ? lease[i] :
+		state->e[i].seq = sa->dir == ESP_OUT ? sa->lease :
 		    sa->replay.top;
 		state->e[i].fails = sa->fails < FAILS_MAX ? sa->fails :
 		    FAILS_MAX;
@@ -149,11 +149,9 @@ state_resume(void)
 
 /* Before an outbound SA sends past its lease. */
 static void
-state_lease(int i)
+state_lease(struct esp_sa *sa)
 {
-	struct esp_sa *sa = &sadb.sa[i];
-
-	lease[i] = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
+	sa->lease = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
 	    sa->seq + SEQ_LEASE;
 	state_save();
 }
@@ -179,10 +177,14 @@ find_in(uint32_t spi, const uint8_t *dst)
 {
 	int i;
 
+	/* A burst is mostly one SA's. */
+	if (last_in != NULL && last_in->spi == spi &&
+	    memcmp(last_in->local, dst, 16) == 0)
+		return last_in;
 	for (i = 0; i < sadb.nsa; i++)
 		if (sadb.sa[i].spi == spi && sadb.sa[i].dir == ESP_IN &&
 		    memcmp(sadb.sa[i].local, dst, 16) == 0)
-			return &sadb.sa[i];
+			return last_in = &sadb.sa[i];
 	return NULL;
 }
 
@@ -197,7 +199,6 @@ encap(const struct packet *p, uint32_t len)
 	struct esp_sa *sa;
 	struct packet *q;
 	uint32_t elen;
-	int i;
 
 	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
 	    ipv6_version(in) != SNB_IPV6_VERSION) {
@@ -223,9 +224,8 @@ encap(const struct packet *p, uint32_t len)
 	}
 	if (!fwd_room(&fwd, CORE))
 		return 0;
-	i = (int)(sa - sadb.sa);
-	if (sa->seq >= lease[i])
-		state_lease(i);
+	if (sa->seq >= sa->lease)
+		state_lease(sa);
 	q = ring_slot(o->ring, o->used++);
 	q->len = (uint16_t)(OUTER_HLEN + elen);
 	q->flags = 0;
@@ -273,9 +273,12 @@ decap(const struct packet *p, uint32_t len)
 		return 1;
 	}
 	/* ESP may follow extension headers (RFC 4303 3.1.2): a peer's
-	 * destination options, say.  Fragments are not reassembled. */
-	if (ip6ext_walk((const uint8_t *)ip, SNB_IPV6_HLEN + plen, &next,
-	    &off) != IP6EXT_OK || next != SNB_IPPROTO_ESP) {
+	 * destination options, say.  Fragments are not reassembled.  The
+	 * walk is for those: ESP right after the header needs none. */
+	if (ip->next == SNB_IPPROTO_ESP)
+		off = SNB_IPV6_HLEN;
+	else if (ip6ext_walk((const uint8_t *)ip, SNB_IPV6_HLEN + plen,
+	    &next, &off) != IP6EXT_OK || next != SNB_IPPROTO_ESP) {
 		(*cnt.drop_not_esp)++;
 		return 1;
 	}
@@ -391,14 +394,12 @@ static void
 adopt(void *arg)
 {
 	struct esp_sadb old = sadb;
-	uint64_t old_lease[ESP_MAX_SA];
 	int i;
 
-	memcpy(old_lease, lease, sizeof(lease));
 	for (i = 0; i < next_db.nsa; i++) {
 		struct esp_sa *sa = &next_db.sa[i];
 
-		lease[i] = 0;
+		sa->lease = 0;
 		sa->resynced = cnt.resynced;
 		if (next_kept[i] == 0)
 			continue;
@@ -406,7 +407,7 @@ adopt(void *arg)
 		if (sa->dir == ESP_OUT) {
 			if (o->seq > sa->seq)
 				sa->seq = o->seq;
-			lease[i] = old_lease[next_kept[i] - 1];
+			sa->lease = o->lease;
 		} else {
 			if (o->replay.w == sa->replay.w &&
 			    o->replay.top >= sa->replay.top)
@@ -419,7 +420,7 @@ adopt(void *arg)
 	}
 	sadb = next_db;
 	next_db = old;
-	last_out = NULL;
+	last_out = last_in = NULL;
 	state_save();
 }
 
