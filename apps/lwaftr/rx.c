@@ -490,12 +490,17 @@ rx_burst(struct side *in, struct ring *r)
 		want_same += same;
 		want_other += oth;
 		k[i] = iplen[i] != 0 ? (int)nk++ : -1;
-		/* The rest of the packet, for the copy in the second pass. */
+		/*
+		 * The rest of the packet, for the copy in the second pass,
+		 * two lines a step (the second may be one past its end).
+		 */
 		a = (const char *)p[i];
 		e = a + (len[i] + PACKET_HDR < PREFETCH_BODY ?
 		    len[i] + PACKET_HDR : PREFETCH_BODY);
-		for (a += 128; a < e; a += 64)
+		for (a += 128; a < e; a += 128) {
 			__builtin_prefetch(a);
+			__builtin_prefetch(a + 64);
+		}
 	}
 	nfit = i;
 	if (nk > 0)
