@@ -30,11 +30,13 @@ static struct stage {
 	uint64_t		*pub[LW_NCOUNTERS];	/* stage file slots */
 	uint64_t		*memuse[2];	/* gauges, v4 and v6 */
 	int			 npub;
+	int			 unpub;		/* busy breaths not published */
 	int			 bound;		/* ports looked up */
 } stage = { .lw = { .s4 = { .name = "v4" }, .s6 = { .name = "v6",
     .v6 = 1 } } };
 
 #define REASM4_TIMEOUT	15000000000ULL	/* RFC 791's suggested 15 s */
+#define PUBLISH_EVERY	8	/* busy breaths: see lw_breathe() */
 #define REASM6_TIMEOUT	60000000000ULL	/* RFC 8200 4.5: 60 s */
 
 #define LW_P_NAME(x, s)	s "-bytes", s "-packets",
@@ -331,8 +333,15 @@ lw_breathe(void)
 		for (s = side(lw, i), j = 0; s->in && j < s->in->nrings; j++)
 			n += rx_burst(s, &s->in->rings[j]);
 	n += side_commit(&lw->s4) + side_commit(&lw->s6);
-	if (n > 0)
+	/*
+	 * Publishing looks at every counter, as much work as a few packets:
+	 * at full speed once every PUBLISH_EVERY breaths, and always at a
+	 * breath that found nothing to do, before the stage sleeps.
+	 */
+	if (n > 0 ? ++stage.unpub == PUBLISH_EVERY : stage.unpub > 0) {
 		publish_counters(&stage);
+		stage.unpub = 0;
+	}
 	return n;
 }
 
