@@ -84,14 +84,15 @@ ctr() {		# ctr NAME: a counter of --counters-out (0 if it never moved)
 	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$T/ctrs"
 }
 
-# Start graph $1: a fifo fed by the test, lwaftr "lw", IPv6 out to a pcap.
+# Start graph $1: a fifo fed by the test, lwaftr "lw", IPv6 out to a pcap;
+# $2: snb-run options.
 start_graph() {
 	conf > "$T/lw.conf"
 	chunk "$T/chunk.pcap"
 	head -c 24 "$T/chunk.pcap" > "$T/hdr"
 	tail -c +25 "$T/chunk.pcap" > "$T/64"
 	mkfifo "$T/in4"
-	snb-run -n "$1" "pcap-read $T/in4 | [v4] lw: lwaftr --counters-out \
+	snb-run -n "$1" ${2:-} "pcap-read $T/in4 | [v4] lw: lwaftr --counters-out \
 	    $T/ctrs $T/lw.conf [v6] | pcap-write $T/out6.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
 	exec 7> "$T/in4"
@@ -104,8 +105,8 @@ feed() {	# feed N: N passes, now
 	for _ in $(seq "$1"); do cat "$T/64"; done >&7
 }
 
-add() {		# add K: softwire 10.1.0.K to B4 2001:db8:2::K
-	snb-ctl lwlive config lw add softwire ipv4 "10.1.0.$1" psid 0 \
+add() {		# add K: softwire 10.1.0.K to B4 2001:db8:2::K (graph $G)
+	snb-ctl "${G:-lwlive}" config lw add softwire ipv4 "10.1.0.$1" psid 0 \
 	    b4-ipv6 "2001:db8:2::$1" br-address 2001:db8::ffff psid-length 0
 }
 
@@ -260,4 +261,116 @@ add() {		# add K: softwire 10.1.0.K to B4 2001:db8:2::K
 	    uniq -c | tr -s ' ' > "$T/dsts"
 	cat "$T/dsts"
 	[ "$(cat "$T/dsts")" = "$(printf ' 16 2001:db8:1::2:\n 1 2001:db8:2::1:\n 16 2001:db8:1::1:')" ]
+}
+
+# Wait until stage lw of graph $1 answers requests (a restarted or swapped
+# one: its predecessor's socket file may still be there).
+wait_ctl() {
+	wg=$1
+	wait_for eval 'snb-ctl "$wg" config lw frob 2>&1 | grep -q "unknown request"'
+}
+
+# The journal's tests: 10.1.0.1 and .2 added, .2's B4 set to
+# 2001:db8:3::2, 198.51.100.1 (conf's) removed.
+journal_changes() {
+	add 1 && add 2 || return 1
+	snb-ctl "$1" config lw set softwire ipv4 10.1.0.2 psid 0 \
+	    b4-ipv6 2001:db8:3::2 || return 1
+	snb-ctl "$1" config lw remove softwire ipv4 198.51.100.1 psid 0
+}
+
+# The table holds the journal's changes: by get, and by traffic (one pass:
+# 10.1.0.1 to its B4, 10.1.0.2 to the B4 set, none to 198.51.100.1).
+assert_changes_hold() {
+	run snb-ctl "$1" config lw get softwire ipv4 10.1.0.2 psid 0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "b4-ipv6 2001:db8:3::2;"
+	run snb-ctl "$1" config lw get softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 0 ]
+	run snb-ctl "$1" config lw get softwire ipv4 198.51.100.1 psid 0
+	[ "$status" -eq 1 ]
+	assert_output_has "no softwire 198.51.100.1 psid 0 in the binding table"
+	before=$(npackets "$T/out6.pcap")
+	feed 1
+	wait_for eval '[ "$(npackets "$T/out6.pcap")" -eq $((before + 2)) ]'
+	tcpdump -nn -r "$T/out6.pcap" 2>/dev/null | tail -n 2 |
+	    awk '{ sub(":$", "", $5); sub("\\.80:$", "", $9); print $5, $9 }' \
+	    > "$T/flows"
+	cat "$T/flows"
+	[ "$(cat "$T/flows")" = "$(printf '2001:db8:2::1 10.1.0.1\n2001:db8:3::2 10.1.0.2')" ]
+}
+
+@test "lwaftr live: a SIGKILLed stage restarts with the changes made since start" {
+	G=lwjr
+	start_graph lwjr --restart=on-failure
+	# the changes in a first process, then in a restarted one: both kept
+	add 1
+	kill_lw() {
+		old=$(stage_pid lwjr lw)
+		[ -n "$old" ]
+		kill -KILL "$old"
+		wait_replaced lwjr lw "$old" > /dev/null
+		wait_ctl lwjr
+	}
+	kill_lw
+	run snb-ctl lwjr config lw get softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 0 ]
+	run snb-ctl lwjr config lw remove softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 0 ]
+	journal_changes lwjr
+	kill_lw
+	grep -q "6 live changes of .*/lw.conf carried over" "$T/err" || {
+	    cat "$T/err"; false; }
+	assert_changes_hold lwjr
+	# twice: the restarted process's journal is whole too
+	kill_lw
+	assert_changes_hold lwjr
+	# a line that no longer applies (conf changed underneath) is
+	# reported with its line number and skipped
+	conf | sed 's/198.51.100.1;/198.51.100.9;/' > "$T/lw.conf.x"
+	mv "$T/lw.conf.x" "$T/lw.conf"
+	kill_lw
+	cat "$T/err"
+	grep -q "/lw.journal:7: remove softwire ipv4 198.51.100.1 psid 0: no softwire 198.51.100.1 psid 0 in the binding table: skipped" "$T/err"
+	[ "$(stage_value lwjr lw journal-lines-skipped)" = 1 ]
+	assert_changes_hold lwjr
+	exec 7>&-
+	wait "$gpid"
+}
+
+@test "lwaftr live: a swap to the same conf keeps the changes, to another does not" {
+	G=lwjs
+	start_graph lwjs
+	journal_changes lwjs
+	run snb-ctl lwjs swap lw "lwaftr --counters-out $T/ctrs $T/lw.conf"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait_ctl lwjs
+	assert_changes_hold lwjs
+	# reload: back to conf, and the journal with it
+	run snb-ctl lwjs config lw reload
+	[ "$status" -eq 0 ]
+	assert_output_has "1 added, 2 removed, 0 changed"
+	run snb-ctl lwjs swap lw "lwaftr --counters-out $T/ctrs $T/lw.conf"
+	[ "$status" -eq 0 ]
+	wait_ctl lwjs
+	run snb-ctl lwjs config lw get softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 1 ]
+	run snb-ctl lwjs config lw get softwire ipv4 198.51.100.1 psid 0
+	[ "$status" -eq 0 ]
+	# another conf: it starts from its own, and says so
+	add 5
+	cp "$T/lw.conf" "$T/other.conf"
+	run snb-ctl lwjs swap lw "lwaftr --counters-out $T/ctrs $T/other.conf"
+	[ "$status" -eq 0 ]
+	wait_ctl lwjs
+	wait_for grep -q "1 live changes of .*/lw.conf not carried over: new conf" "$T/err"
+	run snb-ctl lwjs config lw get softwire ipv4 10.1.0.5 psid 0
+	[ "$status" -eq 1 ]
+	before=$(npackets "$T/out6.pcap")
+	feed 1
+	wait_for eval '[ "$(npackets "$T/out6.pcap")" -eq $((before + 16)) ]'
+	exec 7>&-
+	wait "$gpid"
 }

@@ -16,7 +16,9 @@
  * (app_ctl_sync: a pointer store, no lock), and only then is the old one
  * freed.  A refused request builds nothing and changes nothing.  Only
  * this thread makes tables, so the table it reads (lw->bt) is the one the
- * data path uses, and no other change can slip in between.
+ * data path uses, and no other change can slip in between.  A change that
+ * took effect is written to the journal (journal.c), so that a restart or
+ * a swap to the same conf makes it again.
  */
 #include <arpa/inet.h>
 #include <limits.h>
@@ -26,6 +28,7 @@
 #include <time.h>
 
 #include "dp.h"
+#include "journal.h"
 
 #define REQUESTS "add softwire FIELD VALUE... | remove softwire ipv4 A " \
 	"psid P | set softwire ipv4 A psid P FIELD VALUE... | get softwire " \
@@ -193,8 +196,8 @@ bad:
 }
 
 /* Some softwire of ipv4 (network order), or NULL: its port set. */
-static const struct softwire *
-of_address(const struct lwaftr_bt *bt, uint32_t ipv4)
+const struct softwire *
+lw_bt_of_address(const struct lwaftr_bt *bt, uint32_t ipv4)
 {
 	const struct softwire *sw;
 	size_t n, lo = 0, hi, mid;
@@ -227,16 +230,19 @@ print_sw(const struct softwire *s, FILE *f)
 	fprintf(f, "  }\n}\n");
 }
 
-/* add, remove, set, get: argv[0] is the verb, argv[1] "softwire". */
-static int
-softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
+/*
+ * add, remove, set, get (argv[0], argv[1] "softwire") against the table
+ * v shows: *op and the softwire s it puts or removes.  Shared with the
+ * journal's replay (journal.c), whose view is a table with changes on top.
+ */
+int
+lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
+    struct softwire *sp, FILE *f)
 {
 	struct softwire s;
 	const struct softwire *cur, *o;
-	struct lwaftr_bt *nbt;
-	struct began t0;
 	const char *verb = argv[0];
-	char err[512], what[128], name[64];
+	char name[64];
 	int given, add = strcmp(verb, "add") == 0;
 	int set = strcmp(verb, "set") == 0, key = F_IPV4 | F_PSID;
 
@@ -256,7 +262,7 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 		fprintf(f, "%s softwire: only ipv4 and psid name one\n", verb);
 		return -1;
 	}
-	cur = lwaftr_bt_find(lw->bt, s.ipv4, s.psid);
+	cur = v->find(v->ctx, s.ipv4, s.psid, 0);
 	fmt_sw(&s, name, sizeof(name));
 	if (!add && cur == NULL) {
 		fprintf(f, "no %s in the binding table\n", name);
@@ -264,7 +270,12 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 	}
 	if (strcmp(verb, "get") == 0) {
 		print_sw(cur, f);
+		*op = LW_GET;
 		return 0;
+	}
+	if (add && cur != NULL) {
+		fprintf(f, "%s exists already (set changes it)\n", name);
+		return -1;
 	}
 	if (add && (given & (F_B4 | F_BR)) != (F_B4 | F_BR)) {
 		fprintf(f, "add softwire: missing %s\n", given & F_B4 ?
@@ -284,28 +295,62 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 		if (given & F_RESV)
 			t.reserved_bits = s.reserved_bits;
 		s = t;
-	} else if (add && (o = of_address(lw->bt, s.ipv4)) != NULL) {
+	} else if (add && (o = v->find(v->ctx, s.ipv4, 0, 1)) != NULL) {
 		/* an address's port set, unless given, is its own */
 		if (!(given & F_PLEN))
 			s.psid_length = o->psid_length;
 		if (!(given & F_RESV))
 			s.reserved_bits = o->reserved_bits;
 	}
+	*op = add ? LW_ADD : set ? LW_SET : LW_REMOVE;
+	*sp = s;
+	return 0;
+}
+
+static const struct softwire *
+live_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
+{
+	const struct lwaftr_bt *bt = ctx;
+
+	return any ? lw_bt_of_address(bt, ipv4) : lwaftr_bt_find(bt, ipv4,
+	    psid);
+}
+
+/* add, remove, set, get: argv[0] is the verb, argv[1] "softwire". */
+static int
+softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
+{
+	struct sw_view v = { live_find, lw->bt };
+	struct softwire s;
+	struct lwaftr_bt *nbt;
+	struct began t0;
+	char err[512], what[128], name[64];
+	int op, put;
+
+	if (lw_sw_words(&v, argc, argv, &op, &s, f) == -1)
+		return -1;
+	if (op == LW_GET)
+		return 0;
+	put = op != LW_REMOVE;
 	begin(&t0);
-	nbt = lwaftr_bt_change(lw->bt, add || set ? &s : NULL, add || set,
-	    add ? NULL : &s, !add, err, sizeof(err));
+	nbt = lwaftr_bt_change(lw->bt, put ? &s : NULL, put, op != LW_ADD ?
+	    &s : NULL, op != LW_ADD, err, sizeof(err));
 	if (nbt == NULL) {
 		fprintf(f, "%s\n", err);
 		return -1;
 	}
-	snprintf(what, sizeof(what), "%s %s", add ? "added" : set ? "set" :
-	    "removed", name);
-	return commit(lw, nbt, what, &t0, f);
+	snprintf(what, sizeof(what), "%s %s", op == LW_ADD ? "added" :
+	    op == LW_SET ? "set" : "removed", fmt_sw(&s, name, sizeof(name)));
+	if (commit(lw, nbt, what, &t0, f) == -1)
+		return -1;
+	/* after it took effect: a restart or swap then does it again */
+	lw_journal_append(argc, argv);
+	return 0;
 }
 
 /* load FILE, reload: FILE's table, if it differs; reports the difference. */
 static int
-load(struct lw *lw, const char *path, FILE *f)
+load(struct lw *lw, const char *path, const char *conf, FILE *f)
 {
 	struct lwaftr_conf c;
 	struct lwaftr_bt *nbt;
@@ -333,12 +378,16 @@ load(struct lw *lw, const char *path, FILE *f)
 		lwaftr_bt_free(nbt);
 		fprintf(f, "ok: %s: binding table reloaded: no change\n",
 		    path);
-		return 0;
+	} else {
+		snprintf(what, sizeof(what), "%s: binding table reloaded: "
+		    "%zu added, %zu removed, %zu changed; other settings take "
+		    "effect on restart", path, a, r, ch);
+		if (commit(lw, nbt, what, &t0, f) == -1)
+			return -1;
 	}
-	snprintf(what, sizeof(what), "%s: binding table reloaded: %zu "
-	    "added, %zu removed, %zu changed; other settings take effect on "
-	    "restart", path, a, r, ch);
-	return commit(lw, nbt, what, &t0, f);
+	/* the table is the file's now: the changes before are in it */
+	lw_journal_reset(path == conf ? NULL : path);
+	return 0;
 }
 
 int
@@ -350,9 +399,9 @@ lw_control(struct lw *lw, const char *conf, int argc, char **argv, FILE *f)
 	    strcmp(v, "set") == 0 || strcmp(v, "get") == 0)
 		return softwire_request(lw, argc, argv, f);
 	if (strcmp(v, "reload") == 0 && argc == 1)
-		return load(lw, conf, f);
+		return load(lw, conf, conf, f);
 	if (strcmp(v, "load") == 0 && argc == 2)
-		return load(lw, argv[1], f);
+		return load(lw, argv[1], conf, f);
 	fprintf(f, "unknown request '%s' (%s)\n", v, REQUESTS);
 	return -1;
 }

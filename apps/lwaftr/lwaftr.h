@@ -9,6 +9,7 @@
  *	btlookup.c lookups in it, single and batched (the packet path)
  *	btedit.c changes to a binding table: a new table beside the old
  *	ctl.c	snb-ctl's config requests: add, remove, set, get, reload
+ *	journal.c those changes kept for a restart or swap (journal.h)
  *	main.c	the app and its data path (rx.c, xlate.c, icmp.c, tx.c;
  *		see dp.h): ports v4 and v6, encap/decap, hairpinning, ICMP,
  *		fragments, ARP/NDP, VLAN, counters

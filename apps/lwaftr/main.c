@@ -20,6 +20,7 @@
 #include <pcap/pcap.h>
 
 #include "dp.h"
+#include "journal.h"
 #include "proto.h"
 
 /* The one instance: the lwAFTR, and what only this file's glue keeps. */
@@ -234,6 +235,24 @@ lw_init(int argc, char **argv)
 	lw->frag_id6 = deterministic ? 0x42424242 : arc4random();
 }
 
+/*
+ * The changes made to the table while an lwAFTR of this stage ran before
+ * us (a restart, a swap to the same conf): made again before the first
+ * breath and the first request (journal.c).
+ */
+static void
+lw_start(void)
+{
+	struct stage *st = &stage;
+	size_t skipped;
+
+	st->lw.bt = lw_journal_start(st->lw.bt, st->path, &skipped);
+	if (skipped > 0 && st->npub < STAGE_MAX_COUNTERS) {
+		*app_gauge("journal-lines-skipped") = skipped;
+		st->npub++;
+	}
+}
+
 static int
 lw_ctl(int argc, char **argv, FILE *out)
 {
@@ -397,6 +416,7 @@ static const struct app_desc desc = {
 	    "IPv4 internet, port v6 the B4s.",
 	.ports = ports,
 	.init = lw_init,
+	.start = lw_start,
 	.breathe = lw_breathe,
 	.stop = lw_stop,
 	.control = lw_ctl,

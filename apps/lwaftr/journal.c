@@ -1,0 +1,400 @@
+/*
+ * journal.c: the binding-table changes made to a running snb-lwaftr, kept
+ * so that they outlive its process.
+ *
+ * The process is all there is of the running configuration (no leader
+ * holds it, as Snabb's does), so a restart after a crash, or a swap,
+ * would start again from conf and silently undo every change.  Hence a
+ * journal beside the stage file, GRAPHDIR/LABEL.journal (the graph's
+ * processes of this label share it, and it goes with the graph):
+ *
+ *	snb-lwaftr journal of CONF	conf's real path
+ *	load FILE			when a load replaced conf's table
+ *	add softwire ipv4 ...		each change, in the words it came in
+ *
+ * The control thread appends a line once a change has taken effect (one
+ * write(2): a SIGKILL loses at most the change it was answering); a load
+ * or reload rewrites the journal (a new file renamed over the old, so a
+ * kill leaves the old or the new whole).  A process that continues one
+ * of the same conf (app_resumed(): a restart, or a swap whose predecessor
+ * was an lwAFTR too) replays the journal onto conf's table before its
+ * first breath: the lines are checked one by one against the table as
+ * changed so far, then made in one rebuild (a line that does not apply,
+ * as conf changed underneath, is reported and dropped), and the journal
+ * is rewritten with the lines that applied.
+ */
+#include <err.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "journal.h"
+#include "stage.h"
+
+#define HEADER		"snb-lwaftr journal of "
+#define MAX_WORDS	32
+
+static int	jfd = -1;		/* O_APPEND; -1: no journal */
+static char	jpath[PATH_MAX];
+
+/* Changes on top of a table, by key: what replay builds. */
+struct change {
+	struct softwire	s;
+	int		present;	/* put (add, set), else removed */
+	int		in_base;	/* the key is in the table below */
+};
+
+struct overlay {
+	const struct lwaftr_bt	*base;
+	struct change		*c;
+	size_t			 n, cap;
+};
+
+/* Linear: a journal holds the changes since start, not a table. */
+static struct change *
+ov_get(struct overlay *o, uint32_t ipv4, uint16_t psid)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		if (o->c[i].s.ipv4 == ipv4 && o->c[i].s.psid == psid)
+			return &o->c[i];
+	return NULL;
+}
+
+static const struct softwire *
+ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
+{
+	struct overlay *o = ctx;
+	struct change *c;
+	size_t i;
+
+	if (any) {
+		for (i = 0; i < o->n; i++)
+			if (o->c[i].present && o->c[i].s.ipv4 == ipv4)
+				return &o->c[i].s;
+		return lw_bt_of_address(o->base, ipv4);
+	}
+	if ((c = ov_get(o, ipv4, psid)) != NULL)
+		return c->present ? &c->s : NULL;
+	return lwaftr_bt_find(o->base, ipv4, psid);
+}
+
+static void
+ov_put(struct overlay *o, const struct softwire *s, int present)
+{
+	struct change *c;
+
+	if ((c = ov_get(o, s->ipv4, s->psid)) == NULL) {
+		if (o->n == o->cap) {
+			o->cap = o->cap ? o->cap * 2 : 64;
+			if ((o->c = reallocarray(o->c, o->cap,
+			    sizeof(*o->c))) == NULL)
+				err(1, "journal");
+		}
+		c = &o->c[o->n++];
+		c->in_base = lwaftr_bt_find(o->base, s->ipv4, s->psid) !=
+		    NULL;
+	}
+	c->s = *s;
+	c->present = present;
+}
+
+/*
+ * Does s, put, keep its address's one port set?  The softwire found may
+ * be s's own former self; then lwaftr_bt_change() has the last word.
+ */
+static int
+fits(const struct sw_view *v, const struct softwire *s, char *err,
+    size_t len)
+{
+	const struct softwire *o = v->find(v->ctx, s->ipv4, 0, 1);
+
+	if (lwaftr_sw_check(s, "softwire", err, len) == -1)
+		return -1;
+	if (o == NULL || o->psid == s->psid || (o->psid_length ==
+	    s->psid_length && o->reserved_bits == s->reserved_bits))
+		return 0;
+	snprintf(err, len, "its port set (psid-length %u, reserved-ports-"
+	    "bit-count %u) is not that of psid %u (%u, %u)", s->psid_length,
+	    s->reserved_bits, o->psid, o->psid_length, o->reserved_bits);
+	return -1;
+}
+
+/* The table of file, or NULL with the reason in err. */
+static struct lwaftr_bt *
+load_table(const char *file, char *err, size_t len)
+{
+	struct lwaftr_conf c;
+	struct lwaftr_bt *bt;
+
+	memset(&c, 0, sizeof(c));
+	if (lwaftr_conf_load(&c, file, err, len) == -1)
+		return NULL;
+	bt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, file, err, len);
+	lwaftr_conf_free(&c);
+	return bt;
+}
+
+struct replay {
+	struct lwaftr_bt *bt;		/* the table below the changes */
+	struct overlay	 ov;
+	int		 one_by_one;	/* a rebuild per line (the fallback) */
+	FILE		*kept;		/* the lines that applied */
+	size_t		 applied, skipped;
+	int		 loaded;	/* a load line applied */
+};
+
+/* One journal line (no newline), line number no. */
+static void
+replay_line(struct replay *r, char *line, size_t no)
+{
+	char *argv[MAX_WORDS], *w, *save, why[512], words[1024];
+	struct sw_view v = { ov_find, &r->ov };
+	struct lwaftr_bt *nbt;
+	struct softwire s;
+	FILE *f;
+	int argc = 0, op, put;
+
+	snprintf(words, sizeof(words), "%s", line);
+	if (strncmp(line, "load ", 5) == 0) {	/* a path may hold spaces */
+		argv[0] = "load";
+		argv[1] = line + 5;
+		argc = 2;
+		goto words;
+	}
+	for (w = strtok_r(line, " ", &save); w != NULL && argc < MAX_WORDS;
+	    w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	if (argc == 0)
+		return;
+words:
+	why[0] = '\0';
+	if (strcmp(argv[0], "load") == 0 && argc == 2) {
+		if (no != 2) {
+			snprintf(why, sizeof(why), "a load after line 2");
+			goto skip;
+		}
+		if ((nbt = load_table(argv[1], why, sizeof(why))) == NULL)
+			goto skip;
+		lwaftr_bt_free(r->bt);
+		r->bt = nbt;
+		r->ov.base = nbt;
+		r->loaded = 1;
+		fprintf(r->kept, "%s\n", words);
+		return;
+	}
+	if (strcmp(argv[0], "add") != 0 && strcmp(argv[0], "remove") != 0 &&
+	    strcmp(argv[0], "set") != 0) {
+		snprintf(why, sizeof(why), "not a change");
+		goto skip;
+	}
+	if ((f = fmemopen(why, sizeof(why), "w")) == NULL)
+		err(1, "journal");
+	if (lw_sw_words(&v, argc, argv, &op, &s, f) == -1) {
+		fclose(f);
+		why[strcspn(why, "\n")] = '\0';
+		goto skip;
+	}
+	fclose(f);
+	put = op != LW_REMOVE;
+	if (put && fits(&v, &s, why, sizeof(why)) == -1)
+		goto skip;
+	if (r->one_by_one) {
+		nbt = lwaftr_bt_change(r->bt, put ? &s : NULL, put,
+		    op != LW_ADD ? &s : NULL, op != LW_ADD, why, sizeof(why));
+		if (nbt == NULL)
+			goto skip;
+		lwaftr_bt_free(r->bt);
+		r->bt = nbt;
+		r->ov.base = nbt;
+	} else
+		ov_put(&r->ov, &s, put);
+	fprintf(r->kept, "%s\n", words);
+	r->applied++;
+	return;
+skip:
+	warnx("%s:%zu: %s: %s: skipped", jpath, no, words, why);
+	r->skipped++;
+}
+
+/* The lines of the journal f after its header, onto r->bt. */
+static void
+replay(struct replay *r, FILE *f)
+{
+	char *line = NULL;
+	size_t cap = 0, no = 1;
+	ssize_t len;
+
+	while ((len = getline(&line, &cap, f)) != -1) {
+		no++;
+		if (len > 0 && line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		replay_line(r, line, no);
+	}
+	free(line);
+}
+
+/* The changes the overlay holds, made in one rebuild of r->bt. */
+static int
+rebuild(struct replay *r, char *why, size_t len)
+{
+	struct softwire *add, *del;
+	struct lwaftr_bt *nbt;
+	size_t i, na = 0, nd = 0;
+
+	if (r->ov.n == 0)
+		return 0;
+	if ((add = calloc(r->ov.n, sizeof(*add))) == NULL ||
+	    (del = calloc(r->ov.n, sizeof(*del))) == NULL)
+		err(1, "journal");
+	for (i = 0; i < r->ov.n; i++) {
+		if (r->ov.c[i].in_base)
+			del[nd++] = r->ov.c[i].s;
+		if (r->ov.c[i].present)
+			add[na++] = r->ov.c[i].s;
+	}
+	nbt = lwaftr_bt_change(r->bt, add, na, del, nd, why, len);
+	free(add);
+	free(del);
+	if (nbt == NULL)
+		return -1;
+	lwaftr_bt_free(r->bt);
+	r->bt = nbt;
+	return 0;
+}
+
+/* A new journal (header, then body), renamed over the old; jfd is it. */
+static void
+rewrite(const char *conf, const char *body, size_t len)
+{
+	char tmp[PATH_MAX + 8], head[PATH_MAX + 32];
+	int fd, n;
+
+	if (jfd != -1)
+		close(jfd);
+	jfd = -1;
+	snprintf(tmp, sizeof(tmp), "%s.new", jpath);
+	n = snprintf(head, sizeof(head), HEADER "%s\n", conf);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
+	    O_CLOEXEC, 0644)) == -1 ||
+	    write(fd, head, (size_t)n) != n ||
+	    (len > 0 && write(fd, body, len) != (ssize_t)len) ||
+	    rename(tmp, jpath) == -1) {
+		warn("%s: live changes will not outlive this process", tmp);
+		if (fd != -1)
+			close(fd);
+		unlink(tmp);
+	} else
+		jfd = fd;
+}
+
+static char	jconf[PATH_MAX];	/* conf's real path */
+
+struct lwaftr_bt *
+lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
+{
+	struct replay r;
+	char prev[PATH_MAX], *body = NULL, *line = NULL, why[1024];
+	size_t cap = 0, blen = 0, n = 0;
+	const char *dir = app_graph_dir();
+	FILE *f = NULL;
+	ssize_t len;
+
+	*skipped = 0;
+	if (dir == NULL)
+		return bt;		/* alone: nothing outlives the process */
+	if (realpath(conf, jconf) == NULL)
+		snprintf(jconf, sizeof(jconf), "%s", conf);
+	snprintf(jpath, sizeof(jpath), "%s/%.*s.journal", dir,
+	    (int)sizeof(app_stage->label), app_stage->label);
+	if (app_resumed() && (f = fopen(jpath, "r")) != NULL &&
+	    (len = getline(&line, &cap, f)) > (ssize_t)strlen(HEADER) &&
+	    strncmp(line, HEADER, strlen(HEADER)) == 0) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(prev, sizeof(prev), "%s", line + strlen(HEADER));
+		if (strcmp(prev, jconf) != 0) {
+			while (getline(&line, &cap, f) != -1)
+				n++;
+			if (n > 0)
+				warnx("%zu live changes of %s not carried "
+				    "over: new conf", n, prev);
+		} else {
+			memset(&r, 0, sizeof(r));
+			r.bt = bt;
+			r.ov.base = bt;
+			if ((r.kept = open_memstream(&body, &blen)) == NULL)
+				err(1, "journal");
+			replay(&r, f);
+			if (rebuild(&r, why, sizeof(why)) == -1) {
+				/* not together: one at a time, from the top */
+				warnx("%s: %s: the changes applied one at a "
+				    "time", jpath, why);
+				fclose(r.kept);
+				free(body);
+				body = NULL;
+				if ((r.kept = open_memstream(&body, &blen)) ==
+				    NULL)
+					err(1, "journal");
+				r.applied = r.skipped = 0;
+				r.one_by_one = 1;
+				rewind(f);
+				if (getline(&line, &cap, f) == -1)
+					err(1, "%s", jpath);
+				replay(&r, f);
+			}
+			fclose(r.kept);
+			free(r.ov.c);
+			bt = r.bt;
+			*skipped = r.skipped;
+			if (r.applied + r.loaded > 0)
+				warnx("%zu live changes of %s carried over%s",
+				    r.applied, jconf, r.loaded ?
+				    ", on the table of a load" : "");
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	free(line);
+	rewrite(jconf, body ? body : "", body ? blen : 0);
+	free(body);
+	return bt;
+}
+
+void
+lw_journal_append(int argc, char **argv)
+{
+	char line[1024];
+	size_t len = 0;
+	int i;
+
+	if (jfd == -1)
+		return;
+	/* the words hold no space: each was checked as an address or number */
+	for (i = 0; i < argc && len < sizeof(line); i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s",
+		    argv[i], i + 1 < argc ? " " : "\n");
+	if (len >= sizeof(line) || write(jfd, line, len) != (ssize_t)len)
+		warnx("%s: a change not written: it will not outlive this "
+		    "process", jpath);
+}
+
+void
+lw_journal_reset(const char *file)
+{
+	char real[PATH_MAX], body[PATH_MAX + 8] = "";
+
+	if (jfd == -1 && jpath[0] == '\0')
+		return;
+	if (file != NULL) {
+		if (realpath(file, real) == NULL)
+			snprintf(real, sizeof(real), "%s", file);
+		if (strcmp(real, jconf) != 0)
+			snprintf(body, sizeof(body), "load %s\n", real);
+	}
+	rewrite(jconf, body, strlen(body));
+}
