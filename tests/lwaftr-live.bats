@@ -2,7 +2,8 @@
 # snb-lwaftr's binding table changed while it forwards (snb-ctl GRAPH
 # config LABEL ...): 100 changes under a steady stream, every packet
 # accounted for; get; refused changes; SIGHUP and load apply the
-# difference.  Packets are made by scapy, counted by tcpdump.
+# difference; the changes outlive a SIGKILLed (restarted) or swapped
+# process (the journal).  Packets are made by scapy, counted by tcpdump.
 load helpers
 
 PY=/usr/bin/python3
@@ -335,6 +336,19 @@ assert_changes_hold() {
 	grep -q "/lw.journal:7: remove softwire ipv4 198.51.100.1 psid 0: no softwire 198.51.100.1 psid 0 in the binding table: skipped" "$T/err"
 	[ "$(stage_value lwjr lw journal-lines-skipped)" = 1 ]
 	assert_changes_hold lwjr
+	# a load: the restarted stage starts from that file's table, plus
+	# the changes after it
+	conf | sed 's/198.51.100.1;/10.1.0.7;/' > "$T/new.conf"
+	run snb-ctl lwjr config lw load "$T/new.conf"
+	[ "$status" -eq 0 ]
+	add 8
+	kill_lw
+	run snb-ctl lwjr config lw get softwire ipv4 10.1.0.7 psid 0
+	[ "$status" -eq 0 ]
+	run snb-ctl lwjr config lw get softwire ipv4 10.1.0.8 psid 0
+	[ "$status" -eq 0 ]
+	run snb-ctl lwjr config lw get softwire ipv4 10.1.0.1 psid 0
+	[ "$status" -eq 1 ]
 	exec 7>&-
 	wait "$gpid"
 }
