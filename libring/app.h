@@ -189,6 +189,12 @@ uint64_t *app_counter(const char *name);
  */
 uint64_t *app_gauge(const char *name);
 /*
+ * The counter or gauge called name if this stage has it (made by this
+ * process, or handed over by a predecessor), else NULL: for a level to
+ * be set back to 0 without making it.
+ */
+uint64_t *app_counter_find(const char *name);
+/*
  * Many at once: c[i] = app_counter(names[i]) up to the NULL name.  An
  * app's struct of counter pointers, declared in the order of its names,
  * is such an array: app_counters((uint64_t **)&cnt, names).

@@ -208,6 +208,18 @@ app_counter(const char *name)
 }
 
 uint64_t *
+app_counter_find(const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < app_stage->ncounters; i++)
+		if (strncmp(app_stage->counters[i].name, name,
+		    sizeof(app_stage->counters[i].name)) == 0)
+			return &app_stage->counters[i].value;
+	return NULL;
+}
+
+uint64_t *
 app_gauge(const char *name)
 {
 	return &counter(name, STAGE_COUNTER_GAUGE)->value;

@@ -244,13 +244,15 @@ static void
 lw_start(void)
 {
 	struct stage *st = &stage;
+	uint64_t *g;
 	size_t skipped;
 
 	st->lw.bt = lw_journal_start(st->lw.bt, st->path, &skipped);
 	if (skipped > 0 && st->npub < STAGE_MAX_COUNTERS) {
 		*app_gauge("journal-lines-skipped") = skipped;
 		st->npub++;
-	}
+	} else if ((g = app_counter_find("journal-lines-skipped")) != NULL)
+		*g = skipped;	/* a predecessor's, handed over */
 }
 
 static int
