@@ -82,28 +82,44 @@ flush_stdout(void)
 	return reader_gone() ? 1 : -1;
 }
 
-static void
-flush_at_exit(void)
-{
-	int r = flush_stdout();
+static int flushed;	/* cli_flush() ended the tool: nothing more to say */
 
-	if (r == -1) {
+/*
+ * At exit, with the tool's status: a reader that has gone leaves it as it
+ * is (0 for a tool that succeeded, its own for one that failed), and the
+ * exit handlers registered before ours still run (snb-top's restores the
+ * terminal); stdio's last flush then fails quietly (SIGPIPE is ignored).
+ * Another write error fails a tool that succeeded.
+ */
+static void
+flush_at_exit(int status, void *arg)
+{
+	(void)arg;
+	if (!flushed && flush_stdout() == -1) {
 		warn("stdout");
-		_exit(1);
+		_exit(status ? status : 1);
 	}
-	if (r == 1)
-		_exit(0);
 }
 
 void
 cli_output(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	atexit(flush_at_exit);
+	on_exit(flush_at_exit, NULL);
 }
 
+/* exit(), not _exit(): the handlers after ours run too. */
 void
 cli_flush(void)
 {
-	flush_at_exit();	/* which leaves only when it must */
+	int r = flush_stdout();
+
+	if (r == 0)
+		return;
+	flushed = 1;
+	if (r == -1) {
+		warn("stdout");
+		exit(1);
+	}
+	exit(0);
 }

@@ -36,9 +36,11 @@ void	cli_usage_lines(FILE *f, const char *prog, const char *usage);
  * A tool whose output may go to a pipe calls cli_output() first: SIGPIPE
  * is ignored and standard output is flushed at exit.  When the reader of
  * the pipe has gone (head(1) has what it wanted), the tool ends quietly
- * with status 0, as a graph does whose snb-pcap-write lost its reader;
- * another write error is a failure (status 1).  cli_flush(): flush now,
- * the same way (after each page of a tool that writes many).
+ * with the status it would have had (0, as a graph does whose
+ * snb-pcap-write lost its reader, or a failing tool's own), every exit
+ * handler run; another write error fails a tool that succeeded (status 1).
+ * cli_flush(): flush now (after each page of a tool that writes many),
+ * and when the reader has gone, exit(0) (1 on another error).
  */
 void	cli_output(void);
 void	cli_flush(void);

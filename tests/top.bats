@@ -363,3 +363,24 @@ EOF
 	[ "$(jq '.graphs[0].stages[] | select(.label=="br") | .counters["rx[a]"]' "$T/j")" = 0 ]
 	stop_graph gg
 }
+
+@test "snb-ps, snb-top, snb-ctl to a pipe whose reader has gone: status 0, quiet; a failing tool keeps its status" {
+	idle_graph topgone
+	# The reader (true) has left before the tool writes: EPIPE for sure.
+	for cmd in "snb-ps" "snb-top -b -n 2 -d 0.1" "snb-top -p" \
+	    "snb-ctl topgone show"; do
+		set +e
+		{ sleep 0.3; $cmd 2>"$BATS_TEST_TMPDIR/err"; echo $? >"$BATS_TEST_TMPDIR/st"; } | true
+		set -e
+		echo "$cmd: $(cat "$BATS_TEST_TMPDIR/st") $(cat "$BATS_TEST_TMPDIR/err")"
+		[ "$(cat "$BATS_TEST_TMPDIR/st")" = 0 ]
+		[ ! -s "$BATS_TEST_TMPDIR/err" ]
+	done
+	# The same with head -1, the everyday case.
+	[ "$(snb-ps | head -1 | wc -l)" = 1 ]
+	# A failing tool whose output had nowhere to go keeps its status.
+	set +e
+	{ sleep 0.3; snb-top -b -n 1 nosuchgraph 2>/dev/null; echo $? >"$BATS_TEST_TMPDIR/st"; } | true
+	set -e
+	[ "$(cat "$BATS_TEST_TMPDIR/st")" = 1 ]
+}
