@@ -269,6 +269,12 @@ on_term(int sig)
 }
 
 int
+app_detaching(void)
+{
+	return detach_requested;
+}
+
+int
 app_inputs_done(void)
 {
 	int i, j, any = 0;

@@ -268,6 +268,12 @@ void	app_done(void);
  */
 void	app_end_graph(void);
 /*
+ * The stage has been asked to leave (SIGTERM, SIGINT: a stop, a restart,
+ * a swap): an app waiting outside the runtime (a full pipe) looks, so
+ * that it leaves at once rather than when its peer makes room.
+ */
+int	app_detaching(void);
+/*
  * A device app (a socket, a tap) registers the descriptors its idle sleep
  * must also wake for, e.g. app_wait_fd(sock, POLLIN).
  */

@@ -276,3 +276,48 @@ EOF
 	n=$(seqs "$T/all.pcap")
 	[ "$n" -gt 0 ]
 }
+
+@test "pcap-write blocked on a pipe nobody reads: swap and restart take over at once, stop stops it; one whole stream" {
+	mkfifo "$T/f"
+	timeout 120 snb-run -n pwb "source --size 1000 --seq | w: pcap-write -" > "$T/f" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 5< "$T/f"		# opened, not read: the pipe fills, the writer waits
+	wait_stages pwb 2
+	sleep 0.5
+	# A writer that waits for its reader leaves when asked (a swap is
+	# called off after 5 s, and fails): its record is its successor's.
+	for ev in swap restart swap restart; do
+		s0=$(date +%s%N)
+		chaos pwb w $ev "pcap-write -"
+		echo "$ev: $(( ($(date +%s%N) - s0) / 1000000 )) ms"
+		sleep 0.3
+	done
+	cat <&5 > "$T/out.pcap" &
+	rpid=$!
+	sleep 0.5
+	snb-ctl pwb stop
+	st=0; wait $gpid || st=$?
+	wait $rpid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	! grep -q 'called off' "$T/err"
+	n=$(seqs "$T/out.pcap")
+	echo "$n records"
+	[ "$n" -gt 100 ]
+	reads_cleanly "$T/out.pcap"
+	# Asked to stop with nobody reading: it stops, promptly.
+	timeout 120 snb-run -n pwb "source --size 1000 --seq | w: pcap-write -" > "$T/f" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 5< "$T/f"
+	wait_stages pwb 2
+	sleep 0.5
+	s0=$(date +%s%N)
+	snb-ctl pwb stop
+	st=0; wait $gpid || st=$?
+	ms=$(( ($(date +%s%N) - s0) / 1000000 ))
+	cat "$T/err"
+	echo "stopped in $ms ms"
+	[ "$st" -eq 0 ]
+	! grep -q 'SIGKILL\|killed' "$T/err"
+
+}
