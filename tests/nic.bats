@@ -223,6 +223,39 @@ bounce() {
 	[ "$status" -ne 0 ]
 }
 
+@test "tap under --restart=on-failure: the operator's tap is attached again, never made bare when gone; a tap snb-nic made is made again" {
+	mkns "$S"
+	# The operator's tap, configured around snb-nic (as examples/ecmp.sh).
+	ip -n "$S" tuntap add mode tap name tO
+	ip -n "$S" addr add 10.99.7.1/24 dev tO
+	ip netns exec "$S" snb-run --restart=on-failure -n tapo 'nic tap:tO | sink' 2> "$T/tapo.err" &
+	PIDS="$PIDS $!"
+	wait_open tapo nic-tap_tO
+	ip netns exec "$S" snb-ctl tapo restart nic-tap_tO
+	ip -n "$S" -4 addr show dev tO | grep -q 10.99.7.1
+	# Gone: the restarts fail, saying why, and make no bare tO.
+	ip -n "$S" link del tO
+	for i in $(seq 100); do
+		grep -q "not ours to create" "$T/tapo.err" && break
+		sleep 0.05
+	done
+	cat "$T/tapo.err"
+	grep -q "tap:tO: .*not ours to create" "$T/tapo.err"
+	run ip -n "$S" link show tO
+	[ "$status" -ne 0 ]
+	# A tap snb-nic made is its own: removed, a restart makes it again.
+	ip netns exec "$S" snb-run --restart=on-failure -n tapn 'nic tap:tN | sink' 2> "$T/tapn.err" &
+	PIDS="$PIDS $!"
+	wait_open tapn nic-tap_tN
+	ip -n "$S" link del tN
+	for i in $(seq 100); do
+		ip -n "$S" link show tN 2>/dev/null | grep -q ",UP" && break
+		sleep 0.05
+	done
+	cat "$T/tapn.err"
+	ip -n "$S" link show tN | grep -q ",UP"
+}
+
 @test "bridge: nic vA1 | nic vA2 ; nic vA2 | nic vA1 carries ping and a 4 MiB TCP transfer" {
 	command -v ethtool > /dev/null || skip "needs ethtool"
 	command -v ping > /dev/null || skip "needs ping"

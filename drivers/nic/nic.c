@@ -334,6 +334,29 @@ try_open(char *errbuf, size_t len)
 	return e;
 }
 
+/*
+ * A tap that was there before the first of us is the operator's (ip tuntap
+ * add, with the addresses and routes set up around it): a restart attaches
+ * to it again, and fails when it has gone rather than make a bare tap of
+ * that name that would take its traffic nowhere.  A tap the first of us
+ * made is ours: it went with the process, and a restart makes it again.
+ */
+#define TAP_MAGIC	0x7061746e	/* "ntap" */
+static void
+tap_owner(void)
+{
+	struct { uint32_t magic, theirs; } *s = app_state(sizeof(*s));
+	int there = if_nametoindex(nic.ifname) != 0;
+
+	if (!app_resumed() || s->magic != TAP_MAGIC) {
+		s->magic = TAP_MAGIC;
+		s->theirs = (uint32_t)there;
+		app_state_commit();
+	} else if (s->theirs && !there)
+		errx(1, "%s: gone, and not ours to create: the tap was there "
+		    "before snb-nic (the operator's)", nic.spec);
+}
+
 static void
 open_device(void)
 {
@@ -357,6 +380,8 @@ open_device(void)
 		last_check = app_now_ns();
 		return;
 	}
+	if (ops == &tap_ops)
+		tap_owner();
 	/* Before open: native XDP refuses an MTU too big for its buffers. */
 	if (mtu && existed)
 		set_mtu();

@@ -1,6 +1,7 @@
 /*
  * tap.c: the tap back-end.  tap:NAME creates the tap device NAME, or
- * attaches to it when it exists (a persistent tap from `ip tuntap add`),
+ * attaches to it when it exists (a persistent tap from `ip tuntap add`:
+ * the operator's, which a restart never makes anew; see nic.c),
  * and brings it up.  Frames the host sends on NAME are ours to read();
  * frames we write() arrive on NAME as if received from a wire.
  *
