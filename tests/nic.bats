@@ -235,7 +235,7 @@ bounce() {
 	ip -n "$S" -4 addr show dev tO | grep -q 10.99.7.1
 	# Gone: the restarts fail, saying why, and make no bare tO.
 	ip -n "$S" link del tO
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		grep -q "not ours to create" "$T/tapo.err" && break
 		sleep 0.05
 	done
@@ -248,7 +248,7 @@ bounce() {
 	PIDS="$PIDS $!"
 	wait_open tapn nic-tap_tN
 	ip -n "$S" link del tN
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		ip -n "$S" link show tN 2>/dev/null | grep -q ",UP" && break
 		sleep 0.05
 	done
