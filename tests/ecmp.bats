@@ -117,6 +117,15 @@ stop_captures() {
 	done
 }
 
+# The tap's capture FILE holds BGP and BFD from both ends of host 2's link.
+control_seen() {
+	local e
+	for e in "tcp port 179 and src host 10.0.2.1" "tcp port 179 and src host 10.0.2.2" \
+	    "udp port 3784 and src host 10.0.2.1" "udp port 3784 and src host 10.0.2.2"; do
+		[ "$(matching "$1" "$e")" -gt 0 ] || return 1
+	done
+}
+
 # Frames of a capture that match an expression: FILE EXPR.
 matching() {
 	tcpdump -r "$1" -nn "$2" 2>/dev/null | wc -l
@@ -167,7 +176,13 @@ flows_as_predicted() {
 	before=$(counter 2 e echo-udp)
 	got=$(ecmp_flows $FLOWS $PORT0)
 	[ "$got" -eq $FLOWS ]
-	sleep 0.5	# a few more BFD packets
+	# BGP keepalives come once a second (examples/ecmp.sh), BFD several
+	# times a second: wait (10 s at most) for both, both ways, on the
+	# tap, not for a fixed time that may hold no keepalive.
+	for i in $(seq 100); do
+		control_seen "$T/cp.pcap" && break
+		sleep 0.1
+	done
 	stop_captures "$T/cp.pcap" "$T/wire.pcap"
 	n=$(($(counter 2 e echo-udp) - before))
 	echo "host 2 answered $n"
