@@ -435,7 +435,10 @@ decrypt() {
 	sa out 0x10 $K1 $A $B > "$T/e.conf"
 	bad 3:6 "bad spi '0x10': 256 .. 4294967295, decimal or 0x hexadecimal"
 	sa out 0x1001 0x0011 $A $B > "$T/e.conf"
-	bad 4:6 "bad key '0x0011': 0x and 40 hex digits (16 bytes of AES-128 key, 4 of salt)"
+	# a mistyped key is most of the key: never shown
+	bad 4:6 "bad key: 0x and 40 hex digits (16 bytes of AES-128 key, 4 of salt)"
+	sa out 0x1001 ${K1}0 $A $B > "$T/e.conf"
+	bad 4:6 "bad key: 0x and 40 hex digits (16 bytes of AES-128 key, 4 of salt)"
 	sa sideways 0x1001 $K1 $A $B > "$T/e.conf"
 	bad 2:12 "bad direction 'sideways' (in, out)"
 	sa out 0x1001 $K1 $A $B $'\treplay-window 128;\n' > "$T/e.conf"
@@ -604,4 +607,64 @@ chaos() {
 	[ "$1" -eq "$n" ]
 	# every successor started past what its predecessor had sent
 	[ "$2" -ge 6 ]
+}
+
+@test "esp: a reload refuses a new outbound SA under a running one's key and salt (GCM nonces again from 1)" {
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	mkfifo "$T/in"
+	snb-run -n espnonce "pcap-read $T/in | [clear] e: esp $T/a.conf \
+	    [core] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 7> "$T/in"
+	# a pcap header, no packet
+	printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\0\0\0\0\0\0\0\0\xff\xff\0\0\x01\0\0\0' >&7
+	wait_for test -S "$SNB_RUN_DIR/espnonce/e.ctl"
+	# only the remote address changed, then only the SPI
+	sa out 0x1001 $K1 $A 2001:db8:3::1 > "$T/a.conf"
+	run snb-ctl espnonce config e reload
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_output_has "$T/a.conf:1:"
+	sa out 0x1002 $K1 $A $B > "$T/a.conf"
+	run snb-ctl espnonce config e reload
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_output_has "new key"
+	# the running table stays; a new key is taken
+	run snb-ctl espnonce config e show
+	assert_output_has "spi 0x00001001"
+	sa out 0x1002 $K2 $A 2001:db8:3::1 > "$T/a.conf"
+	run snb-ctl espnonce config e reload
+	echo "$output"
+	[ "$status" -eq 0 ]
+	exec 7>&-
+	timeout 60 tail --pid="$gpid" -f /dev/null
+	wait "$gpid"
+}
+
+@test "esp: packets dropped for inner-remote move the window a successor goes on from" {
+	need_peer
+	F=from=2001:db8:9::1
+	$PY "$PEER" make "$T/p1.pcap" $K1 0x2001 $B $A 1:$F 2:$F 3:$F
+	$PY "$PEER" clear "$T/fill.pcap" 64 $B $A
+	tail -c +25 "$T/fill.pcap" > "$T/fill"
+	tail -c +25 "$T/p1.pcap" | cat - "$T/fill" > "$T/p1"
+	sa in 0x2001 $K1 $A $B $'\tinner-remote 2001:db8:2::/64;\n' > "$T/b.conf"
+	mkfifo "$T/in"
+	snb-run -n espinner --restart=on-failure "pcap-read $T/in | [core] \
+	    d: esp $T/b.conf [clear] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 7> "$T/in"
+	head -c 24 "$T/p1.pcap" >&7
+	wait_for test -S "$SNB_RUN_DIR/espinner/d.ctl"
+	cat "$T/p1" >&7
+	wait_for eval 'snb-ctl espinner config d show | grep -q "top 3 "'
+	chaos espinner d kill
+	wait_for test -S "$SNB_RUN_DIR/espinner/d.ctl"
+	run snb-ctl espinner config d show
+	echo "$output"
+	assert_output_has "top 3 "
+	exec 7>&-
+	timeout 60 tail --pid="$gpid" -f /dev/null
+	wait "$gpid"
 }

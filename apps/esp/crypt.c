@@ -37,6 +37,7 @@
 
 /* The library's function table for this CPU: made once, read only. */
 static IMB_MGR *imb;
+const char *esp_cipher_why;
 
 /* Big-endian at any alignment: one swap and one access (written byte
  * by byte, gcc made ~20 instructions of each). */
@@ -61,10 +62,23 @@ esp_sa_cipher(struct esp_sa *sa)
 {
 	void *p;
 
+	esp_cipher_why = "out of memory";
 	if (imb == NULL) {
 		if ((imb = alloc_mb_mgr(0)) == NULL)
 			return -1;
 		init_mb_mgr_auto(imb, NULL);
+		/* On a CPU without the instructions it needs (AES-NI,
+		 * PCLMULQDQ, SSE4.1), the library leaves its functions
+		 * NULL: a call would jump to 0. */
+		if (imb_get_errno(imb) != 0 || imb->gcm128_pre == NULL ||
+		    imb->gcm128_enc == NULL || imb->gcm128_dec == NULL) {
+			free_mb_mgr(imb);
+			imb = NULL;
+			esp_cipher_why = "intel-ipsec-mb has no AES-GCM for "
+			    "this CPU (it needs AES-NI, PCLMULQDQ and "
+			    "SSE4.1)";
+			return -1;
+		}
 	}
 	/* The library loads its key schedule aligned. */
 	if (posix_memalign(&p, 64, sizeof(struct gcm_key_data)) != 0)

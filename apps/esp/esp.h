@@ -134,14 +134,19 @@ int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
  */
 struct esp_sa *esp_sadb_same(const struct esp_sadb *old,
 	    const struct esp_sa *sa);
+/* An outbound SA of old under sa's key and salt, or NULL. */
+struct esp_sa *esp_sadb_keyed(const struct esp_sadb *old,
+	    const struct esp_sa *sa);
 
 /*
  * Expand sa's key into sa->gcm (the first call also sets up the
- * library for this CPU): 0, or -1 when out of memory.  sa.c calls it
+ * library for this CPU): 0, or -1 with the reason in esp_cipher_why
+ * (out of memory, or a CPU the library has no AES-GCM for).  sa.c calls it
  * for every SA of a table; esp_sa_uncipher() frees sa->gcm and wipes
  * it, the key and the salt.
  */
 int	esp_sa_cipher(struct esp_sa *sa);
+extern const char *esp_cipher_why;
 void	esp_sa_uncipher(struct esp_sa *sa);
 
 /* What decapsulation says of a packet. */

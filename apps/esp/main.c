@@ -380,7 +380,9 @@ judged(void)
 
 	for (v = ESP_OK + 1; v <= ESP_BAD_INNER; v++)
 		n += *verdict_cnt[v];
-	return n;
+	/* Authentic, so the window moved, before decap()'s inner
+	 * check dropped it. */
+	return n + *cnt.drop_inner_remote;
 }
 
 static int
@@ -449,11 +451,25 @@ reload(FILE *out)
 		return -1;
 	}
 	for (i = 0; i < next_db.nsa; i++) {
-		struct esp_sa *o = esp_sadb_same(&sadb, &next_db.sa[i]);
+		const struct esp_sa *sa = &next_db.sa[i];
+		struct esp_sa *o = esp_sadb_same(&sadb, sa);
 
+		/* A new SA starts at the file's number: under a running
+		 * outbound SA's key and salt, it would use that SA's
+		 * nonces again. */
+		if (o == NULL && sa->dir == ESP_OUT &&
+		    esp_sadb_keyed(&sadb, sa) != NULL) {
+			fprintf(out, "%s:%d:%d: sa spi 0x%x: the key and salt "
+			    "of a running outbound SA: a new SPI or address "
+			    "needs a new key (GCM would use its nonces "
+			    "twice)\n", safile, sa->at.line, sa->at.col,
+			    sa->spi);
+			esp_sadb_free(&next_db);
+			return -1;
+		}
 		next_kept[i] = o ? (int)(o - sadb.sa) + 1 : 0;
 		kept += o != NULL;
-		in += next_db.sa[i].dir == ESP_IN;
+		in += sa->dir == ESP_IN;
 	}
 	if (app_ctl_sync(adopt, NULL) == -1) {
 		esp_sadb_free(&next_db);

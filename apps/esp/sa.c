@@ -203,9 +203,10 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 		return 0;
 	case ID_KEY:
 		if (parse_hex(v, kb, sizeof(kb)) == -1)
-			return cfg_err(cf, &v->at, "bad key %s: 0x and 40 hex "
-			    "digits (16 bytes of AES-128 key, 4 of salt)",
-			    cfg_show(v, b));
+			/* Not shown: a mistyped key is still most of
+			 * the key, and errors go to logs and replies. */
+			return cfg_err(cf, &v->at, "bad key: 0x and 40 hex "
+			    "digits (16 bytes of AES-128 key, 4 of salt)");
 		memcpy(x->sa.key, kb, ESP_KEYLEN);
 		memcpy(x->sa.salt, kb + ESP_KEYLEN, ESP_SALTLEN);
 		explicit_bzero(kb, sizeof(kb));
@@ -240,56 +241,51 @@ show_spi(char *b, size_t len, const struct esp_sa *sa)
 }
 
 static int
-parse_sa(struct saparser *ps, const struct cfg_tok *n)
+check_sa(struct saparser *ps, const struct cfg_tok *n, struct sactx *xp)
 {
 	struct cfg *cf = &ps->cf;
 	struct esp_sadb *db = ps->db;
-	struct sactx x;
 	char a[INET6_ADDRSTRLEN], b[64];
 	int i;
 
-	memset(&x, 0, sizeof(x));
-	x.sa.at = n->at;
-	if (cfg_block(cf, "sa", &s_sa, n, &x) == -1)
-		return -1;
-	show_spi(b, sizeof(b), &x.sa);
-	if (x.window_at.line) {
-		if (x.sa.dir != ESP_IN)
-			return cfg_err(cf, &x.window_at, "sa %s: "
+	show_spi(b, sizeof(b), &xp->sa);
+	if (xp->window_at.line) {
+		if (xp->sa.dir != ESP_IN)
+			return cfg_err(cf, &xp->window_at, "sa %s: "
 			    "replay-window is for inbound SAs", b);
-		if (x.window % 64 != 0)
-			return cfg_err(cf, &x.window_at, "sa %s: "
+		if (xp->window % 64 != 0)
+			return cfg_err(cf, &xp->window_at, "sa %s: "
 			    "replay-window %u is not a multiple of 64", b,
-			    x.window);
+			    xp->window);
 	} else
-		x.window = ESP_WINDOW_DEFAULT;
-	if (x.sa.dir != ESP_IN && (x.threshold_at.line || x.attempts_at.line))
-		return cfg_err(cf, x.threshold_at.line ? &x.threshold_at :
-		    &x.attempts_at, "sa %s: resync-%s is for inbound SAs", b,
-		    x.threshold_at.line ? "threshold" : "attempts");
-	if (x.sa.dir != ESP_IN && x.inner_at.line)
-		return cfg_err(cf, &x.inner_at, "sa %s: inner-remote is for "
+		xp->window = ESP_WINDOW_DEFAULT;
+	if (xp->sa.dir != ESP_IN && (xp->threshold_at.line || xp->attempts_at.line))
+		return cfg_err(cf, xp->threshold_at.line ? &xp->threshold_at :
+		    &xp->attempts_at, "sa %s: resync-%s is for inbound SAs", b,
+		    xp->threshold_at.line ? "threshold" : "attempts");
+	if (xp->sa.dir != ESP_IN && xp->inner_at.line)
+		return cfg_err(cf, &xp->inner_at, "sa %s: inner-remote is for "
 		    "inbound SAs", b);
-	x.sa.resync_threshold = x.threshold_at.line ? x.threshold :
+	xp->sa.resync_threshold = xp->threshold_at.line ? xp->threshold :
 	    ESP_RESYNC_THRESHOLD;
-	x.sa.resync_attempts = x.attempts_at.line ? x.attempts :
+	xp->sa.resync_attempts = xp->attempts_at.line ? xp->attempts :
 	    ESP_RESYNC_ATTEMPTS;
-	if (x.sa.dir == ESP_IN) {
-		replay_init(&x.sa.replay, x.window, x.sa.seq);
-		x.sa.seq = 0;
+	if (xp->sa.dir == ESP_IN) {
+		replay_init(&xp->sa.replay, xp->window, xp->sa.seq);
+		xp->sa.seq = 0;
 	}
 	for (i = 0; i < db->nsa; i++) {
 		const struct esp_sa *o = &db->sa[i];
 
-		if (o->dir == x.sa.dir && o->spi == x.sa.spi)
-			return cfg_err(cf, &x.spi_at, "sa %s: its spi and "
+		if (o->dir == xp->sa.dir && o->spi == xp->sa.spi)
+			return cfg_err(cf, &xp->spi_at, "sa %s: its spi and "
 			    "direction are those of the SA at %d:%d", b,
 			    o->at.line, o->at.col);
-		if (o->dir == ESP_OUT && x.sa.dir == ESP_OUT &&
-		    memcmp(o->remote, x.sa.remote, 16) == 0)
+		if (o->dir == ESP_OUT && xp->sa.dir == ESP_OUT &&
+		    memcmp(o->remote, xp->sa.remote, 16) == 0)
 			return cfg_err(cf, &n->at, "sa %s: a second outbound "
 			    "SA to %s (the first at %d:%d)", b,
-			    inet_ntop(AF_INET6, x.sa.remote, a, sizeof(a)),
+			    inet_ntop(AF_INET6, xp->sa.remote, a, sizeof(a)),
 			    o->at.line, o->at.col);
 		/*
 		 * GCM's nonce is the salt and the sequence number, which
@@ -298,9 +294,9 @@ parse_sa(struct saparser *ps, const struct cfg_tok *n)
 		 * nonces (ours, or ours and the peer's), which gives away
 		 * the plaintexts and the authentication key.
 		 */
-		if (memcmp(o->key, x.sa.key, ESP_KEYLEN) == 0 &&
-		    memcmp(o->salt, x.sa.salt, ESP_SALTLEN) == 0)
-			return cfg_err(cf, &x.key_at, "sa %s: the key and "
+		if (memcmp(o->key, xp->sa.key, ESP_KEYLEN) == 0 &&
+		    memcmp(o->salt, xp->sa.salt, ESP_SALTLEN) == 0)
+			return cfg_err(cf, &xp->key_at, "sa %s: the key and "
 			    "salt of the SA at %d:%d (GCM would use its "
 			    "nonces twice: one key per SA and direction)", b,
 			    o->at.line, o->at.col);
@@ -311,8 +307,24 @@ parse_sa(struct saparser *ps, const struct cfg_tok *n)
 	if (cfg_grow(&db->sa, &ps->cap, (size_t)db->nsa + 1,
 	    sizeof(*db->sa)) == -1)
 		return cfg_err(cf, &n->at, "out of memory");
-	db->sa[db->nsa++] = x.sa;
+	db->sa[db->nsa++] = xp->sa;
 	return 0;
+}
+
+static int
+parse_sa(struct saparser *ps, const struct cfg_tok *n)
+{
+	struct sactx x;
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	x.sa.at = n->at;
+	rc = cfg_block(&ps->cf, "sa", &s_sa, n, &x);
+	if (rc == 0)
+		rc = check_sa(ps, n, &x);
+	/* The key does not stay behind on the stack. */
+	explicit_bzero(&x, sizeof(x));
+	return rc;
 }
 
 static int
@@ -359,6 +371,7 @@ esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
 	if ((buf = cfg_read(path, &len, err, errlen)) == NULL)
 		return -1;
 	rc = esp_sadb_parse(db, buf, len, path, err, errlen);
+	explicit_bzero(buf, len);	/* the keys in hex */
 	free(buf);
 	return rc;
 }
@@ -371,11 +384,27 @@ esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen)
 	/* Key now; per packet only the nonce (crypt.c). */
 	for (i = 0; i < db->nsa; i++)
 		if (esp_sa_cipher(&db->sa[i]) == -1) {
-			snprintf(err, errlen, "AES-128-GCM key set-up: "
-			    "out of memory");
+			snprintf(err, errlen, "AES-128-GCM key set-up: %s",
+			    esp_cipher_why);
 			return -1;
 		}
 	return 0;
+}
+
+struct esp_sa *
+esp_sadb_keyed(const struct esp_sadb *old, const struct esp_sa *sa)
+{
+	int i;
+
+	for (i = 0; i < old->nsa; i++) {
+		struct esp_sa *o = &old->sa[i];
+
+		if (o->dir == ESP_OUT &&
+		    memcmp(o->key, sa->key, ESP_KEYLEN) == 0 &&
+		    memcmp(o->salt, sa->salt, ESP_SALTLEN) == 0)
+			return o;
+	}
+	return NULL;
 }
 
 struct esp_sa *
