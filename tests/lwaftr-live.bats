@@ -390,3 +390,45 @@ assert_changes_hold() {
 	exec 7>&-
 	wait "$gpid"
 }
+
+@test "lwaftr live: a restart keeps a new port set of an address whose softwire was removed, and skips a torn line" {
+	G=lwjp
+	start_graph lwjp --restart=on-failure
+	kill_lw() {
+		old=$(stage_pid lwjp lw)
+		[ -n "$old" ]
+		kill -KILL "$old"
+		wait_replaced lwjp lw "$old" > /dev/null
+		wait_ctl lwjp
+	}
+	# conf's only softwire of 198.51.100.1 (psid-length 0) goes, and
+	# one of another port set takes the address: both live and on restart
+	run snb-ctl lwjp config lw remove softwire ipv4 198.51.100.1 psid 0
+	[ "$status" -eq 0 ]
+	run snb-ctl lwjp config lw add softwire ipv4 198.51.100.1 psid 2 \
+	    b4-ipv6 2001:db8:1::5 br-address 2001:db8::ffff psid-length 6
+	echo "$output"
+	[ "$status" -eq 0 ]
+	kill_lw
+	cat "$T/err"
+	run grep -c "skipped" "$T/err"
+	[ "$output" = 0 ]
+	run snb-ctl lwjp config lw get softwire ipv4 198.51.100.1 psid 2
+	echo "$output"
+	[ "$status" -eq 0 ]
+	assert_output_has "psid-length 6;"
+	run snb-ctl lwjp config lw get softwire ipv4 198.51.100.1 psid 0
+	[ "$status" -eq 1 ]
+	# a last line without its newline (a write cut short) is not replayed
+	printf 'add softwire ipv4 10.1.0.9 psid 0 b4-ipv6 2001:db8:2::9 br-address 2001:db8::ffff psid-length 0' \
+	    >> "$SNB_RUN_DIR/lwjp/lw.journal"
+	kill_lw
+	cat "$T/err"
+	grep -q "/lw.journal:4: a line cut short: skipped" "$T/err"
+	run snb-ctl lwjp config lw get softwire ipv4 10.1.0.9 psid 0
+	[ "$status" -eq 1 ]
+	run snb-ctl lwjp config lw get softwire ipv4 198.51.100.1 psid 2
+	[ "$status" -eq 0 ]
+	exec 7>&-
+	wait "$gpid"
+}

@@ -386,7 +386,10 @@ load(struct lw *lw, const char *path, const char *conf, FILE *f)
 			return -1;
 	}
 	/* the table is the file's now: the changes before are in it */
-	lw_journal_reset(path == conf ? NULL : path);
+	if (lw_journal_reset(path == conf ? NULL : path) == -1)
+		fprintf(f, "warning: the journal could not be rewritten: live "
+		    "changes are not journalled and will not outlive this "
+		    "process\n");
 	return 0;
 }
 

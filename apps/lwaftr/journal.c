@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "app.h"
 #include "journal.h"
@@ -70,14 +71,22 @@ static const struct softwire *
 ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 {
 	struct overlay *o = ctx;
+	const struct softwire *b, *end;
 	struct change *c;
-	size_t i;
+	size_t i, n;
 
 	if (any) {
 		for (i = 0; i < o->n; i++)
 			if (o->c[i].present && o->c[i].s.ipv4 == ipv4)
 				return &o->c[i].s;
-		return lw_bt_of_address(o->base, ipv4);
+		/* not one the overlay removed: its port set is gone too */
+		if ((b = lw_bt_of_address(o->base, ipv4)) == NULL)
+			return NULL;
+		end = lwaftr_bt_softwires(o->base, &n) + n;
+		for (; b < end && b->ipv4 == ipv4; b++)
+			if (ov_get(o, ipv4, b->psid) == NULL)
+				return b;
+		return NULL;
 	}
 	if ((c = ov_get(o, ipv4, psid)) != NULL)
 		return c->present ? &c->s : NULL;
@@ -232,8 +241,13 @@ replay(struct replay *r, FILE *f)
 
 	while ((len = getline(&line, &cap, f)) != -1) {
 		no++;
-		if (len > 0 && line[len - 1] == '\n')
-			line[len - 1] = '\0';
+		/* torn by a kill or a full disk mid-write: not what was said */
+		if (len > 0 && line[len - 1] != '\n') {
+			warnx("%s:%zu: a line cut short: skipped", jpath, no);
+			r->skipped++;
+			break;
+		}
+		line[len - 1] = '\0';
 		replay_line(r, line, no);
 	}
 	free(line);
@@ -268,8 +282,12 @@ rebuild(struct replay *r, char *why, size_t len)
 	return 0;
 }
 
-/* A new journal (header, then body), renamed over the old; jfd is it. */
-static void
+/*
+ * A new journal (header, then body), renamed over the old; jfd is it.
+ * -1 if it could not be written: the old one is emptied then, as a later
+ * start replaying it would undo what this one did.
+ */
+static int
 rewrite(const char *conf, const char *body, size_t len)
 {
 	char tmp[PATH_MAX + 8], head[PATH_MAX + 32];
@@ -289,8 +307,12 @@ rewrite(const char *conf, const char *body, size_t len)
 		if (fd != -1)
 			close(fd);
 		unlink(tmp);
-	} else
-		jfd = fd;
+		if ((fd = open(jpath, O_WRONLY | O_TRUNC | O_CLOEXEC)) != -1)
+			close(fd);
+		return -1;
+	}
+	jfd = fd;
+	return 0;
 }
 
 static char	jconf[PATH_MAX];	/* conf's real path */
@@ -341,7 +363,10 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				    NULL)
 					err(1, "journal");
 				r.applied = r.skipped = 0;
+				r.loaded = 0;
 				r.one_by_one = 1;
+				r.ov.n = 0;	/* from r.bt, not on the overlay */
+				r.ov.base = r.bt;
 				rewind(f);
 				if (getline(&line, &cap, f) == -1)
 					err(1, "%s", jpath);
@@ -368,8 +393,10 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 void
 lw_journal_append(int argc, char **argv)
 {
+	struct stat sb;
 	char line[1024];
 	size_t len = 0;
+	ssize_t w = -1;
 	int i;
 
 	if (jfd == -1)
@@ -378,23 +405,28 @@ lw_journal_append(int argc, char **argv)
 	for (i = 0; i < argc && len < sizeof(line); i++)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s",
 		    argv[i], i + 1 < argc ? " " : "\n");
-	if (len >= sizeof(line) || write(jfd, line, len) != (ssize_t)len)
+	if (len >= sizeof(line) || fstat(jfd, &sb) == -1 ||
+	    (w = write(jfd, line, len)) != (ssize_t)len) {
+		/* a part of a line would be replayed as another change */
+		if (len < sizeof(line) && w > 0)
+			(void)ftruncate(jfd, sb.st_size);
 		warnx("%s: a change not written: it will not outlive this "
 		    "process", jpath);
+	}
 }
 
-void
+int
 lw_journal_reset(const char *file)
 {
 	char real[PATH_MAX], body[PATH_MAX + 8] = "";
 
 	if (jfd == -1 && jpath[0] == '\0')
-		return;
+		return 0;
 	if (file != NULL) {
 		if (realpath(file, real) == NULL)
 			snprintf(real, sizeof(real), "%s", file);
 		if (strcmp(real, jconf) != 0)
 			snprintf(body, sizeof(body), "load %s\n", real);
 	}
-	rewrite(jconf, body, strlen(body));
+	return rewrite(jconf, body, strlen(body));
 }

@@ -48,7 +48,10 @@ struct lwaftr_bt *lw_journal_start(struct lwaftr_bt *bt, const char *conf,
 	    size_t *skipped);
 /* After a change took effect: its words, one line. */
 void	lw_journal_append(int argc, char **argv);
-/* After a load: the table is file's (NULL: conf's); earlier lines go. */
-void	lw_journal_reset(const char *file);
+/*
+ * After a load: the table is file's (NULL: conf's); earlier lines go.
+ * -1: the journal could not be rewritten (it is emptied).
+ */
+int	lw_journal_reset(const char *file);
 
 #endif

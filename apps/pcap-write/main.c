@@ -185,6 +185,7 @@ pcap_write_start(void)
 	if (!resumed) {
 		st->flags &= ~W_OPEN;	/* a stream of our own */
 		st->written = 0;
+		st->part = 0;		/* its record is of other rings */
 	}
 	st->magic = WRITE_MAGIC;
 	st->nrings = (uint32_t)in->nrings;

@@ -196,12 +196,16 @@ open_output(int resumed)
 	if (fstat(fd, &sb) == -1)
 		err(1, "%s", name);
 	/* A pipe: a description of our own, non-blocking (write_all()). */
-	if (S_ISFIFO(sb.st_mode) && (snprintf(proc, sizeof(proc),
-	    "/proc/self/fd/%d", fd), nb = open(proc, O_WRONLY | O_NONBLOCK |
-	    O_CLOEXEC)) != -1) {
-		if (fd > 2)
-			close(fd);
-		fd = nb;
+	if (S_ISFIFO(sb.st_mode)) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if ((nb = open(proc, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) ==
+		    -1)
+			warn("%s: a stop while the pipe is full may hang", proc);
+		else {
+			if (fd > 2)
+				close(fd);
+			fd = nb;
+		}
 	}
 	st->flags |= W_OPEN;
 	regular = S_ISREG(sb.st_mode);
