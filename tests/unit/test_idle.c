@@ -33,21 +33,13 @@
 #include "ring.h"
 #include "stage.h"
 #include "tap.h"
+#include "util.h"
 
 #define NSLOTS	8
 #define NIN	20
 
 static char dir[64];
 static struct idle idle;
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void
 on_wake(int sig)
@@ -99,11 +91,11 @@ static double
 look(uint64_t *slept)
 {
 	uint64_t before = app_stage->idle_sleeps;
-	double t0 = now_ms();
+	double t0 = now();
 
 	idle_wait(&idle);
 	*slept = app_stage->idle_sleeps - before;
-	return now_ms() - t0;
+	return (now() - t0) * 1e3;
 }
 
 struct later {

@@ -1,5 +1,5 @@
 /*
- * util.h: small helpers the lwAFTR unit tests share (included once per
+ * util.h: small helpers unit tests share (included once per
  * test program): a deterministic random stream, clocks, and the stress
  * scale the sanitizer pass sets (SNB_TEST_SCALE).
  */
