@@ -165,25 +165,11 @@ ipv4_hlen(const struct ipv4_hdr *ip)
 	return ipv4_ihl(ip) * 4;
 }
 
-/* Fragment offset in bytes. */
-static inline unsigned
-ipv4_frag_offset(const struct ipv4_hdr *ip)
-{
-	return (ntohs(ip->frag_off) & SNB_IP_OFFMASK) * 8;
-}
-
 /* True for any fragment, first one included: MF set or offset non-zero. */
 static inline bool
 ipv4_is_fragment(const struct ipv4_hdr *ip)
 {
 	return (ntohs(ip->frag_off) & (SNB_IP_MF | SNB_IP_OFFMASK)) != 0;
-}
-
-/* True for a fragment that does not start the datagram (no L4 header). */
-static inline bool
-ipv4_is_later_fragment(const struct ipv4_hdr *ip)
-{
-	return (ntohs(ip->frag_off) & SNB_IP_OFFMASK) != 0;
 }
 
 /* IPv4 option types (the whole type byte: copied, class, number). */
@@ -242,12 +228,6 @@ struct ipv6_ext_hdr {
 } SNB_PACKED;
 static_assert(sizeof(struct ipv6_ext_hdr) == 2, "ipv6_ext_hdr size");
 
-static inline unsigned
-ipv6_ext_hlen(const struct ipv6_ext_hdr *e)
-{
-	return (e->len + 1u) * 8;
-}
-
 /* IPv6 options inside hop-by-hop / destination options headers. */
 #define SNB_IP6OPT_PAD1		0
 #define SNB_IP6OPT_PADN		1
@@ -256,7 +236,7 @@ ipv6_ext_hlen(const struct ipv6_ext_hdr *e)
 /*
  * struct ipv6_frag_hdr: RFC 8200 fragment header.  off_m: offset in
  * 8-byte units in the top 13 bits, then 2 reserved bits, then the M
- * (more fragments) flag; use the accessors.
+ * (more fragments) flag: SNB_IP6F_OFFMASK and SNB_IP6F_MORE below.
  */
 struct ipv6_frag_hdr {
 	uint8_t		next;
@@ -269,19 +249,6 @@ struct ipv6_frag_hdr {
 #define SNB_IP6F_MORE		0x0001
 static_assert(sizeof(struct ipv6_frag_hdr) == SNB_IPV6_FRAG_HLEN,
     "ipv6_frag_hdr size");
-
-/* Fragment offset in bytes (the field is units of 8 shifted left by 3). */
-static inline unsigned
-ipv6_frag_offset(const struct ipv6_frag_hdr *f)
-{
-	return ntohs(f->off_m) & SNB_IP6F_OFFMASK;
-}
-
-static inline bool
-ipv6_frag_more(const struct ipv6_frag_hdr *f)
-{
-	return (ntohs(f->off_m) & SNB_IP6F_MORE) != 0;
-}
 
 /* TCP. */
 #define SNB_TCP_HLEN		20	/* without options */
@@ -314,13 +281,6 @@ struct tcp_hdr {
 	uint16_t	urp;
 } SNB_PACKED;
 static_assert(sizeof(struct tcp_hdr) == SNB_TCP_HLEN, "tcp_hdr size");
-
-/* Header length in bytes, options included. */
-static inline unsigned
-tcp_hlen(const struct tcp_hdr *th)
-{
-	return (th->off >> 4) * 4u;
-}
 
 /* UDP. */
 #define SNB_UDP_HLEN		8

@@ -52,7 +52,6 @@ struct reasm {
 	int32_t		*bucket;
 	uint32_t	 mask;
 	int32_t		 free;		/* free list head */
-	unsigned	 inflight;
 	uint64_t	 evicted, expired;
 	uint64_t	 seed, rng;
 	uint8_t		*atomic;	/* IPv6 atomic fragments, no entry */
@@ -119,7 +118,6 @@ reasm_free(struct reasm *r)
 
 uint64_t reasm_evicted(const struct reasm *r) { return r->evicted; }
 uint64_t reasm_expired(const struct reasm *r) { return r->expired; }
-unsigned reasm_inflight(const struct reasm *r) { return r->inflight; }
 size_t reasm_memuse(const struct reasm *r) { return r->bytes; }
 
 int
@@ -178,7 +176,6 @@ unlink_entry(struct reasm *r, int32_t idx)
 	e->used = 0;
 	e->next = r->free;
 	r->free = idx;
-	r->inflight--;
 }
 
 /* Give back buffers of unused entries until `want` more bytes fit. */
@@ -275,7 +272,6 @@ find_or_add(struct reasm *r, const uint8_t *key, uint64_t now)
 	e->nfrags = e->hlen = 0;
 	e->next = r->bucket[h];
 	r->bucket[h] = idx;
-	r->inflight++;
 	return e;
 }
 

@@ -65,8 +65,7 @@ enum reasm_result reasm_add(struct reasm *r, const uint8_t *l3, size_t len,
 /* Datagrams evicted to make room, and dropped for age, since creation. */
 uint64_t	 reasm_evicted(const struct reasm *r);
 uint64_t	 reasm_expired(const struct reasm *r);
-/* Datagrams in progress and buffer bytes allocated now. */
-unsigned	 reasm_inflight(const struct reasm *r);
+/* Buffer bytes allocated now. */
 size_t		 reasm_memuse(const struct reasm *r);
 
 #endif

@@ -40,14 +40,17 @@ family(FILE *f, const char *name, const char *type, const char *help)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A stage's sample up to its value; port: an app counter's, or "". */
 static void
 stage_labels(FILE *f, const char *metric, const struct graph_view *g,
-    const struct stage_file *s)
+    const struct stage_file *s, const char *port)
 {
 	fprintf(f, "%s{", metric);
 	label(f, "graph", g->name, sizeof(g->name), 1);
 	label(f, "stage", s->label, sizeof(s->label), 0);
 	label(f, "app", s->app, sizeof(s->app), 0);
+	if (port[0])
+		label(f, "port", port, strlen(port), 0);
 	fputs("} ", f);
 }
 
@@ -82,30 +85,25 @@ static const struct {
 	    "Times the launcher restarted the stage." },
 };
 
-static void
-stage_value(FILE *f, int which, const struct stage_view *v)
+/* Sample which of stage v (busy time in ns: printed in seconds). */
+static uint64_t
+stage_value(int which, const struct stage_view *v)
 {
 	const volatile struct stage_file *s = v->f;
 
 	switch (which) {
 	case S_UP:
-		fprintf(f, "%d\n", v->alive && s->exit_state == STAGE_RUNNING);
-		break;
+		return v->alive && s->exit_state == STAGE_RUNNING;
 	case S_IN:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->packets_in);
-		break;
+		return s->packets_in;
 	case S_OUT:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->packets_out);
-		break;
+		return s->packets_out;
 	case S_BUSY:
-		fprintf(f, "%.9f\n", (uint64_t)s->busy_ns / 1e9);
-		break;
+		return s->busy_ns;
 	case S_BREATHS:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->busy_breaths);
-		break;
-	case S_RESTARTS:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)s->restarts);
-		break;
+		return s->busy_breaths;
+	default:
+		return s->restarts;
 	}
 }
 
@@ -211,17 +209,9 @@ app_families(FILE *f, struct graph_view *g, int n)
 						    c->name);
 						family(f, names[x], type, help);
 					}
-					fprintf(f, "%s{", names[x]);
-					label(f, "graph", g[i].name,
-					    sizeof(g[i].name), 1);
-					label(f, "stage", s->label,
-					    sizeof(s->label), 0);
-					label(f, "app", s->app, sizeof(s->app),
-					    0);
-					if (port[0])
-						label(f, "port", port,
-						    sizeof(port), 0);
-					fprintf(f, "} %" PRIu64 "\n",
+					stage_labels(f, names[x], &g[i], s,
+					    port);
+					fprintf(f, "%" PRIu64 "\n",
 					    (uint64_t)c->value);
 				}
 			}
@@ -246,36 +236,29 @@ static const struct {
 	    "Slots of the link's ring holding packets not yet taken." },
 };
 
-static void
-link_value(FILE *f, int which, struct link_view *l)
+static uint64_t
+link_value(int which, struct link_view *l)
 {
 	struct ring_shm *r = l->r.shm;
 
 	switch (which) {
 	case L_PACKETS:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)atomic_load(
-		    &r->prod.head));
-		break;
+		return atomic_load(&r->prod.head);
 	case L_BYTES:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)atomic_load(
-		    &r->prod.bytes));
-		break;
+		return atomic_load(&r->prod.bytes);
 	case L_DROPS:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)atomic_load(
-		    &r->prod.drops));
-		break;
+		return atomic_load(&r->prod.drops);
 	case L_SLOTS:
-		fprintf(f, "%" PRIu64 "\n", (uint64_t)l->r.mask + 1);
-		break;
-	case L_USED:
-		fprintf(f, "%" PRIu64 "\n", ring_fill(&l->r));
-		break;
+		return (uint64_t)l->r.mask + 1;
+	default:
+		return ring_fill(&l->r);
 	}
 }
 
 void
 prom_write(FILE *f, struct graph_view *g, int n)
 {
+	uint64_t v;
 	int i, j, k;
 
 	family(f, "snb_graph_start_time_seconds", "gauge",
@@ -292,8 +275,12 @@ prom_write(FILE *f, struct graph_view *g, int n)
 		for (i = 0; i < n; i++)
 			for (j = 0; j < g[i].nstages; j++) {
 				stage_labels(f, stage_fam[k].name, &g[i],
-				    g[i].stages[j].f);
-				stage_value(f, k, &g[i].stages[j]);
+				    g[i].stages[j].f, "");
+				v = stage_value(k, &g[i].stages[j]);
+				if (k == S_BUSY)
+					fprintf(f, "%.9f\n", v / 1e9);
+				else
+					fprintf(f, "%" PRIu64 "\n", v);
 			}
 	}
 	app_families(f, g, n);
@@ -304,7 +291,8 @@ prom_write(FILE *f, struct graph_view *g, int n)
 			for (j = 0; j < g[i].nlinks; j++) {
 				link_labels(f, link_fam[k].name, &g[i],
 				    &g[i].links[j]);
-				link_value(f, k, &g[i].links[j]);
+				fprintf(f, "%" PRIu64 "\n",
+				    link_value(k, &g[i].links[j]));
 			}
 	}
 }
