@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "e1000_ring.h"
+#include "fuzz.h"
 
 #define PHYS	0x40000000ULL
 
@@ -44,22 +45,6 @@ static struct ring out_p, out_c, in_p, in_c;
 static struct nic nic;
 static uint64_t cnt[10], desc_errors, bad_length;
 static uint8_t *rxmem, *txmem;
-
-static void
-make_ring(const char *name, struct ring *prod, struct ring *cons)
-{
-	char path[256], eb[256];
-
-	snprintf(path, sizeof(path), "/dev/shm/snb-fuzz-%d-%s", getpid(),
-	    name);
-	unlink(path);
-	if (ring_create(path, 256, 4096, 0) == -1)
-		err(1, "%s", path);
-	if (ring_attach(prod, path, RING_PRODUCER, eb, sizeof(eb)) == -1 ||
-	    ring_attach(cons, path, RING_CONSUMER, eb, sizeof(eb)) == -1)
-		errx(1, "%s", eb);
-	unlink(path);
-}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -74,8 +59,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if ((rxmem = malloc(RING_MEM)) == NULL ||
 	    (txmem = malloc(RING_MEM)) == NULL)
 		err(1, "malloc");
-	make_ring("e1000-out", &out_p, &out_c);
-	make_ring("e1000-in", &in_p, &in_c);
+	fuzz_ring("e1000-out", 256, 4096, &out_p, &out_c);
+	fuzz_ring("e1000-in", 256, 4096, &in_p, &in_c);
 	return 0;
 }
 
@@ -84,15 +69,6 @@ static uint8_t
 pattern(uint32_t i, uint32_t k)
 {
 	return (uint8_t)(i * 7 + k);
-}
-
-static void
-drain(struct ring *r)
-{
-	uint32_t n;
-
-	while ((n = ring_avail(r, 64)) > 0)
-		ring_release(r, n);
 }
 
 /* Every delivered frame fits a buffer and holds the device's pattern. */
@@ -135,8 +111,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * the target 100 times slower.) */
 	memset(rxmem, 0, RING_BYTES);
 	memset(txmem, 0, RING_BYTES);
-	drain(&out_c);
-	drain(&in_c);
+	fuzz_drain(&out_c);
+	fuzz_drain(&in_c);
 	e1000_rxq_init(&rx, rxmem, PHYS, &desc_errors, &bad_length);
 	e1000_txq_init(&tx, txmem, PHYS + 0x200000);
 	while (p < end) {
@@ -201,7 +177,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    (uint64_t)i * BUF || tx.desc[i].length == 0 ||
 				    tx.desc[i].length > BUF)
 					abort();
-			drain(&in_c);
+			fuzz_drain(&in_c);
 			break;
 		case 3:
 			if (end - p < 3)

@@ -26,8 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <bsd/string.h>
-
+#include "fuzz.h"
 #include "stage.h"
 
 #if defined(FUZZ_CONF)
@@ -72,52 +71,18 @@ static const char *pnames[] = { "core", "b", "e" };
 #define BREATHE	pwstage_breathe
 #endif
 
-static struct ring inp[NPORTS], inc[NPORTS], outp[NPORTS], outc[NPORTS];
-
-/* A ring private to this process: both ends attached, file unlinked. */
-static void
-make_ring(const char *name, int i, struct ring *prod, struct ring *cons)
-{
-	char path[256], eb[256];
-
-	snprintf(path, sizeof(path), "/dev/shm/snb-fuzz-%d-%s%d", getpid(),
-	    name, i);
-	unlink(path);
-	/* Slots of 2048 bytes: an encapsulation that does not fit is
-	 * counted, a case to reach too. */
-	if (ring_create(path, 512, 2048, 0) == -1)
-		err(1, "%s", path);
-	if (ring_attach(prod, path, RING_PRODUCER, eb, sizeof(eb)) == -1 ||
-	    ring_attach(cons, path, RING_CONSUMER, eb, sizeof(eb)) == -1)
-		errx(1, "%s", eb);
-	unlink(path);
-}
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *conf = getenv("FUZZ_PW_CONF");
-	int i;
 
 	(void)argc;
 	(void)argv;
-	if ((app_stage = calloc(1, sizeof(*app_stage))) == NULL ||
-	    (app_ports = calloc(2 * NPORTS, sizeof(struct port))) == NULL)
+	if ((app_stage = calloc(1, sizeof(*app_stage))) == NULL)
 		err(1, NULL);
-	app_nports = 2 * NPORTS;
-	for (i = 0; i < NPORTS; i++) {
-		make_ring("in", i, &inp[i], &inc[i]);
-		make_ring("out", i, &outp[i], &outc[i]);
-		strlcpy(app_ports[2 * i].name, pnames[i], sizeof(app_ports[0].name));
-		app_ports[2 * i].flags = PORT_IN;
-		app_ports[2 * i].nrings = 1;
-		app_ports[2 * i].rings = &inc[i];
-		strlcpy(app_ports[2 * i + 1].name, pnames[i],
-		    sizeof(app_ports[0].name));
-		app_ports[2 * i + 1].flags = PORT_OUT;
-		app_ports[2 * i + 1].nrings = 1;
-		app_ports[2 * i + 1].rings = &outp[i];
-	}
+	/* Slots of 2048 bytes: an encapsulation that does not fit is
+	 * counted, a case to reach too. */
+	fuzz_ports(pnames, NPORTS, 2048);
 	optind = 1;
 #if defined(FUZZ_ND)
 	{
@@ -142,56 +107,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void
-drain(void)
-{
-	uint32_t n, i;
-	int k;
-
-	for (k = 0; k < NPORTS; k++) {
-		n = ring_avail(&outc[k], 512);
-		for (i = 0; i < n; i++)
-			if (ring_peek(&outc[k], i)->len > 2048)
-				abort();
-		ring_release(&outc[k], n);
-	}
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
-	size_t off = 0, len;
-	int queued = 0, k, breathe;
-
-	while (off + 3 <= n) {
-		k = (d[off] & 0x7f) % NPORTS;
-		breathe = d[off] & 0x80;
-		len = (size_t)d[off + 1] | (size_t)d[off + 2] << 8;
-		off += 3;
-		if (len > n - off)
-			len = n - off;
-		if (len > 2048)
-			len = 2048;
-		if (ring_room(&inp[k], 1) > 0) {
-			ring_put(&inp[k], 0, d + off, (uint16_t)len);
-			ring_commit(&inp[k], 1);
-			queued++;
-		}
-		off += len;
-		if (breathe || queued >= 60) {
-			BREATHE();
-			drain();
-			queued = 0;
-		}
-	}
-	BREATHE();
-	drain();
-	/* What is left in the inputs (an output was full) goes now. */
-	for (k = 0; k < NPORTS; k++)
-		if (ring_avail(&inc[k], 1) > 0) {
-			BREATHE();
-			drain();
-		}
+	fuzz_frames(d, n, BREATHE);
 	return 0;
 }
 #endif

@@ -1,7 +1,7 @@
 /*
  * pcap_fuzz: libFuzzer target for capture input: snb-pcap-read's reading
  * path (apps/pcap-read.c, included) and snb-pcap-write's scanner of a file
- * to continue (apps/pcap-write.c, included in a second compilation of
+ * to continue (apps/pcap-write/, included in a second compilation of
  * this file, -DPCAP_FUZZ_WRITE: both apps have a main, ports and desc).
  *
  * Build and run (from the repository root; `make fuzz` does this):
@@ -11,7 +11,7 @@
  *	    -c fuzz/pcap_fuzz.c -o build/pcap_fuzz_write.o
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring fuzz/pcap_fuzz.c \
- *	    build/pcap_fuzz_write.o libring/*.c -lpcap -lbsd \
+ *	    build/pcap_fuzz_write.o (every libring .c file) -lpcap -lbsd \
  *	    -o build/fuzz_pcap
  *	mkdir -p build/fuzz-pcap-corpus
  *	build/fuzz_pcap -max_total_time=600 build/fuzz-pcap-corpus \
@@ -43,8 +43,9 @@
 #ifdef PCAP_FUZZ_WRITE
 
 #define main snb_pcap_write_main
-#include "../apps/pcap-write.c"
+#include "../apps/pcap-write/main.c"
 #undef main
+#include "../apps/pcap-write/output.c"
 
 void
 fuzz_write_scanner(const uint8_t *data, size_t size)

@@ -65,6 +65,7 @@
 
 #include <fcntl.h>
 
+#include "fuzz.h"
 #include "memguard.h"
 #include "msg.h"
 #include "recv.h"
@@ -132,22 +133,6 @@ some_fd(int k)
 	}
 }
 
-static void
-make_ring(const char *name, struct ring *prod, struct ring *cons)
-{
-	char path[256], eb[256];
-
-	snprintf(path, sizeof(path), "/dev/shm/snb-fuzz-%d-%s", getpid(),
-	    name);
-	unlink(path);
-	if (ring_create(path, 128, 4096, 0) == -1)
-		err(1, "%s", path);
-	if (ring_attach(prod, path, RING_PRODUCER, eb, sizeof(eb)) == -1 ||
-	    ring_attach(cons, path, RING_CONSUMER, eb, sizeof(eb)) == -1)
-		errx(1, "%s", eb);
-	unlink(path);
-}
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -160,22 +145,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    0);
 	if (mem == MAP_FAILED)
 		err(1, "mmap");
-	make_ring("in", &in_p, &in_c);
-	make_ring("out", &out_p, &out_c);
+	fuzz_ring("in", 128, 4096, &in_p, &in_c);
+	fuzz_ring("out", 128, 4096, &out_p, &out_c);
 	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
 	vu_init(&dev);
 	vu_watch_kicks(&dev, ep, 1);
 	return 0;
-}
-
-static void
-drain(struct ring *r)
-{
-	uint32_t n;
-
-	while ((n = ring_avail(r, 64)) > 0)
-		ring_release(r, n);
 }
 
 static void
@@ -210,7 +186,7 @@ breath(uint32_t npkts, uint32_t size)
 		}
 		vq_want_kicks(&dev.vq[1], 1);
 	}
-	drain(&out_c);
+	fuzz_drain(&out_c);
 	if (dev.mem_lost)
 		failed();	/* the driver drops the frontend */
 }
@@ -449,7 +425,7 @@ out:
 	while (nheld > 0)
 		close(held[--nheld]);
 	vu_rx_clear(&rx);
-	drain(&in_c);
-	drain(&out_c);
+	fuzz_drain(&in_c);
+	fuzz_drain(&out_c);
 	return 0;
 }

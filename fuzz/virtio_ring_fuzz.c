@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "virtio_ring.h"
 
 #define PHYS	0x40000000ULL
@@ -49,22 +50,6 @@ static struct nic nic;
 static uint64_t cnt[10], used_errors;
 static unsigned char *rxmem, *txmem;
 static volatile uint16_t notify_reg;
-
-static void
-make_ring(const char *name, struct ring *prod, struct ring *cons)
-{
-	char path[256], eb[256];
-
-	snprintf(path, sizeof(path), "/dev/shm/snb-fuzz-%d-%s", getpid(),
-	    name);
-	unlink(path);
-	if (ring_create(path, 512, 4096, 0) == -1)
-		err(1, "%s", path);
-	if (ring_attach(prod, path, RING_PRODUCER, eb, sizeof(eb)) == -1 ||
-	    ring_attach(cons, path, RING_CONSUMER, eb, sizeof(eb)) == -1)
-		errx(1, "%s", eb);
-	unlink(path);
-}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -79,8 +64,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if ((rxmem = malloc(QREGION)) == NULL ||
 	    (txmem = malloc(QREGION)) == NULL)
 		err(1, "malloc");
-	make_ring("virtio-out", &out_p, &out_c);
-	make_ring("virtio-in", &in_p, &in_c);
+	fuzz_ring("virtio-out", 512, 4096, &out_p, &out_c);
+	fuzz_ring("virtio-in", 512, 4096, &in_p, &in_c);
 	return 0;
 }
 
@@ -91,15 +76,6 @@ pattern(uint32_t id, uint32_t k)
 {
 	return k == 0 ? (uint8_t)id : k == 1 ? (uint8_t)(id >> 8) :
 	    (uint8_t)(id * 13 + k);
-}
-
-static void
-drain(struct ring *r)
-{
-	uint32_t n;
-
-	while ((n = ring_avail(r, 64)) > 0)
-		ring_release(r, n);
 }
 
 static void
@@ -182,8 +158,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	qsize = (uint16_t)(1u << (*p++ % 9));
-	drain(&out_c);
-	drain(&in_c);
+	fuzz_drain(&out_c);
+	fuzz_drain(&in_c);
 	vq_init(&rx, 0, qsize, rxmem, PHYS, &notify_reg, &used_errors);
 	vq_init(&tx, 1, qsize, txmem, PHYS + QREGION, &notify_reg,
 	    &used_errors);
@@ -239,7 +215,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (taken > n)
 				abort();
 			ring_release(&in_c, taken);
-			drain(&in_c);
+			fuzz_drain(&in_c);
 			check_tx(&tx);
 			break;
 		case 4:
