@@ -30,7 +30,8 @@ ports_of(const char *const *names, int dir, struct port **p)
 {
 	int i, n = 0;
 
-	if (names == NULL)
+	/* An app whose ports are all unbound passes an empty list. */
+	if (names == NULL || names[0] == NULL)
 		return 0;
 	if (strcmp(names[0], "*") == 0) {
 		for (i = 0; i < app_nports; i++)

@@ -212,3 +212,33 @@ man_forms() {
 	# Every write to stderr ends its line.
 	! grep 'write(2, ' "$BATS_TEST_TMPDIR/st" | grep -v '\\n"' | grep -v '\.\.\., '
 }
+
+@test "an app run by hand, outside a graph: which port is missing, status 2 or 1 as its manual says, never a crash" {
+	# Each app's words, the status its EXIT STATUS gives for a port left
+	# unconnected, and the message.  snb-vlan crashed here (SIGSEGV in
+	# fwd_init on an empty port list).
+	while IFS='|' read -r words want msg; do
+		[ -n "$words" ] || continue
+		rc=0; out=$(timeout 10 snb-$words 2>&1 </dev/null) || rc=$?
+		echo "snb-$words: status $rc: $out"
+		[ "$rc" -eq "$want" ]
+		case "$out" in "snb-${words%% *}: $msg"*) ;; *) return 1 ;; esac
+	done <<-EOF2
+	filter udp|2|input port 'in' is not connected
+	filter --reject-port udp|2|--reject-port given but port 'reject' is not connected
+	source|2|output port 'out' is not connected
+	sink|2|input port 'in' is not connected
+	tee|2|no output port is connected
+	join|2|no input port is connected
+	lb|2|no output port is connected
+	echo 192.0.2.1|2|input port 'in' is not connected
+	pcap-read $T/none.pcap|2|output port 'out' is not connected
+	pcap-write $T/x.pcap|2|input port 'in' is not connected
+	vlan tag 10|1|input port 'in' is not connected
+	vlan untag 10|1|input port 'in' is not connected
+	vlan mux|1|mux: port 'trunk' is not connected
+	bridge|1|no port is connected
+	nd --address 2001:db8::1 --mac 02:00:00:00:00:01 --next-hop 2001:db8::2|1|port 'south' must be connected both ways
+	EOF2
+	[ ! -e "$T/x.pcap" ]
+}
