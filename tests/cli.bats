@@ -100,6 +100,29 @@ man_forms() {
 	run snb-run -c "source | [p] l2tp $T/none.conf [core] | sink"
 	[ "$status" -eq 1 ]
 	assert_output_has "snb-l2tp: $T/none.conf: No such file"
+	# snb-esp said 2, as for a wrong SA file; snb-run said the stage
+	# refused its words when it had found a file missing.
+	run snb-run -c "source | [clear] esp $T/none.conf [core] | sink"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-esp: $T/none.conf: No such file"
+	assert_output_has "snb-run: 1:18: stage 'esp' (esp) would not start (status 1)"
+	! echo "$output" | grep -q "refuses its words"
+	# An app that crashes checking its words is not said to refuse them.
+	mkdir "$T/apps"
+	cat > "$T/apps/snb-crashy" <<-'EOF2'
+	#!/bin/sh
+	if [ "$1" = --describe ]; then
+		printf 'snb-describe 1\napp crashy\nin in required\nout out required\nsummary Crash.\n'
+		exit 0
+	fi
+	kill -SEGV $$
+	EOF2
+	chmod +x "$T/apps/snb-crashy"
+	SNB_PATH="$T/apps" run snb-run -c "source | crashy | sink"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-run: 1:10: stage 'crashy' (crashy) was killed by signal 11 (Segmentation fault) checking its words"
 	# Every stage that refuses says so, the status is the first one's.
 	run snb-run -c "pcap-read $T/none.pcap | f: filter tcp prot 80 | sink"
 	[ "$status" -eq 1 ]

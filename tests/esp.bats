@@ -477,9 +477,10 @@ decrypt() {
 	bad 2:1 "no sa block"
 	printf 'sa { sequence 18446744073709551616; }\n' > "$T/e.conf"
 	bad 1:15 "bad sequence '18446744073709551616': 0 .. 2^64-1, decimal or 0x hexadecimal"
+	# A missing file is a failure (1), as in every tool that reads one.
 	run snb-esp "$T/none.conf"
-	[ "$status" -eq 2 ]
-	assert_output_has "$T/none.conf"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-esp: $T/none.conf: No such file or directory"
 	# an input whose output is open would lose what it took
 	sa out 0x1001 $K1 $A $B > "$T/a.conf"
 	run timeout 20 snb-run "source --count 1 | [clear] esp $T/a.conf"

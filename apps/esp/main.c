@@ -26,10 +26,12 @@
  */
 #include <arpa/inet.h>
 #include <err.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "esp.h"
@@ -543,6 +545,9 @@ esp_init(int argc, char **argv)
 	if (optind + 1 != argc)
 		app_usage();
 	safile = argv[optind];
+	/* Missing or unreadable is a failure (1), bad contents a usage error. */
+	if (access(safile, R_OK) == -1)
+		errx(1, "%s: %s", safile, strerror(errno));
 	if (esp_sadb_load(&sadb, safile, err, sizeof(err)) == -1)
 		errx(2, "%s", err);
 	audit_init(app_stage->label);

@@ -248,8 +248,18 @@ finish_check(struct check *c, const char *where)
 	close(c->err);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	warnx("%s%d:%d: stage '%s' (%s) refuses its words", where,
-	    s->pos.line, s->pos.col, s->label, s->app);
+	/* Words refused (2) are not a file missing (1), nor a crash. */
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+		warnx("%s%d:%d: stage '%s' (%s) refuses its words", where,
+		    s->pos.line, s->pos.col, s->label, s->app);
+	else if (WIFEXITED(st))
+		warnx("%s%d:%d: stage '%s' (%s) would not start (status %d)",
+		    where, s->pos.line, s->pos.col, s->label, s->app,
+		    WEXITSTATUS(st));
+	else
+		warnx("%s%d:%d: stage '%s' (%s) was killed by signal %d (%s) "
+		    "checking its words", where, s->pos.line, s->pos.col,
+		    s->label, s->app, WTERMSIG(st), strsignal(WTERMSIG(st)));
 	return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
 }
 
