@@ -37,9 +37,8 @@ static pcap_t *pc;
 static uint32_t cap;		/* the output's capacity: larger records
 				   are skipped */
 static uint64_t loops = 1, pass, pass_sent, pass_skipped;
-static uint64_t pass_len, pass_oversize;	/* pass 0's figures, */
-static int pass_known;				/* once it has ended */
-static uint64_t pass_nonether, pass_nonether0;	/* the same, and this */
+static uint64_t pass_len, pass_oversize;	/* pass 0's figures once */
+static uint64_t pass_nonether0, pass_nonether;	/* it ended; this pass's */
 static uint64_t *packets, *drop_oversize, *drop_nonether;
 static int warned, warned_ne, quiet;
 static struct port *out;
@@ -147,7 +146,7 @@ open_file(char *msg, size_t len)
 	return 0;
 }
 
-/* Back to the start of the stream (init, and the fuzzer's runs). */
+/* Back to the start of the stream (init, stop, the fuzzer's runs). */
 static void
 stream_reset(void)
 {
@@ -158,7 +157,6 @@ stream_reset(void)
 	pass = pass_sent = pass_skipped = 0;
 	pass_len = pass_oversize = 0;
 	pass_nonether = pass_nonether0 = 0;
-	pass_known = 0;
 	ended = 0;
 	cur = 0;
 	caching = loops != 1;
@@ -242,11 +240,10 @@ next_pass(void)
 	if (cached) {	/* the cache holds no skipped record: count them */
 		*drop_oversize += pass_oversize;
 		*drop_nonether += pass_nonether0;
-	} else if (!pass_known) {
+	} else if (pass == 0) {
 		pass_len = pass_sent;
 		pass_oversize = pass_skipped;
 		pass_nonether0 = pass_nonether;
-		pass_known = 1;
 	}
 	pace_restart(&pace, 0);
 	if (pc != NULL)
@@ -259,11 +256,9 @@ next_pass(void)
 		return 0;
 	}
 	pass_sent = pass_skipped = pass_nonether = 0;
-	if (caching) {
+	if (caching || cached) {	/* from the cache pass 0 filled */
 		caching = 0;
 		cached = 1;
-	}
-	if (cached) {
 		cur = 0;
 		return 1;
 	}
@@ -296,22 +291,19 @@ skip_records(uint64_t k)
 			return 0;
 		/*
 		 * At the start of a pass: pass_len > 0, or the stream ended.
-		 * A pass's skipped records are counted when it ends.
+		 * Whole passes go at once, their skipped records counted as
+		 * next_pass() counts them.
 		 */
-		if (k >= pass_len) {
-			w = k / pass_len;
-			if (loops != 0 && w >= loops - pass) {
-				*drop_oversize += (loops - pass) *
-				    pass_oversize;
-				*drop_nonether += (loops - pass) *
-				    pass_nonether0;
-				ended = 1;
-				return 0;
-			}
-			pass += w;
-			k -= w * pass_len;
-			*drop_oversize += w * pass_oversize;
-			*drop_nonether += w * pass_nonether0;
+		w = k / pass_len;
+		if (loops != 0 && w > loops - pass)
+			w = loops - pass;
+		pass += w;
+		k -= w * pass_len;
+		*drop_oversize += w * pass_oversize;
+		*drop_nonether += w * pass_nonether0;
+		if (loops != 0 && pass == loops) {
+			ended = 1;
+			return 0;
 		}
 	}
 	return 1;
@@ -453,6 +445,17 @@ pcap_read_start(void)
 		errx(1, "%s", msg);
 }
 
+/* A record, its bytes at data, into an output slot. */
+static void
+put_rec(struct packet *p, const struct rec *rc, const void *data)
+{
+	p->len = (uint16_t)rc->caplen;
+	p->flags = 0;
+	p->wirelen = rc->wirelen;
+	p->ts_ns = rc->ts_ns;
+	memcpy(p->data, data, rc->caplen);
+}
+
 /*
  * --loop's later passes: up to n records from the cache into the slots,
  * pass after pass.  A pass with nothing to count (no skipped record) that
@@ -466,7 +469,6 @@ replay_cached(struct ring *r, uint32_t n, uint64_t *bytes)
 {
 	const unsigned char *base = cache;
 	const struct rec *c;
-	struct packet *p;
 	size_t at = cur, len = cache_len;
 	uint64_t b = 0, more = 0, passes = 0;	/* more: passes to begin here */
 	uint32_t i;
@@ -490,12 +492,7 @@ replay_cached(struct ring *r, uint32_t n, uint64_t *bytes)
 			}
 		}
 		c = (const struct rec *)(base + at);
-		p = ring_slot(r, i);
-		p->len = (uint16_t)c->caplen;
-		p->flags = 0;
-		p->wirelen = c->wirelen;
-		p->ts_ns = c->ts_ns;
-		memcpy(p->data, c + 1, c->caplen);
+		put_rec(ring_slot(r, i), c, c + 1);
 		b += c->caplen;
 		at += CACHED_LEN(c->caplen);
 	}
@@ -512,7 +509,6 @@ pcap_read_breathe(void)
 	static uint64_t rc_due;
 	static int held;
 	struct ring *r = &out->rings[0];
-	struct packet *p;
 	uint64_t skipped = *drop_oversize + *drop_nonether, now = 0;
 	uint64_t bytes = 0;		/* of the slots not yet published */
 	uint32_t n, i = 0, pub = 0;	/* pub: published one by one */
@@ -538,15 +534,11 @@ pcap_read_breathe(void)
 				app_done();
 				break;
 			}
-			if (rv < 0 && from_stdin && errno == EINTR) {
-				/*
-				 * SIGTERM while blocked on a pipe: detach
-				 * now, with what we have (the runtime saw
-				 * the signal).  The stream cannot go on
-				 * anyway: see start().
-				 */
+			/* SIGTERM while blocked on a pipe: detach now, with
+			 * what we have (the runtime saw the signal).  The
+			 * stream cannot go on anyway: see start(). */
+			if (rv < 0 && from_stdin && errno == EINTR)
 				break;
-			}
 			if (rv < 0) {
 				/* Deliver what we have, then end the stream
 				 * as a dying pipe writer would (a failure). */
@@ -563,12 +555,7 @@ pcap_read_breathe(void)
 			app_wake_at(rc_due);
 			break;
 		}
-		p = ring_slot(r, i - pub);
-		p->len = (uint16_t)rc.caplen;
-		p->flags = 0;
-		p->wirelen = rc.wirelen;
-		p->ts_ns = rc.ts_ns;
-		memcpy(p->data, rc.data, rc.caplen);
+		put_rec(ring_slot(r, i - pub), &rc, rc.data);
 		i++;
 		/* A pipe's next record may be long in coming: publish this
 		 * one now, not with a burst the reader holds back. */
@@ -588,10 +575,7 @@ pcap_read_breathe(void)
 static void
 pcap_read_stop(int eof)
 {
-	if (pc != NULL)
-		pcap_close(pc);
-	pc = NULL;
-	cache_drop();
+	stream_reset();		/* the file closed, the cache freed */
 	if (unresumable && eof) {
 		/* A failure at end of stream: the output ends first. */
 		ring_close_failed(&out->rings[0]);
