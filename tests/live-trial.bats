@@ -150,3 +150,24 @@ load helpers
 	[ "$st" -eq 0 ]
 	nothing_left
 }
+
+@test "every snb-ctl command to a graph whose snb-run was killed says it is stale, and how to remove it" {
+	snb-run -n st 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages st 3
+	kill -KILL $pid
+	wait $pid || true
+	stale() { snb-ps --json st | jq -e '.graphs[0].stale' >/dev/null; }
+	wait_for stale
+	# config said the stage took no requests or had not started yet:
+	# the socket files of a killed snb-run are still there.
+	for c in show stop clear "restart f" "swap f sink" "config f get x"; do
+		run snb-ctl st $c
+		echo "snb-ctl st $c: $status: $output"
+		[ "$status" -eq 1 ]
+		[ "$output" = "snb-ctl: graph 'st' is stale (its snb-run is gone): remove it with snb-ctl st clean" ]
+	done
+	run snb-ctl st clean
+	[ "$status" -eq 0 ]
+	nothing_left
+}

@@ -135,6 +135,10 @@ why_stage(int e, const void *arg)
 	char path[PATH_MAX];
 	struct stat st;
 
+	/* A killed snb-run leaves its socket: stale is asked first. */
+	snprintf(path, sizeof(path), "%s/%s", w->run, w->graph);
+	if (snb_graph_stale(path))
+		why_graph(ENOENT, arg);
 	snprintf(path, sizeof(path), "%s/%s/ctl", w->run, w->graph);
 	if (stat(path, &st) == -1)
 		why_graph(ENOENT, arg);
