@@ -37,6 +37,7 @@
 #define LOCK_TRIES	5	/* a reader's LOCK_SH lasts microseconds */
 
 enum reap { REAP_GONE, REAP_REMOVED, REAP_LIVE, REAP_ERROR };
+static int	reaping;	/* removing a stale graph, not our own */
 
 /* --- removal --- */
 
@@ -65,7 +66,11 @@ remove_rings_target(const char *target, char *errbuf, size_t errlen)
 	if (rd_check_dir(parent, errbuf, errlen) == -1)
 		return errno == ENOENT ? 0 : -1;
 	/* Depth 1: a rings symlink is followed only from a graph. */
-	return remove_dir(AT_FDCWD, target, target, 1, errbuf, errlen);
+	if (remove_dir(AT_FDCWD, target, target, 1, errbuf, errlen) == -1)
+		return -1;
+	if (reaping)
+		rd_adopt_dirs(parent);
+	return 0;
 }
 
 /* Remove one entry of the directory fd; directories recursively. */
@@ -270,10 +275,15 @@ reap(const char *run, const char *name, long *pid, char *errbuf,
 		return REAP_LIVE;
 	if (fd == LOCK_ERROR)
 		return REAP_ERROR;
+	reaping = 1;
 	r = rename_and_remove(dir, errbuf, errlen);
+	reaping = 0;
 	if (fd >= 0)
 		close(fd);
-	return r == -1 ? REAP_ERROR : REAP_REMOVED;
+	if (r == -1)
+		return REAP_ERROR;
+	rd_adopt_dirs(NULL);
+	return REAP_REMOVED;
 }
 
 int
@@ -397,9 +407,12 @@ clean_all(const char *run, char *errbuf, size_t errlen)
 	while ((de = readdir(d)) != NULL) {
 		snprintf(path, sizeof(path), "%s/%s", run, de->d_name);
 		if (de->d_name[0] == '.') {
-			if (orphan(de->d_name) &&
-			    remove_tree(path, why, sizeof(why)) == -1)
+			if (!orphan(de->d_name))
+				continue;
+			if (remove_tree(path, why, sizeof(why)) == -1)
 				fprintf(stderr, "snb: %s\n", why);
+			else
+				rd_adopt_dirs(NULL);
 			continue;
 		}
 		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode))

@@ -33,6 +33,7 @@
  * snb_run_dir_release(): only those go, and only while empty.
  */
 static char	run_made[PATH_MAX], huge_made[PATH_MAX];
+static char	dir_of_run[PATH_MAX];	/* snb_run_dir()'s answer */
 
 int
 rd_fail(char *errbuf, size_t errlen, const char *path, const char *fmt, ...)
@@ -144,6 +145,7 @@ snb_run_dir(char *errbuf, size_t errlen)
 		dir[0] = '\0';
 		return NULL;
 	}
+	strlcpy(dir_of_run, dir, sizeof(dir_of_run));
 	return dir;
 }
 
@@ -165,6 +167,21 @@ release_dir(char *made)
 	    errno != EEXIST && errno != ENOENT && errno != EBUSY)
 		fprintf(stderr, "snb: %s: %s\n", made, strerror(errno));
 	made[0] = '\0';
+}
+
+/*
+ * A stale graph (its snb-run killed) was removed from the run directory,
+ * or its rings from our hugetlbfs directory (the rings target's parent):
+ * the dead snb-run would have removed that directory once empty, so the
+ * remover does it in its place.
+ */
+void
+rd_adopt_dirs(const char *huge_parent)
+{
+	if (dir_of_run[0] && !run_made[0])
+		strlcpy(run_made, dir_of_run, sizeof(run_made));
+	if (huge_parent && !huge_made[0])
+		strlcpy(huge_made, huge_parent, sizeof(huge_made));
 }
 
 void

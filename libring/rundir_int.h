@@ -30,6 +30,12 @@ int	rd_open_dir(int at, const char *name, const char *path, char *errbuf,
  * it, empty, after snb_run_dir() found it (snb_run_dir_release()).
  */
 int	rd_remake_run_dir(char *errbuf, size_t errlen);
+/*
+ * A stale graph was removed: the run directory (and huge_parent, the
+ * hugetlbfs directory its rings were in, if not NULL) go at
+ * snb_run_dir_release() if empty, as if this process had made them.
+ */
+void	rd_adopt_dirs(const char *huge_parent);
 /* gdir/rings: a symlink into hugetlbfs when it has free pages, else a
    directory. */
 int	rd_make_rings(const char *gdir, const char *name, char *errbuf,

@@ -334,7 +334,10 @@ main(int argc, char **argv)
 	if (clean) {
 		if (file || argc)
 			usage();
-		if (snb_graph_clean(NULL, errbuf, sizeof(errbuf)) == -1)
+		rc = snb_graph_clean(NULL, errbuf, sizeof(errbuf));
+		/* Emptied of stale graphs: as their snb-runs would have. */
+		snb_run_dir_release();
+		if (rc == -1)
 			errx(1, "%s", errbuf);
 		return 0;
 	}
