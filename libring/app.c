@@ -483,8 +483,11 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		sigaction(APPCTL_WAKE_SIGNAL, &sa, NULL);
 		appctl_block_hup();
 	}
+	/* a closed reader, or a file-size limit (RLIMIT_FSIZE), fails that
+	   write (EPIPE, EFBIG): the app reports it, the stage lives on */
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 	sigemptyset(&block);
 	sigaddset(&block, RING_WAKE_SIGNAL);
 	sigprocmask(SIG_BLOCK, &block, &wake_mask);

@@ -324,7 +324,7 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 	struct softwire s;
 	struct lwaftr_bt *nbt;
 	struct began t0;
-	char err[512], what[128], name[64];
+	char err[512], what[128], name[64], why[PATH_MAX + 128];
 	int op, put;
 
 	if (lw_sw_words(&v, argc, argv, &op, &s, f) == -1)
@@ -343,8 +343,15 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 	    op == LW_SET ? "set" : "removed", fmt_sw(&s, name, sizeof(name)));
 	if (commit(lw, nbt, what, &t0, f) == -1)
 		return -1;
-	/* after it took effect: a restart or swap then does it again */
-	lw_journal_append(argc, argv);
+	/*
+	 * After it took effect: a restart or swap then does it again.  It
+	 * stays if the journal cannot hold it (a change refused now would be
+	 * in use already, and other copies of the stage may have it): the
+	 * reply says so, as an error would stop snb-ctl's roll over copies.
+	 */
+	if (lw_journal_append(argc, argv, why, sizeof(why)) == -1)
+		fprintf(f, "warning: not journalled: %s: this change will not "
+		    "outlive this process\n", why);
 	return 0;
 }
 

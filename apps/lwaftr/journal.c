@@ -24,6 +24,7 @@
  * is rewritten with the lines that applied.
  */
 #include <err.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -42,29 +43,107 @@
 static int	jfd = -1;		/* O_APPEND; -1: no journal */
 static char	jpath[PATH_MAX];
 
-/* Changes on top of a table, by key: what replay builds. */
+/*
+ * Changes on top of a table, by key: what replay builds.  Two hash
+ * indexes (open addressing, at most half full) keep each line's lookups
+ * constant, so a journal replays in time linear in its lines: by key,
+ * and by address, whose slot holds the address's latest change, each
+ * change linking to the one before of the same address.
+ */
 struct change {
 	struct softwire	s;
 	int		present;	/* put (add, set), else removed */
 	int		in_base;	/* the key is in the table below */
+	uint32_t	prev;		/* of the same address, +1; 0: none */
 };
 
 struct overlay {
 	const struct lwaftr_bt	*base;
 	struct change		*c;
 	size_t			 n, cap;
+	uint32_t		*bykey, *byaddr;	/* index + 1; 0: free */
+	size_t			 mask;
 };
 
-/* Linear: a journal holds the changes since start, not a table. */
+static size_t
+ov_hash(uint64_t k, size_t mask)
+{
+	return (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+/* The slot of key (ipv4, psid), or of ipv4 alone (byaddr). */
+static uint32_t *
+ov_slot(const struct overlay *o, uint32_t ipv4, uint16_t psid, int byaddr)
+{
+	uint64_t k = byaddr ? ipv4 : (uint64_t)ipv4 << 16 | psid;
+	uint32_t *t = byaddr ? o->byaddr : o->bykey;
+	size_t h;
+	const struct change *c;
+
+	if (t == NULL)
+		return NULL;
+	for (h = ov_hash(k, o->mask); t[h] != 0; h = (h + 1) & o->mask) {
+		c = &o->c[t[h] - 1];
+		if (c->s.ipv4 == ipv4 && (byaddr || c->s.psid == psid))
+			return &t[h];
+	}
+	return &t[h];
+}
+
 static struct change *
 ov_get(struct overlay *o, uint32_t ipv4, uint16_t psid)
 {
-	size_t i;
+	uint32_t *slot = ov_slot(o, ipv4, psid, 0);
 
-	for (i = 0; i < o->n; i++)
-		if (o->c[i].s.ipv4 == ipv4 && o->c[i].s.psid == psid)
-			return &o->c[i];
-	return NULL;
+	return slot != NULL && *slot != 0 ? &o->c[*slot - 1] : NULL;
+}
+
+/* Room for one more change: the array, and the indexes at most half full. */
+static void
+ov_grow(struct overlay *o)
+{
+	size_t i, slots;
+	struct change *c;
+
+	if (o->n < o->cap)
+		return;
+	if (o->n >= UINT32_MAX / 4)
+		errx(1, "journal: too many changes");
+	o->cap = o->cap ? o->cap * 2 : 64;
+	if ((o->c = reallocarray(o->c, o->cap, sizeof(*o->c))) == NULL)
+		err(1, "journal");
+	free(o->bykey);
+	free(o->byaddr);
+	slots = o->cap * 2;
+	o->mask = slots - 1;
+	if ((o->bykey = calloc(slots, sizeof(uint32_t))) == NULL ||
+	    (o->byaddr = calloc(slots, sizeof(uint32_t))) == NULL)
+		err(1, "journal");
+	for (i = 0; i < o->n; i++) {
+		c = &o->c[i];
+		*ov_slot(o, c->s.ipv4, c->s.psid, 0) = (uint32_t)i + 1;
+		/* in order: the slot ends with its address's latest */
+		*ov_slot(o, c->s.ipv4, 0, 1) = (uint32_t)i + 1;
+	}
+}
+
+/* Forget every change (the indexes stay, emptied). */
+static void
+ov_clear(struct overlay *o)
+{
+	if (o->bykey != NULL) {
+		memset(o->bykey, 0, (o->mask + 1) * sizeof(uint32_t));
+		memset(o->byaddr, 0, (o->mask + 1) * sizeof(uint32_t));
+	}
+	o->n = 0;
+}
+
+static void
+ov_free(struct overlay *o)
+{
+	free(o->c);
+	free(o->bykey);
+	free(o->byaddr);
 }
 
 static const struct softwire *
@@ -73,12 +152,14 @@ ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 	struct overlay *o = ctx;
 	const struct softwire *b, *end;
 	struct change *c;
-	size_t i, n;
+	uint32_t *slot, i;
+	size_t n;
 
 	if (any) {
-		for (i = 0; i < o->n; i++)
-			if (o->c[i].present && o->c[i].s.ipv4 == ipv4)
-				return &o->c[i].s;
+		slot = ov_slot(o, ipv4, 0, 1);
+		for (i = slot != NULL ? *slot : 0; i != 0; i = c->prev)
+			if ((c = &o->c[i - 1])->present)
+				return &c->s;
 		/* not one the overlay removed: its port set is gone too */
 		if ((b = lw_bt_of_address(o->base, ipv4)) == NULL)
 			return NULL;
@@ -97,17 +178,17 @@ static void
 ov_put(struct overlay *o, const struct softwire *s, int present)
 {
 	struct change *c;
+	uint32_t *slot;
 
 	if ((c = ov_get(o, s->ipv4, s->psid)) == NULL) {
-		if (o->n == o->cap) {
-			o->cap = o->cap ? o->cap * 2 : 64;
-			if ((o->c = reallocarray(o->c, o->cap,
-			    sizeof(*o->c))) == NULL)
-				err(1, "journal");
-		}
+		ov_grow(o);
 		c = &o->c[o->n++];
 		c->in_base = lwaftr_bt_find(o->base, s->ipv4, s->psid) !=
 		    NULL;
+		*ov_slot(o, s->ipv4, s->psid, 0) = (uint32_t)o->n;
+		slot = ov_slot(o, s->ipv4, 0, 1);
+		c->prev = *slot;
+		*slot = (uint32_t)o->n;
 	}
 	c->s = *s;
 	c->present = present;
@@ -282,10 +363,28 @@ rebuild(struct replay *r, char *why, size_t len)
 	return 0;
 }
 
+/* The directory of the journal, synced: a rename in it is on disk. */
+static int
+sync_dir(void)
+{
+	char dir[PATH_MAX], *slash;
+	int fd, rc;
+
+	snprintf(dir, sizeof(dir), "%s", jpath);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if ((fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
 /*
- * A new journal (header, then body), renamed over the old; jfd is it.
- * -1 if it could not be written: the old one is emptied then, as a later
- * start replaying it would undo what this one did.
+ * A new journal (header, then body), on disk and renamed over the old;
+ * jfd is it.  -1 if it could not be written: the old one is emptied
+ * then, as a later start replaying it would undo what this one did.
  */
 static int
 rewrite(const char *conf, const char *body, size_t len)
@@ -302,13 +401,16 @@ rewrite(const char *conf, const char *body, size_t len)
 	    O_CLOEXEC, 0644)) == -1 ||
 	    write(fd, head, (size_t)n) != n ||
 	    (len > 0 && write(fd, body, len) != (ssize_t)len) ||
-	    rename(tmp, jpath) == -1) {
+	    fdatasync(fd) == -1 || rename(tmp, jpath) == -1 ||
+	    sync_dir() == -1) {
 		warn("%s: live changes will not outlive this process", tmp);
 		if (fd != -1)
 			close(fd);
 		unlink(tmp);
-		if ((fd = open(jpath, O_WRONLY | O_TRUNC | O_CLOEXEC)) != -1)
+		if ((fd = open(jpath, O_WRONLY | O_TRUNC | O_CLOEXEC)) != -1) {
+			(void)fdatasync(fd);
 			close(fd);
+		}
 		return -1;
 	}
 	jfd = fd;
@@ -365,7 +467,7 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				r.applied = r.skipped = 0;
 				r.loaded = 0;
 				r.one_by_one = 1;
-				r.ov.n = 0;	/* from r.bt, not on the overlay */
+				ov_clear(&r.ov);	/* from r.bt, not on it */
 				r.ov.base = r.bt;
 				rewind(f);
 				if (getline(&line, &cap, f) == -1)
@@ -373,7 +475,7 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				replay(&r, f);
 			}
 			fclose(r.kept);
-			free(r.ov.c);
+			ov_free(&r.ov);
 			bt = r.bt;
 			*skipped = r.skipped;
 			if (r.applied + r.loaded > 0)
@@ -390,29 +492,45 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 	return bt;
 }
 
-void
-lw_journal_append(int argc, char **argv)
+/*
+ * On disk before the reply says ok (fdatasync: a control request, not a
+ * packet, pays for it), so a crash of the machine loses no change
+ * acknowledged as journalled.
+ */
+int
+lw_journal_append(int argc, char **argv, char *why, size_t whylen)
 {
 	struct stat sb;
 	char line[1024];
 	size_t len = 0;
 	ssize_t w = -1;
-	int i;
+	int i, e;
 
-	if (jfd == -1)
-		return;
+	if (jfd == -1) {
+		snprintf(why, whylen, "%s: out of use since a rewrite failed "
+		    "(until a load or reload rewrites it)", jpath);
+		return jpath[0] ? -1 : 0;
+	}
 	/* the words hold no space: each was checked as an address or number */
 	for (i = 0; i < argc && len < sizeof(line); i++)
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s",
 		    argv[i], i + 1 < argc ? " " : "\n");
-	if (len >= sizeof(line) || fstat(jfd, &sb) == -1 ||
-	    (w = write(jfd, line, len)) != (ssize_t)len) {
-		/* a part of a line would be replayed as another change */
-		if (len < sizeof(line) && w > 0)
-			(void)ftruncate(jfd, sb.st_size);
-		warnx("%s: a change not written: it will not outlive this "
-		    "process", jpath);
+	if (len >= sizeof(line)) {
+		snprintf(why, whylen, "%s: the line is too long", jpath);
+		return -1;
 	}
+	if (fstat(jfd, &sb) == 0 && (w = write(jfd, line, len)) ==
+	    (ssize_t)len && fdatasync(jfd) == 0)
+		return 0;
+	e = errno;
+	snprintf(why, whylen, "%s: %s", jpath, w >= 0 && w < (ssize_t)len ?
+	    "written short" : strerror(e));
+	/* a part of a line would be replayed as another change */
+	if (w > 0 && ftruncate(jfd, sb.st_size) == 0)
+		(void)fdatasync(jfd);
+	warnx("%s: a change not journalled: it will not outlive this "
+	    "process", why);
+	return -1;
 }
 
 int
