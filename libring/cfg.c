@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cfg.h"
 
@@ -28,6 +29,9 @@ cfg_init(struct cfg *cf, const char *text, size_t len, const char *file,
 void
 cfg_fini(struct cfg *cf)
 {
+	/* a string may have been a secret (a key in quotes) */
+	if (cf->sbuf != NULL)
+		explicit_bzero(cf->sbuf, cf->sbufcap);
 	free(cf->sbuf);
 	cf->sbuf = NULL;
 	cf->sbufcap = 0;
@@ -72,6 +76,25 @@ cfg_grow(void *arrp, size_t *cap, size_t need, size_t sz)
 	if ((p = realloc(p, ncap * sz)) == NULL)
 		return -1;
 	memcpy(arrp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
+/* cfg_grow() for text (it may hold a key): no copy left in freed memory */
+static int
+grow_text(char **buf, size_t *cap, size_t need)
+{
+	size_t ncap = *cap;
+	char *p = NULL;
+
+	if (need <= *cap || cfg_grow(&p, &ncap, need, 1) == -1)
+		return need <= *cap ? 0 : -1;
+	if (*buf != NULL) {
+		memcpy(p, *buf, *cap);
+		explicit_bzero(*buf, *cap);
+		free(*buf);
+	}
+	*buf = p;
 	*cap = ncap;
 	return 0;
 }
@@ -177,11 +200,11 @@ lex_string(struct cfg *cf, struct cfg_tok *t)
 		}
 		cf->p++;
 		/* room for this byte and the final NUL */
-		if (cfg_grow(&cf->sbuf, &cf->sbufcap, n + 2, 1) == -1)
+		if (grow_text(&cf->sbuf, &cf->sbufcap, n + 2) == -1)
 			return cfg_err(cf, &t->at, "out of memory");
 		cf->sbuf[n] = ch;
 	}
-	if (cfg_grow(&cf->sbuf, &cf->sbufcap, n + 1, 1) == -1)
+	if (grow_text(&cf->sbuf, &cf->sbufcap, n + 1) == -1)
 		return cfg_err(cf, &t->at, "out of memory");
 	cf->sbuf[n] = '\0';
 	t->type = CFG_STR;
@@ -518,19 +541,28 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 	return 0;
 }
 
+/* One block, its copies wiped (grow_text, no stdio buffer): a key's
+   text is left in buf alone, which the caller wipes if it must. */
 char *
 cfg_read(const char *path, size_t *len, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t cap = 0, n;
+	struct stat sb;
 	FILE *f;
 
 	*len = 0;
 	if ((f = fopen(path, "re")) == NULL)
 		goto fail;
+	setvbuf(f, NULL, _IONBF, 0);
+	/* a regular file's size at once; a pipe's by doubling */
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode))
+		cap = (size_t)sb.st_size + 2;
+	if ((buf = malloc(cap ? cap : 1)) == NULL)
+		goto fail;
 	do {
-		/* doubling: a 180 MB file takes a dozen reallocations */
-		if (cfg_grow(&buf, &cap, *len + 65536, 1) == -1) {
+		if (cap - *len < 2 && grow_text(&buf, &cap, *len + 65536) ==
+		    -1) {
 			errno = ENOMEM;
 			goto fail;
 		}
@@ -546,6 +578,8 @@ fail:
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	if (f != NULL)
 		fclose(f);
+	if (buf != NULL)
+		explicit_bzero(buf, cap);
 	free(buf);
 	return NULL;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "cfg.h"
 #include "tap.h"
@@ -374,6 +375,52 @@ test_misc(void)
 	    "cfg_load of a missing file: -1 without a parse: %s", err);
 }
 
+/*
+ * The paths that grow a block (its old copy wiped, which no test sees):
+ * a pipe, whose size is not known, read whole; a string longer than the
+ * first block of the lexer's buffer.
+ */
+static void
+test_growth(void)
+{
+	static char big[200003], str[300], want[300];
+	char path[32], *buf;
+	struct cfg cf;
+	struct cfg_tok t;
+	size_t i, len = 0;
+	int p[2];
+	pid_t pid;
+
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + i % 26);
+	if (pipe(p) == -1 || (pid = fork()) == -1) {
+		ok(0, "pipe, fork");
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		_exit(write(p[1], big, sizeof(big) - 1) == sizeof(big) - 1 ?
+		    0 : 1);
+	}
+	close(p[1]);
+	snprintf(path, sizeof(path), "/dev/fd/%d", p[0]);
+	buf = cfg_read(path, &len, err, sizeof(err));
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	ok(buf != NULL && len == sizeof(big) - 1 && memcmp(buf, big,
+	    sizeof(big)) == 0, "a pipe of %zu bytes read whole: %zu", len,
+	    sizeof(big) - 1);
+	free(buf);
+	memset(want, 'k', 250);
+	snprintf(str, sizeof(str), "\"%.250s\\n\"", want);
+	want[250] = '\n';
+	cfg_init(&cf, str, strlen(str), "t", err, sizeof(err));
+	ok(cfg_lex(&cf, &t) == 0 && t.type == CFG_STR && t.len == 251 &&
+	    memcmp(t.p, want, 251) == 0, "a string of 251 bytes, unescaped "
+	    "whole");
+	cfg_fini(&cf);
+}
+
 int
 main(void)
 {
@@ -382,5 +429,6 @@ main(void)
 	test_blocks();
 	test_errors();
 	test_misc();
+	test_growth();
 	return tap_done();
 }
