@@ -69,42 +69,6 @@ bt_sort(struct bt_key *k, size_t n)
 	return 0;
 }
 
-static int
-bt_add_br(struct lwaftr_bt *bt, const uint8_t br[16], size_t *cap)
-{
-	uint32_t h, *ns, nm, i;
-	size_t j;
-	void *nb;
-
-	for (h = br_hash(br) & bt->brmask; bt->brset[h];
-	    h = (h + 1) & bt->brmask)
-		if (memcmp(bt->br[bt->brset[h] - 1], br, 16) == 0)
-			return 0;
-	if (bt->nbr == *cap) {
-		if ((nb = realloc(bt->br, *cap * 2 * 16)) == NULL)
-			return -1;
-		bt->br = nb;
-		*cap *= 2;
-	}
-	memcpy(bt->br[bt->nbr], br, 16);
-	bt->brset[h] = (uint32_t)++bt->nbr;
-	if (bt->nbr * 2 <= bt->brmask + 1)
-		return 0;
-	/* keep the load at most 1/2: rehash into twice the slots */
-	nm = bt->brmask * 2 + 1;
-	if ((ns = calloc((size_t)nm + 1, sizeof(*ns))) == NULL)
-		return -1;
-	for (j = 0; j < bt->nbr; j++) {
-		for (i = br_hash(bt->br[j]) & nm; ns[i]; i = (i + 1) & nm)
-			;
-		ns[i] = (uint32_t)j + 1;
-	}
-	free(bt->brset);
-	bt->brset = ns;
-	bt->brmask = nm;
-	return 0;
-}
-
 /*
  * How a message names softwire i: from a file, "FILE:LINE:COL: softwire"
  * (who) and "the one at LINE:COL" (other); else by its 1-based number.
@@ -251,7 +215,7 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 {
 	struct bt_bucket *b;
 	const struct softwire *s, *f;
-	size_t i, j, g, naddr, slots, brcap = 4;
+	size_t i, j, g, naddr, slots;
 	int w;
 	uint32_t h;
 	char b1[16], who[300], other[48];
@@ -322,19 +286,9 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 	bt->naddr = naddr;
 	/* 64-byte aligned: a bucket is exactly one cache line */
 	bt->bkt = aligned_alloc(64, slots / BT_WAYS * sizeof(*bt->bkt));
-	bt->br = malloc(brcap * 16);
-	bt->brmask = 15;
-	bt->brset = calloc(bt->brmask + 1, sizeof(*bt->brset));
-	if (bt->bkt == NULL || bt->br == NULL || bt->brset == NULL)
+	if (bt->bkt == NULL)
 		goto nomem;
 	memset(bt->bkt, 0, slots / BT_WAYS * sizeof(*bt->bkt));
-	for (i = 0; i < n; i++) {
-		/* neighbours mostly share their BR: skip the set then */
-		if (i > 0 && memcmp(bt->sw[i].br, bt->sw[i - 1].br, 16) == 0)
-			continue;
-		if (bt_add_br(bt, bt->sw[i].br, &brcap) == -1)
-			goto nomem;
-	}
 	for (i = 0; i < n; i = j) {
 		f = &bt->sw[i];
 		for (j = i + 1; j < n && bt->sw[j].ipv4 == f->ipv4; j++)
@@ -402,7 +356,5 @@ lwaftr_bt_free(struct lwaftr_bt *bt)
 	free(bt->bkt);
 	free(bt->sw);
 	free(bt->psid);
-	free(bt->br);
-	free(bt->brset);
 	free(bt);
 }

@@ -23,15 +23,11 @@
  * usual case for a provisioned table) the softwire is sw[base + psid];
  * otherwise it is a search in psid[base .. base + count), a small array
  * (2 bytes an entry) rather than the 40-byte softwires.
- *
- * BR addresses are few: a linear scan while there are at most 8, a small
- * hash set beyond.
  */
 #ifndef LWAFTR_BT_H
 #define LWAFTR_BT_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include "hash.h"
 #include "lwaftr.h"
@@ -57,27 +53,11 @@ struct lwaftr_bt {
 	struct softwire	*sw;
 	uint16_t	*psid;
 	size_t		 nsw;
-	uint8_t		(*br)[16];	/* distinct BR addresses */
-	size_t		 nbr;
-	uint32_t	*brset;		/* index + 1, 0 = empty */
-	uint32_t	 brmask;
 };
 
 #define BT_PSID_PAD	8
-#define BR_LINEAR	8
 
 /* Addresses of a provisioned pool are consecutive: see hash.h. */
 #define bt_hash(ipv4)	hash_mix32(ipv4)
-
-static inline uint32_t
-br_hash(const uint8_t a[16])
-{
-	uint64_t x, y;
-
-	memcpy(&x, a, 8);
-	memcpy(&y, a + 8, 8);
-	x = (x ^ (y * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
-	return (uint32_t)(x >> 32) ^ (uint32_t)x;
-}
 
 #endif

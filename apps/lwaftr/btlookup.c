@@ -174,22 +174,3 @@ lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4)
 
 	return bt_probe(bt, ipv4, bt_hash(ipv4) & bt->mask, &w) != NULL;
 }
-
-int
-lwaftr_bt_is_br(const struct lwaftr_bt *bt, const uint8_t br[16])
-{
-	uint32_t h;
-	size_t i;
-
-	if (bt->nbr <= BR_LINEAR) {
-		for (i = 0; i < bt->nbr; i++)
-			if (memcmp(bt->br[i], br, 16) == 0)
-				return 1;
-		return 0;
-	}
-	for (h = br_hash(br) & bt->brmask; bt->brset[h];
-	    h = (h + 1) & bt->brmask)
-		if (memcmp(bt->br[bt->brset[h] - 1], br, 16) == 0)
-			return 1;
-	return 0;
-}

@@ -119,8 +119,6 @@ void	lwaftr_bt_lookup_burst(const struct lwaftr_bt *bt, const uint32_t *ipv4,
 	    const uint16_t *port, int n, const struct softwire **out);
 /* Is ipv4 (network order) in the table at all (any port)? */
 int	lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4);
-/* Is this address a br-address of some softwire? */
-int	lwaftr_bt_is_br(const struct lwaftr_bt *bt, const uint8_t br[16]);
 
 /* btedit.c */
 /* The softwire keyed (ipv4, psid), or NULL. */

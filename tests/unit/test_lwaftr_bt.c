@@ -105,7 +105,7 @@ test_random(void)
 	struct lwaftr_bt *bt;
 	char err[256];
 	int trial, trials = 200 / scale(), i, k, q, nb, bad = 0, badb = 0;
-	int badp = 0, badh = 0, badbr = 0, built = 0;
+	int badp = 0, badh = 0, built = 0;
 	size_t n;
 	uint32_t p;
 
@@ -163,16 +163,6 @@ test_random(void)
 			    htonl(absent), (uint16_t)rnd()) != NULL))
 				badh++;
 		}
-		for (i = 0; (size_t)i < n; i++)
-			if (!lwaftr_bt_is_br(bt, sw[i].br))
-				badbr++;
-		{
-			uint8_t other[16] = { 0xfe };
-
-			other[15] = 3;
-			if (lwaftr_bt_is_br(bt, other))
-				badbr++;
-		}
 		lwaftr_bt_free(bt);
 	}
 	ok(built == trials, "%d random tables built", built);
@@ -181,8 +171,6 @@ test_random(void)
 	ok(badp == 0, "every port of some addresses (%d bad)", badp);
 	ok(badb == 0, "bursts of 0..200 equal single lookups (%d bad)", badb);
 	ok(badh == 0, "has_ipv4: present yes, absent no (%d bad)", badh);
-	ok(badbr == 0, "is_br: every softwire's BR, not others (%d bad)",
-	    badbr);
 }
 
 static void
@@ -194,7 +182,7 @@ test_edges(void)
 	uint32_t ip[4];
 	uint16_t port[4];
 	char err[256];
-	size_t i, n;
+	size_t i;
 	int bad;
 
 	bt = lwaftr_bt_build(NULL, 0, err, sizeof(err));
@@ -204,8 +192,8 @@ test_edges(void)
 	if (bt)
 		lwaftr_bt_lookup_burst(bt, ip, port, 1, out);
 	ok(bt && lwaftr_bt_lookup(bt, 0, 0) == NULL &&
-	    !lwaftr_bt_has_ipv4(bt, 0) && out[0] == NULL &&
-	    !lwaftr_bt_is_br(bt, sw[0].br), "empty table: nothing found");
+	    !lwaftr_bt_has_ipv4(bt, 0) && out[0] == NULL,
+	    "empty table: nothing found");
 	lwaftr_bt_free(bt);
 	lwaftr_bt_free(NULL);
 
@@ -242,27 +230,6 @@ test_edges(void)
 			bad++;
 	}
 	ok(bt && bad == 0, "shift 0 (reserved 12, psid-length 4)");
-	lwaftr_bt_free(bt);
-
-	/* many BRs: the hashed set, its growth, and misses */
-	n = 5000;
-	for (i = 0; i < n; i++) {
-		fill_sw(&sw[i], 0x0b000000 + (uint32_t)i, 0, 0, 0, 0);
-		memcpy(sw[i].br + 4, &i, sizeof(i));
-	}
-	bt = lwaftr_bt_build(sw, n, err, sizeof(err));
-	for (i = 0, bad = 0; bt && i < n; i++) {
-		uint8_t x[16];
-
-		if (!lwaftr_bt_is_br(bt, sw[i].br))
-			bad++;
-		memcpy(x, sw[i].br, 16);
-		x[3] ^= 1;
-		if (lwaftr_bt_is_br(bt, x))
-			bad++;
-	}
-	ok(bt && bt->nbr == n && bad == 0, "%zu distinct BRs (%d bad)", n,
-	    bad);
 	lwaftr_bt_free(bt);
 }
 
