@@ -308,9 +308,12 @@ icmp6_translate(struct lw *lw, struct pkt *pk)
  * If the ICMP (on v6: ICMPv6) packet pk is an echo request (code 0) to our
  * own address on side s, answer it and return 1; else 0.  The reply is a
  * new datagram as the reference's responders make it: addresses and MACs
- * swapped, TTL / hop limit 64, IPv4 flags cleared, and both checksums
- * computed afresh (the request's are not checked: a corrupt request still
- * gets a correct reply, as from the reference).
+ * swapped, TTL / hop limit 64, and both checksums computed afresh (the
+ * request's are not checked: a corrupt request still gets a correct reply,
+ * as from the reference).  The IPv4 flags stay: the reference means to
+ * clear them but masks the field in host (little-endian) byte order, so
+ * it keeps the first byte (flags, DF included) and clears the top three
+ * bits of the second; we make the same bytes (snabb-diff shows them).
  */
 int
 echo(struct lw *lw, struct side *s, struct pkt *pk)
@@ -339,7 +342,7 @@ echo(struct lw *lw, struct side *s, struct pkt *pk)
 		o[7] = 64;
 		c = ipv6_l4_cksum(o, icmp, pk->len - hlen, SNB_IPPROTO_ICMPV6);
 	} else {
-		o[6] &= 0x1f;		/* flags off, the offset kept */
+		o[7] &= 0x1f;		/* as the reference: see above */
 		o[8] = 64;
 		memset(o + 10, 0, 2);
 		c = ipv4_header_cksum(o);

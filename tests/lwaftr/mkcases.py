@@ -179,13 +179,15 @@ def deny4(vlan):
 # ---- Echo to the AFTR's own addresses (src/apps/ipv4/echo.lua, ipv6/echo.lua)
 
 # A request with a wrong IPv4 header checksum, a wrong ICMP checksum, TTL 17
-# and DF: the reply is a new datagram (TTL 64, flags cleared, both
-# checksums computed afresh); the request's checksums are not checked.
+# and DF: the reply is a new datagram (TTL 64, both checksums computed
+# afresh); the request's checksums are not checked.  echo.lua clears the
+# flags with a mask applied in little-endian host order to the network-order
+# field: DF survives (snabb lwaftr check keeps it), so the reply keeps it.
 req = IP(src=INET_HOST, dst=AFTR4, ttl=17, id=0x1234, flags="DF",
          chksum=0xbeef) / ICMP(type=8, code=0, id=0x77, seq=3,
                                chksum=0x1111) / Raw(b"snb-echo-v4" * 3)
 reqf = v4_frame(req)
-rep = IP(src=AFTR4, dst=INET_HOST, ttl=64, id=0x1234, flags=0) / ICMP(
+rep = IP(src=AFTR4, dst=INET_HOST, ttl=64, id=0x1234, flags="DF") / ICMP(
     type=0, code=0, id=0x77, seq=3) / Raw(b"snb-echo-v4" * 3)
 repf = Ether(src=AFTR4_MAC, dst=INET_MAC) / rep
 c = base(v4=1)
@@ -193,8 +195,8 @@ add(c, "in-icmpv4-echo", flen(reqf))
 add(c, "out-icmpv4-echo", flen(repf))
 c["out-ipv4-frag-not"] = 1
 case("echo-v4-new-datagram",
-     "ipv4/echo.lua: reply TTL 64, flags cleared, IPv4 and ICMP checksums "
-     "afresh, request checksums unchecked", icmp_on, [reqf], [], [repf], [],
+     "ipv4/echo.lua: reply TTL 64, DF kept (its flag mask is byte-swapped), "
+     "IPv4 and ICMP checksums afresh, request checksums unchecked", icmp_on, [reqf], [], [repf], [],
      c)
 
 # The same over IPv6: hop limit 64, checksum afresh.
