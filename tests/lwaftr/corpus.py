@@ -43,6 +43,9 @@ SW = {
               "1e:2:2:2:2:2:2:af"),
     "psid1": ("178.79.150.15", 4097, "127:22:33:44:55:66:77:128", AFTR6),
 }
+# Groups whose frames make a sequence (learning a neighbour): halved, never
+# taken one by one.
+SEQUENTIAL = ("resolve",)
 BASE = ["tunnel_icmp", "icmp_on_fail", "no_icmp", "tunnel_icmp-vlan"]
 
 

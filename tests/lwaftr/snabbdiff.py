@@ -110,8 +110,9 @@ def run_snabb(snabb, conf, in4, in6, work):
     return Result(read_pcap(o4), read_pcap(o6), snabb_counters(cnt))
 
 
-def run_snb(bindir, conf, in4, in6, work):
-    """snb-lwaftr as tests/lwaftr-conformance.sh runs it."""
+def run_snb(bindir, conf, in4, in6, work, wait=True):
+    """snb-lwaftr as tests/lwaftr-conformance.sh runs it.  wait=False:
+    start it and return a function that waits and gives the Result."""
     os.makedirs(work, exist_ok=True)
     o4, o6 = os.path.join(work, "snb4.pcap"), os.path.join(work, "snb6.pcap")
     cnt = os.path.join(work, "snb.counters")
@@ -126,17 +127,23 @@ def run_snb(bindir, conf, in4, in6, work):
              "pcap-read '%s' | [v6] @lw [v6] | "
              "pcap-write --timestamps zero '%s'" %
              (in4, cnt, conf, o4, in6, o6))
-    try:
-        p = subprocess.run([os.path.join(bindir, "snb-run"), "-n",
-                            "snbdiff-%d" % os.getpid(), graph],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           env=env, timeout=120)
-    except subprocess.TimeoutExpired:
-        return Result([], [], {}, "snb-run timed out")
-    if p.returncode != 0:
-        return Result([], [], {}, "snb-run failed: " +
-                      p.stdout.decode(errors="replace")[-400:])
-    return Result(read_pcap(o4), read_pcap(o6), snb_counters(cnt))
+    p = subprocess.Popen([os.path.join(bindir, "snb-run"), "-n", "snbdiff-%d-%s"
+                          % (os.getpid(), os.path.basename(work)), graph],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         env=env)
+
+    def finish():
+        try:
+            out = p.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return Result([], [], {}, "snb-run timed out")
+        if p.returncode != 0:
+            return Result([], [], {}, "snb-run failed: " +
+                          out.decode(errors="replace")[-400:])
+        return Result(read_pcap(o4), read_pcap(o6), snb_counters(cnt))
+    return finish() if wait else finish
 
 
 def compare(ref, snb):
@@ -177,7 +184,7 @@ def describe(frame):
         return "%d bytes %s" % (len(frame), frame[:40].hex())
 
 
-def diff(snabb, bindir, conf, in4, in6, work=None):
+def diff(snabb, bindir, conf, in4, in6, work=None, confirm=True):
     """Run both on CONF with IN4/IN6 (pcap paths); the differences."""
     own = work is None
     if own:
@@ -186,7 +193,7 @@ def diff(snabb, bindir, conf, in4, in6, work=None):
         ref = run_snabb(snabb, conf, in4, in6, work)
         got = run_snb(bindir, conf, in4, in6, work)
         d = compare(ref, got)
-        if d and not ref.error:
+        if d and confirm and not ref.error:
             # Ask the reference again: a difference it does not repeat
             # is its timing, not a behaviour.
             again = run_snabb(snabb, conf, in4, in6, work)
@@ -199,13 +206,13 @@ def diff(snabb, bindir, conf, in4, in6, work=None):
             shutil.rmtree(work, ignore_errors=True)
 
 
-def diff_frames(snabb, bindir, conf, frames4, frames6, work):
+def diff_frames(snabb, bindir, conf, frames4, frames6, work, confirm=True):
     """As diff, with the inputs given as lists of frames."""
     os.makedirs(work, exist_ok=True)
     i4, i6 = os.path.join(work, "in4.pcap"), os.path.join(work, "in6.pcap")
     write_pcap(i4, frames4)
     write_pcap(i6, frames6)
-    return diff(snabb, bindir, conf, i4, i6, work)
+    return diff(snabb, bindir, conf, i4, i6, work, confirm)
 
 
 def bisect(snabb, bindir, conf, frames4, frames6, work):
@@ -235,3 +242,46 @@ def bisect(snabb, bindir, conf, frames4, frames6, work):
     if frames6:
         walk(6, 0, len(frames6))
     return found
+
+
+def per_frame_snb(bindir, conf, frames, side, work, jobs=2):
+    """snb's Result for each frame of one input side run alone (jobs at
+    a time: snb is cheap to start, the reference is not)."""
+    out, running = [None] * len(frames), []
+    for i, f in enumerate(frames):
+        w = os.path.join(work, "f%d" % i)
+        os.makedirs(w, exist_ok=True)
+        i4, i6 = os.path.join(w, "in4.pcap"), os.path.join(w, "in6.pcap")
+        write_pcap(i4, [f] if side == 4 else [])
+        write_pcap(i6, [f] if side == 6 else [])
+        running.append((i, run_snb(bindir, conf, i4, i6, w, wait=False)))
+        if len(running) >= jobs:
+            j, fin = running.pop(0)
+            out[j] = fin()
+    for j, fin in running:
+        out[j] = fin()
+    return out
+
+
+def align(ref, alone):
+    """Which frames' outputs, run alone through snb, are not where the
+    reference's output of the whole batch has them: ref is a list of
+    records, alone a list (one per frame) of lists.  After a mismatch it
+    resynchronises on the next frames, skipping up to 4 reference
+    records.  Returns [(frame, reference records taken for it)]."""
+    bad, p = [], 0
+    for i, mine in enumerate(alone):
+        if ref[p:p + len(mine)] == mine:
+            p += len(mine)
+            continue
+        rest = [r for m in alone[i + 1:i + 4] for r in m]
+        for k in range(0, 5):
+            if ref[p + k:p + k + len(rest)] == rest:
+                break
+        else:
+            k = len(mine)
+        bad.append((i, ref[p:p + k]))
+        p += k
+    if p < len(ref):
+        bad.append((len(alone), ref[p:]))
+    return bad
