@@ -265,3 +265,32 @@ man_forms() {
 	EOF2
 	[ ! -e "$T/x.pcap" ]
 }
+
+@test "snb-run and snb-ctl: a usage error says what was wrong before the usage" {
+	# They printed the usage alone, and the operator had to guess.
+	check() {	# check MESSAGE COMMAND...: status 2, MESSAGE, then usage
+		local m=$1
+		shift
+		run "$@"
+		echo "$*: $status: $output"
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "$m" ]
+		[ "${lines[1]%% *}" = "usage:" ]
+	}
+	check "snb-run: a graph on the command line and -f $T/g: one or the other" \
+	    snb-run -f "$T/g" 'source | sink'
+	check "snb-run: -l takes nothing else" snb-run -l 'source | sink'
+	check "snb-run: --clean takes no graph" snb-run --clean 'source | sink'
+	check "snb-ctl: no command after 'web'" snb-ctl web
+	check "snb-ctl: swap takes 2 words after it, not 1" snb-ctl web swap f
+	check "snb-ctl: restart takes 1 word after it, not 0" snb-ctl web restart
+	check "snb-ctl: show takes 0 words after it, not 1" snb-ctl web show f
+	check "snb-ctl: config: a LABEL and a REQUEST are needed" snb-ctl web config f
+	# Asked nothing, they show how to ask.
+	run snb-run
+	[ "$status" -eq 2 ]
+	[ "${lines[0]%% *}" = "usage:" ]
+	run snb-ctl
+	[ "$status" -eq 2 ]
+	[ "${lines[0]%% *}" = "usage:" ]
+}

@@ -176,9 +176,17 @@ EOF
 	run snb-top --listen 192.0.2.1:80
 	[ "$status" -eq 1 ]
 	assert_output_has "--listen '192.0.2.1:80'"
+	# A malformed address is a usage error (2), and a port out of range
+	# is one: getaddrinfo() took 99999 for 34463 and served there.
 	run snb-top --listen nocolon
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	assert_output_has "not ADDRESS:PORT"
+	for p in 99999 0 -1 http 80x; do
+		run timeout 5 snb-top --listen "127.0.0.1:$p"
+		echo "$p: $status: $output"
+		[ "$status" -eq 2 ]
+		[ "$output" = "snb-top: --listen '127.0.0.1:$p': bad port '$p' (1..65535)" ]
+	done
 	stop_graph sl
 }
 
@@ -341,6 +349,13 @@ EOF
 	run snb-top -x
 	[ "$status" -eq 2 ]
 	assert_output_has "usage: snb-top"
+	# A usage error says what was wrong before the usage.
+	run snb-top -p -j
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-top: --json, --prometheus and --listen exclude each other"
+	run snb-top op other
+	[ "$status" -eq 2 ]
+	assert_output_has "snb-top: unexpected argument 'other'"
 	stop_graph op
 }
 

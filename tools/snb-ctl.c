@@ -213,6 +213,8 @@ main(int argc, char **argv)
 		warnx("unknown option '%s'", argv[1]);
 		usage();
 	}
+	if (argc == 2)
+		warnx("no command after '%s'", argv[1]);
 	if (argc < 3)
 		usage();
 	if (strcmp(argv[2], "config") == 0)
@@ -222,6 +224,11 @@ main(int argc, char **argv)
 		warnx("unknown command '%s'", argv[2]);
 		usage();
 	}
+	if (nargs == -2)
+		warnx("config: a LABEL and a REQUEST are needed");
+	else if (argc != 3 + nargs)
+		warnx("%s takes %d word%s after it, not %d", argv[2], nargs,
+		    nargs == 1 ? "" : "s", argc - 3);
 	if (argc != 3 + nargs)
 		usage();
 	if (snb_graph_name_check(argv[1], errbuf, sizeof(errbuf)) == -1)

@@ -327,13 +327,17 @@ main(int argc, char **argv)
 	argc -= i;
 	argv += i;
 	if (list) {
-		if (file || argc || clean || check_only)
+		if (file || argc || clean || check_only) {
+			warnx("-l takes nothing else");
 			usage();
+		}
 		return list_apps();
 	}
 	if (clean) {
-		if (file || argc)
+		if (file || argc) {
+			warnx("--clean takes no graph");
 			usage();
+		}
 		rc = snb_graph_clean(NULL, errbuf, sizeof(errbuf));
 		/* Emptied of stale graphs: as their snb-runs would have. */
 		snb_run_dir_release();
@@ -341,6 +345,10 @@ main(int argc, char **argv)
 			errx(1, "%s", errbuf);
 		return 0;
 	}
+	/* A bare snb-run is asking how: the usage alone, as before. */
+	if (file != NULL && argc != 0)
+		warnx("a graph on the command line and -f %s: one or the other",
+		    file);
 	if ((file == NULL) == (argc == 0))
 		usage();
 	read_graph(file, argc, argv);

@@ -53,7 +53,8 @@ int
 http_listen(const char *addr, char *errbuf, size_t errlen)
 {
 	struct addrinfo hints, *res;
-	char host[256], *port;
+	char host[256], *port, *end;
+	long pn;
 	int fd, e, one = 1, zero = 0;
 
 	if (strlcpy(host, addr, sizeof(host)) >= sizeof(host) ||
@@ -61,9 +62,18 @@ http_listen(const char *addr, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "--listen '%s': not ADDRESS:PORT "
 		    "(e.g. 127.0.0.1:9469, [::1]:9469, :9469 for every "
 		    "address)", addr);
-		return -1;
+		return -2;
 	}
 	*port++ = '\0';
+	/* getaddrinfo() takes 99999 for 34463: a scraper would miss us. */
+	errno = 0;
+	pn = strtol(port, &end, 10);
+	if (*port < '0' || *port > '9' || *end != '\0' || errno ||
+	    pn < 1 || pn > 65535) {
+		snprintf(errbuf, errlen, "--listen '%s': bad port '%s' "
+		    "(1..65535)", addr, port);
+		return -2;
+	}
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
 		memmove(host, host + 1, strlen(host));
 		host[strlen(host) - 1] = '\0';

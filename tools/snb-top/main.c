@@ -215,6 +215,11 @@ main(int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1 || json + prom + (listen != NULL) > 1) {
+		if (argc - optind > 1)
+			warnx("unexpected argument '%s'", argv[optind + 1]);
+		else
+			warnx("--json, --prometheus and --listen exclude "
+			    "each other");
 		fputs(USAGE, stderr);
 		return 2;
 	}
@@ -224,8 +229,8 @@ main(int argc, char **argv)
 	atexit(snb_run_dir_release);	/* if we made it: empty */
 	catch_signals();
 	if (listen) {
-		if ((fd = http_listen(listen, errbuf, sizeof(errbuf))) == -1)
-			errx(1, "%s", errbuf);
+		if ((fd = http_listen(listen, errbuf, sizeof(errbuf))) < 0)
+			errx(fd == -2 ? 2 : 1, "%s", errbuf);
 		return http_serve(fd, run, only);
 	}
 	if (json && count == -1)

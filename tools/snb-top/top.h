@@ -54,7 +54,7 @@ void	show_json(FILE *f, struct graph_view *g, int n,
 /* prom.c */
 void	prom_write(FILE *f, struct graph_view *g, int n);
 
-/* http.c */
+/* http.c: http_listen() is -2 for a malformed address, -1 if it fails */
 int	http_listen(const char *addr, char *errbuf, size_t errlen);
 int	http_serve(int fd, const char *run, const char *only);
 
