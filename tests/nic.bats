@@ -256,6 +256,36 @@ bounce() {
 	ip -n "$S" link show tN | grep -q ",UP"
 }
 
+@test "tap swapped to another tap name: whose tap it is is asked afresh for the new name" {
+	mkns "$S"
+	# From the operator's tap to one snb-nic makes: the new one is made.
+	ip -n "$S" tuntap add mode tap name tO
+	ip netns exec "$S" snb-run --restart=on-failure -n taps 'n: nic tap:tO | sink' 2> "$T/taps.err" &
+	PIDS="$PIDS $!"
+	wait_open taps n
+	ip netns exec "$S" snb-ctl taps swap n 'nic tap:tN' | grep -q '^ok: swapped'
+	for i in $(seq 200); do
+		ip -n "$S" link show tN 2>/dev/null | grep -q ",UP" && break
+		sleep 0.05
+	done
+	cat "$T/taps.err"
+	ip -n "$S" link show tN | grep -q ",UP"
+	! grep -q "not ours to create" "$T/taps.err"
+	# From ours to the operator's tO2: gone, it is not made bare.
+	ip -n "$S" tuntap add mode tap name tO2
+	ip netns exec "$S" snb-ctl taps swap n 'nic tap:tO2' | grep -q '^ok: swapped'
+	ip -n "$S" link del tO2
+	ip netns exec "$S" snb-ctl taps restart n || true
+	for i in $(seq 600); do
+		grep -q "tap:tO2: .*not ours to create" "$T/taps.err" && break
+		sleep 0.05
+	done
+	cat "$T/taps.err"
+	grep -q "tap:tO2: .*not ours to create" "$T/taps.err"
+	run ip -n "$S" link show tO2
+	[ "$status" -ne 0 ]
+}
+
 @test "bridge: nic vA1 | nic vA2 ; nic vA2 | nic vA1 carries ping and a 4 MiB TCP transfer" {
 	command -v ethtool > /dev/null || skip "needs ethtool"
 	command -v ping > /dev/null || skip "needs ping"

@@ -340,17 +340,24 @@ try_open(char *errbuf, size_t len)
  * to it again, and fails when it has gone rather than make a bare tap of
  * that name that would take its traffic nowhere.  A tap the first of us
  * made is ours: it went with the process, and a restart makes it again.
+ * The answer holds for one name: a swap to another tap asks afresh.
  */
-#define TAP_MAGIC	0x7061746e	/* "ntap" */
+#define TAP_MAGIC	0x7061746f	/* "otap": the name came in with it */
 static void
 tap_owner(void)
 {
-	struct { uint32_t magic, theirs; } *s = app_state(sizeof(*s));
+	struct {
+		uint32_t magic, theirs;
+		char	 name[IFNAMSIZ];
+	} *s = app_state(sizeof(*s));
 	int there = if_nametoindex(nic.ifname) != 0;
 
-	if (!app_resumed() || s->magic != TAP_MAGIC) {
+	if (!app_resumed() || s->magic != TAP_MAGIC ||
+	    strncmp(s->name, nic.ifname, sizeof(s->name)) != 0) {
 		s->magic = TAP_MAGIC;
 		s->theirs = (uint32_t)there;
+		memset(s->name, 0, sizeof(s->name));
+		strlcpy(s->name, nic.ifname, sizeof(s->name));
 		app_state_commit();
 	} else if (s->theirs && !there)
 		errx(1, "%s: gone, and not ours to create: the tap was there "
