@@ -355,6 +355,35 @@ assert_changes_hold() {
 	wait "$gpid"
 }
 
+@test "lwaftr live: a restarted and a swapped-in stage go on with the counters" {
+	G=lwjc
+	start_graph lwjc
+	feed 4
+	wait_for eval '[ "$(stage_value lwjc lw in-ipv4-packets)" = 256 ]'
+	old=$(stage_pid lwjc lw)
+	run snb-ctl lwjc restart lw
+	[ "$status" -eq 0 ]
+	wait_replaced lwjc lw "$old" > /dev/null
+	wait_ctl lwjc
+	# from the predecessor's values on, not from 0
+	[ "$(stage_value lwjc lw in-ipv4-packets)" = 256 ]
+	feed 1
+	wait_for eval '[ "$(stage_value lwjc lw in-ipv4-packets)" = 320 ]'
+	old=$(stage_pid lwjc lw)
+	run snb-ctl lwjc swap lw "lwaftr --counters-out $T/ctrs $T/lw.conf"
+	[ "$status" -eq 0 ]
+	wait_replaced lwjc lw "$old" > /dev/null
+	wait_ctl lwjc
+	feed 1
+	wait_for eval '[ "$(stage_value lwjc lw in-ipv4-packets)" = 384 ]'
+	[ "$(stage_value lwjc lw out-ipv6-packets)" = 96 ]
+	exec 7>&-
+	wait "$gpid"
+	cat "$T/ctrs"
+	[ "$(ctr in-ipv4-packets)" -eq 384 ]
+	[ "$(ctr out-ipv6-packets)" -eq 96 ]
+}
+
 @test "lwaftr live: a swap to the same conf keeps the changes, to another does not" {
 	G=lwjs
 	start_graph lwjs

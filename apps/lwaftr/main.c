@@ -246,7 +246,18 @@ lw_start(void)
 	struct stage *st = &stage;
 	uint64_t *g;
 	size_t skipped;
+	int i;
 
+	/*
+	 * A predecessor's counts were handed over into our stage file; ours
+	 * are published over them, so they go on from there (snb-run(1)).
+	 */
+	for (i = 0; i < LW_NCOUNTERS; i++)
+		if ((g = app_counter_find(ctr_name[i])) != NULL) {
+			st->lw.ctr[i] = *g;
+			st->pub[i] = g;
+			st->npub++;
+		}
 	st->lw.bt = lw_journal_start(st->lw.bt, st->path, &skipped);
 	if (skipped > 0 && st->npub < STAGE_MAX_COUNTERS) {
 		*app_gauge("journal-lines-skipped") = skipped;
