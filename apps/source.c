@@ -104,7 +104,8 @@ source_init(int argc, char **argv)
 		case 'r':
 			rate = parse_u64("--rate", optarg);
 			if (rate == 0)
-				errx(2, "bad --rate '%s'", optarg);
+				errx(2, "bad --rate '%s': 1 packet a second at "
+				    "least", optarg);
 			break;
 		case 'q':
 			seq = 1;

@@ -128,7 +128,8 @@ app_parse_num(const char *opt, const char *s, long long min, long long max)
 
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (!(*s >= '0' && *s <= '9') && !(min < 0 && *s == '-'))
+	/* "-1" is a number out of range, not "not a number". */
+	if (!(*s >= '0' && *s <= '9') && *s != '-')
 		end = (char *)s;
 	if (end == s || *end != '\0')
 		errx(2, "bad %s '%s': not a number", opt, s);

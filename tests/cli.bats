@@ -294,3 +294,22 @@ man_forms() {
 	[ "$status" -eq 2 ]
 	[ "${lines[0]%% *}" = "usage:" ]
 }
+
+@test "a negative number is out of range, not 'not a number'; every bad number names its range" {
+	check() {	# check MESSAGE APP WORDS...
+		local m=$1
+		shift
+		run "$@"
+		echo "$*: $status: $output"
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "$m" ]
+	}
+	check "snb-sink: bad --expect '-1': must be 0..9223372036854775807" snb-sink --expect -1
+	check "snb-pcap-read: bad --loop '-1': must be 0..9223372036854775807" snb-pcap-read --loop -1 x.pcap
+	check "snb-pcap-write: bad -c '-3': must be 1..9223372036854775807" snb-pcap-write -c -3 x.pcap
+	check "snb-bridge: bad --max-macs '-5': must be 1..1048576" snb-bridge --max-macs -5
+	check "snb-sink: bad --expect '-x': not a number" snb-sink --expect -x
+	check "snb-sink: bad --expect '+5': not a number" snb-sink --expect +5
+	check "snb-sink: bad --expect ' 5': not a number" snb-sink --expect ' 5'
+	check "snb-source: bad --rate '0': 1 packet a second at least" snb-source --rate 0
+}
