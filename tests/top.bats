@@ -399,3 +399,19 @@ EOF
 	set -e
 	[ "$(cat "$BATS_TEST_TMPDIR/st")" = 1 ]
 }
+
+@test "snb-top: the graph line counts in the singular when there is one (1 link, 1 restart)" {
+	snb-run -n one 'z: source --count 10 --hold | a: sink' 3>&- &
+	gpid=$!
+	wait_stages one 2
+	run snb-top -b -n 1 -d 0.05 one
+	echo "$output"
+	assert_output_has "2/2 stages up, 1 link, 0 drops, 0 restarts"
+	# One restart: the sink killed and restarted by snb-ctl.
+	snb-ctl one restart a
+	run snb-top -b -n 1 -d 0.05 one
+	echo "$output"
+	assert_output_has ", 1 restart"
+	! echo "$output" | grep -q "1 restarts"
+	stop_graph one
+}

@@ -183,10 +183,12 @@ graph_header(struct page *p, const struct graph_view *g,
 		    "clean)", g->name, g->pid, g->name);
 		return;
 	}
-	line(p, "graph %s: pid %ld, up %s, %d/%d stages up, %d links, %" PRIu64
-	    " drops, %" PRIu64 " restarts%s", g->name, g->pid,
+	line(p, "graph %s: pid %ld, up %s, %d/%d stage%s up, %d link%s, %"
+	    PRIu64 " drop%s, %" PRIu64 " restart%s%s", g->name, g->pid,
 	    g->started ? duration(time(NULL) - g->started, up, sizeof(up)) :
-	    "?", running, g->nstages, g->nlinks, drops, restarts, cl);
+	    "?", running, g->nstages, g->nstages == 1 ? "" : "s", g->nlinks,
+	    g->nlinks == 1 ? "" : "s", drops, drops == 1 ? "" : "s", restarts,
+	    restarts == 1 ? "" : "s", cl);
 }
 
 void
