@@ -23,6 +23,7 @@
 #include <pcap/pcap.h>
 
 #include "bpf.h"
+#include "../tests/unit/util.h"
 
 #define NPKTS		4096
 #define TARGET_NS	100000000.0	/* one measurement, ~0.1 s */
@@ -46,17 +47,6 @@ struct pktset {
 
 /* Keeps results observable so no loop can be optimised away. */
 static volatile unsigned sink;
-
-static uint64_t rngstate = 0x2545f4914f6cdd1dULL;
-
-static uint32_t
-rnd(void)
-{
-	rngstate ^= rngstate >> 12;
-	rngstate ^= rngstate << 25;
-	rngstate ^= rngstate >> 27;
-	return (rngstate * 0x2545f4914f6cdd1dULL) >> 32;
-}
 
 static unsigned char *
 put16(unsigned char *p, unsigned v)
@@ -169,15 +159,6 @@ make_set(struct pktset *s, unsigned size)
 	}
 }
 
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 /* One engine over the whole set, passes times; returns accept count. */
 static unsigned
 pass_snb(const struct snb_bpf *p, const struct pktset *s, unsigned passes)
@@ -219,20 +200,20 @@ static unsigned
 calibrate(const struct snb_bpf *p, const struct bpf_program *prog,
     const struct pktset *s)
 {
-	double t = now_ns(), dt;
+	double t = now() * 1e9, dt;
 
 	if (p != NULL)
 		pass_snb(p, s, 1);
 	else
 		pass_pcap(prog, s, 1);
-	dt = now_ns() - t;
+	dt = now() * 1e9 - t;
 	return dt > 0 && TARGET_NS / dt > 1 ? (unsigned)(TARGET_NS / dt) : 1;
 }
 
 static double
 ns_per_pkt(double t0, unsigned passes)
 {
-	return (now_ns() - t0) / ((double)passes * NPKTS);
+	return (now() * 1e9 - t0) / ((double)passes * NPKTS);
 }
 
 /* Measure one expression on one set; returns 0 if the counts differ. */
@@ -260,11 +241,11 @@ bench(pcap_t *pd, const char *expr, const struct pktset *s)
 	ps = calibrate(p, NULL, s);
 	pp = calibrate(NULL, &prog, s);
 	for (rep = 0; rep < REPS; rep++) {
-		t = now_ns();
+		t = now() * 1e9;
 		pass_snb(p, s, ps);
 		if ((v = ns_per_pkt(t, ps)) < best_snb)
 			best_snb = v;
-		t = now_ns();
+		t = now() * 1e9;
 		pass_pcap(&prog, s, pp);
 		if ((v = ns_per_pkt(t, pp)) < best_pcap)
 			best_pcap = v;
@@ -288,6 +269,7 @@ main(void)
 	unsigned i, j;
 	int good = 1;
 
+	rngstate = 0x2545f4914f6cdd1dULL;	/* the packets of earlier runs */
 	if ((pd = pcap_open_dead(DLT_EN10MB, 65535)) == NULL) {
 		fprintf(stderr, "pcap_open_dead failed\n");
 		return 1;

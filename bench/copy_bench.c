@@ -11,15 +11,7 @@
 #include <time.h>
 
 #include "ring.h"
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "../tests/unit/util.h"
 
 int
 main(int argc, char **argv)

@@ -19,17 +19,9 @@
 #include <time.h>
 
 #include "../apps/esp/crypt.c"
+#include "../tests/unit/util.h"
 
 #define SET	1024
-
-static double
-cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static struct esp_sa *
 mksa(enum esp_dir dir)
@@ -78,13 +70,13 @@ main(int argc, char **argv)
 		in[0] = 0x60;
 		in[4] = (uint8_t)((len - 40) >> 8);
 		in[5] = (uint8_t)(len - 40);
-		t0 = cpu_s();
+		t0 = cpu();
 		for (i = 0; i < n; i++)
 			esp_encap(e, in, len, out);
-		te = cpu_s() - t0;
+		te = cpu() - t0;
 		for (i = 0; i < SET; i++)
 			elen = esp_encap(e, in, len, set[i]);
-		t0 = cpu_s();
+		t0 = cpu();
 		for (i = 0; i < n; i++) {
 			uint32_t olen;
 
@@ -97,7 +89,7 @@ main(int argc, char **argv)
 				return 1;
 			}
 		}
-		td = cpu_s() - t0;
+		td = cpu() - t0;
 		printf("esp_bench size=%-4u encap %6.2f Gbit/s (%.2f Mpps)  "
 		    "decap %6.2f Gbit/s (%.2f Mpps)\n", size,
 		    size * 8.0 * n / te / 1e9, n / te / 1e6,

@@ -26,34 +26,12 @@
 
 #include "../apps/lwaftr/bt.c"
 #include "../apps/lwaftr/btlookup.c"
+#include "../tests/unit/util.h"
 
 #define NKEYS	(1u << 20)
 #define BURST	32
 
-static uint64_t rngstate = 0x9e3779b97f4a7c15ULL;
 static double	round_s = 0.3;
-
-static uint32_t
-rnd(void)
-{
-	rngstate ^= rngstate >> 12;
-	rngstate ^= rngstate << 25;
-	rngstate ^= rngstate >> 27;
-	return (rngstate * 0x2545f4914f6cdd1dULL) >> 32;
-}
-
-/*
- * This thread's CPU time: on a shared machine wall time also counts the
- * time other processes held the core.
- */
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint32_t	*kip;
 static uint16_t	*kport;
@@ -110,8 +88,8 @@ time_baseline(void)
 	size_t i;
 
 	for (r = 0; r < 3; r++) {
-		t0 = now();
-		for (n = 0; (t = now() - t0) < round_s; )
+		t0 = cpu();
+		for (n = 0; (t = cpu() - t0) < round_s; )
 			for (i = 0; i < NKEYS / 16; i++, n++)
 				sum += base_lookup(kbase[n & (NKEYS - 1)]);
 		if (t / n < best)
@@ -131,8 +109,8 @@ time_single(const struct lwaftr_bt *bt)
 	int r;
 
 	for (r = 0; r < 3; r++) {
-		t0 = now();
-		for (n = 0; (t = now() - t0) < round_s; )
+		t0 = cpu();
+		for (n = 0; (t = cpu() - t0) < round_s; )
 			for (i = 0; i < NKEYS / 16; i++, n++) {
 				j = n & (NKEYS - 1);
 				s = lwaftr_bt_lookup(bt, kip[j], kport[j]);
@@ -155,8 +133,8 @@ time_burst(const struct lwaftr_bt *bt)
 	int r, k;
 
 	for (r = 0; r < 3; r++) {
-		t0 = now();
-		for (n = 0; (t = now() - t0) < round_s; )
+		t0 = cpu();
+		for (n = 0; (t = cpu() - t0) < round_s; )
 			for (i = 0; i < NKEYS / 16 / BURST; i++, n += BURST) {
 				j = n & (NKEYS - 1);
 				lwaftr_bt_lookup_burst(bt, kip + j, kport + j,
@@ -205,12 +183,12 @@ run(const char *label, struct softwire *sw, size_t n)
 	double t0, tb, single, burst, base;
 	size_t i, j;
 
-	t0 = now();
+	t0 = cpu();
 	if ((bt = lwaftr_bt_build(sw, n, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "lwaftr_bt_bench: %s\n", err);
 		exit(1);
 	}
-	tb = now() - t0;
+	tb = cpu() - t0;
 	for (i = 0; i < NKEYS; i++) {
 		j = rnd() % n;
 		kip[i] = sw[j].ipv4;

@@ -1,6 +1,6 @@
 /*
- * util.h: small helpers unit tests share (included once per
- * test program): a deterministic random stream, clocks, and the stress
+ * util.h: small helpers unit tests and benches share (included once per
+ * program): a deterministic random stream, clocks, and the stress
  * scale the sanitizer pass sets (SNB_TEST_SCALE).
  */
 #ifndef SNB_TEST_UTIL_H
