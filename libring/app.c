@@ -462,8 +462,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		describe();
 		return 0;
 	}
+	/* A full disk is told, a closed pipe is not, as in the tools. */
 	if (first < argc && (strcmp(argv[first], "--help") == 0 ||
 	    strcmp(argv[first], "-h") == 0)) {
+		cli_output();
 		app_help();
 	}
 	if (first < argc && strcmp(argv[first], "--version") == 0)

@@ -41,6 +41,7 @@ cli_begin(int argc, char **argv)
 void
 cli_version(void)
 {
+	cli_output();	/* a full disk is told, a closed pipe is not */
 	printf("%s %s\n", getprogname(), snb_version);
 	exit(0);
 }

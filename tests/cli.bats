@@ -313,3 +313,20 @@ man_forms() {
 	check "snb-sink: bad --expect ' 5': not a number" snb-sink --expect ' 5'
 	check "snb-source: bad --rate '0': 1 packet a second at least" snb-source --rate 0
 }
+
+@test "--help and --version on a full disk fail saying so, and on a closed pipe end quietly with 0, in every tool" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	for t in $TOOLS; do
+		for o in --help --version; do
+			# The apps and the tools' --version exited 0 silently.
+			rc=0; "snb-$t" $o > /dev/full 2> "$T/err" || rc=$?
+			[ $rc -eq 1 ] || { echo "snb-$t $o >/dev/full: status $rc"; return 1; }
+			grep -qx "snb-$t: stdout: No space left on device" "$T/err" ||
+			    { echo "snb-$t $o:"; cat "$T/err"; return 1; }
+			"snb-$t" $o 2> "$T/err" | head -c 0
+			rc=${PIPESTATUS[0]}
+			[ "$rc" -eq 0 ] || { echo "snb-$t $o | head: $rc"; return 1; }
+			[ ! -s "$T/err" ] || { cat "$T/err"; return 1; }
+		done
+	done
+}
