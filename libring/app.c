@@ -554,6 +554,9 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		if (n > 0) {
 			app_stage->busy_ns += t - t_last;
 			app_stage->busy_breaths++;
+			app_stage->busy_units += (uint64_t)n;
+			app_stage->busy_hist[stage_hist_bucket(t - t_last,
+			    (uint64_t)n)] += (uint64_t)n;
 		}
 		t_last = t;
 		app_stage->breaths++;

@@ -119,6 +119,8 @@ stage_take_over(const struct stage_file *prev)
 	f->idle_sleeps = prev->idle_sleeps;
 	f->busy_ns = prev->busy_ns;
 	f->busy_breaths = prev->busy_breaths;
+	f->busy_units = prev->busy_units;
+	memcpy(f->busy_hist, prev->busy_hist, sizeof(f->busy_hist));
 	f->restarts = prev->restarts;
 	load_state(prev);
 	/* Ours from now on, so that a restart of ours finds it too. */
@@ -286,4 +288,25 @@ stage_counters_out(void)
 {
 	if (counters_path != NULL)
 		(void)app_write_counters(counters_path);
+}
+
+double
+stage_busy_median(const struct stage_file *f)
+{
+	uint64_t sum = 0, half;
+	unsigned b, o;
+
+	for (b = 0; b < STAGE_HIST; b++)
+		sum += f->busy_hist[b];
+	half = (sum + 1) / 2;
+	for (b = 0, sum = 0; b < STAGE_HIST && half > 0; b++) {
+		if ((sum += f->busy_hist[b]) < half)
+			continue;
+		if (b < 2 * STAGE_HIST_OCTAVE)
+			return (b + 0.5) / 16;
+		o = b / STAGE_HIST_OCTAVE + 5;
+		return (STAGE_HIST_OCTAVE + b % STAGE_HIST_OCTAVE + 0.5) *
+		    (double)(1u << (o - 6)) / 16;
+	}
+	return 0;
 }

@@ -31,5 +31,10 @@ void	stage_take_over(const struct stage_file *prev);
  */
 void	stage_counters_opt(int *argc, char **argv);
 void	stage_counters_out(void);
+/*
+ * The median of f's busy_hist: ns a unit of work cost in a typical busy
+ * breath (the middle of its bucket); 0 if none.
+ */
+double	stage_busy_median(const struct stage_file *f);
 
 #endif

@@ -13,6 +13,10 @@
  *
  * The runtime's --counters-out (app_desc.counters_out) takes its words
  * out of the app's and writes the counters when the stage stops.
+ *
+ * The busy breaths' histogram (stage_hist_bucket, stage_busy_median):
+ * any cost comes back within a bucket's width, weighted by the units of
+ * work, and a successor goes on from its predecessor's.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -121,6 +125,73 @@ counters_opt(void)
 	return !ok;
 }
 
+static double
+dabs(double x)
+{
+	return x < 0 ? -x : x;
+}
+
+/* Breaths of ns for units each, n times, into f's histogram. */
+static void
+breaths(struct stage_file *f, uint64_t ns, uint64_t units, int n)
+{
+	while (n-- > 0) {
+		f->busy_units += units;
+		f->busy_hist[stage_hist_bucket(ns, units)] += units;
+	}
+}
+
+static int
+busy_hist(void)
+{
+	static const double cost[] = { 0.0625, 0.3, 1, 2.5, 7.9, 8.2, 20.6,
+	    41.3, 96, 1000, 12345, 65000 };
+	struct stage_file *f, *g;
+	double m, worst = 0;
+	size_t i;
+	int ok;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    (g = calloc(1, sizeof(*g))) == NULL)
+		return 1;
+	ok = stage_busy_median(f) == 0;
+	/* One cost at a time: back within half a bucket (1/32 ns, 0.8%). */
+	for (i = 0; i < sizeof(cost) / sizeof(cost[0]); i++) {
+		memset(f, 0, sizeof(*f));
+		breaths(f, (uint64_t)(cost[i] * 64 * 1000 + 0.5), 64000, 3);
+		m = stage_busy_median(f);
+		if (dabs(m - cost[i]) > cost[i] * 0.008 + 1.0 / 32)
+			ok = 0;
+		if (cost[i] >= 8 && dabs(m - cost[i]) / cost[i] > worst)
+			worst = dabs(m - cost[i]) / cost[i];
+	}
+	/* Beyond the last octave: the last bucket, not past the array. */
+	ok = ok && stage_hist_bucket(UINT64_C(1) << 40, 1) == STAGE_HIST - 1 &&
+	    stage_hist_bucket(0, 5) == 0;
+	/* Weighted by units: 100 units at 41 ns outweigh 10 breaths of one
+	 * unit at 4100 ns (preempted), though those are more breaths. */
+	memset(f, 0, sizeof(*f));
+	breaths(f, 4100, 1, 10);
+	breaths(f, 4100, 100, 1);
+	m = stage_busy_median(f);
+	ok = ok && dabs(m - 41) < 0.5;
+	/* A successor goes on from its predecessor's breaths. */
+	f->magic = g->magic = STAGE_MAGIC;
+	strlcpy(f->app, "sink", sizeof(f->app));
+	strlcpy(g->app, "sink", sizeof(g->app));
+	app_stage = g;
+	stage_take_over(f);
+	breaths(g, 4100, 1, 200);
+	ok = ok && g->busy_units == 310 && stage_busy_median(g) > 4000;
+	printf("%s 4 - busy breaths' median: any cost back within its bucket "
+	    "(worst %.2f%% from 8 ns), weighted by units, carried over\n",
+	    ok ? "ok" :
+	    "not ok", worst * 100);
+	free(f);
+	free(g);
+	return !ok;
+}
+
 int
 main(void)
 {
@@ -152,9 +223,9 @@ main(void)
 	}
 	atomic_store(&done, 1);
 	pthread_join(t, &seen);
-	printf("1..3\n%s 1 - counters made under a reader: %lu torn of %lu "
+	printf("1..4\n%s 1 - counters made under a reader: %lu torn of %lu "
 	    "looks\n", torn ? "not ok" : "ok", (unsigned long)torn,
 	    (unsigned long)seen);
 	free(all);
-	return (torn != 0) | take_over() | counters_opt();
+	return (torn != 0) | take_over() | counters_opt() | busy_hist();
 }

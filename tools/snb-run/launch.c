@@ -22,6 +22,7 @@
 #include "app.h"
 #include "rundir.h"
 #include "run.h"
+#include "stage.h"
 
 /* >= 0: the next spawned stage's standard error (snb-run -c's checks). */
 int		 spawn_stderr = -1;
@@ -482,6 +483,11 @@ stage_totals(void)
 			fprintf(stderr, ", %.1f ns per packet, %.2f Mpps per "
 			    "core", f.busy_ns / (double)n, busy > 0 ?
 			    n / busy / 1e6 : 0.0);
+		/* a breath's units need not be packets: lwaftr's are in +
+		 * out */
+		if (n > 0 && f.busy_units > 0)
+			fprintf(stderr, "; typical breath %.1f ns per packet",
+			    stage_busy_median(&f) * f.busy_units / n);
 		fprintf(stderr, "\n");
 	}
 }
