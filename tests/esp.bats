@@ -610,6 +610,42 @@ chaos() {
 	[ "$2" -ge 6 ]
 }
 
+@test "esp: a restart, swap or kill onto a new SPI or address under the same key goes on from its sequence number (no nonce twice)" {
+	command -v tshark > /dev/null || skip "tshark not installed"
+	need_peer
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	$PY "$PEER" clear "$T/clear.pcap" 64 $A $B
+	timeout 120 snb-run -n espkey --restart=on-failure "pcap-read \
+	    --loop 0 --rate 1500 $T/clear.pcap | [clear] e: esp $T/a.conf \
+	    [core] | pcap-write $T/esp.pcap" 2> "$T/err" 3>&- &
+	seqpid=$!
+	wait_stages espkey 3
+	# the key and salt stay; the SPI, then the local address change
+	sleep 0.3
+	sa out 0x1002 $K1 $A $B > "$T/a.conf"
+	chaos espkey e swap "esp $T/a.conf"
+	sleep 0.3
+	sa out 0x1003 $K1 2001:db8:1::9 $B > "$T/a.conf"
+	chaos espkey e restart
+	sleep 0.3
+	sa out 0x1004 $K1 $A $B > "$T/a.conf"
+	chaos espkey e kill
+	sleep 0.3
+	snb-ctl espkey stop
+	st=0; wait "$seqpid" || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	tshark -r "$T/esp.pcap" -T fields -e esp.spi -e esp.sequence \
+	    > "$T/seq"
+	# every SPI sent, and the numbers (one key and salt: one space of
+	# nonces) strictly increasing across them
+	for spi in 1001 1002 1003 1004; do
+		grep -q "^0x0000$spi" "$T/seq"
+	done
+	awk 'NR > 1 && $2 + 0 <= last { print "line " NR ": " $0 " after " last;
+	    bad = 1 } { last = $2 + 0 } END { exit bad }' "$T/seq"
+}
+
 @test "esp: a reload refuses a new outbound SA under a running one's key and salt (GCM nonces again from 1)" {
 	sa out 0x1001 $K1 $A $B > "$T/a.conf"
 	mkfifo "$T/in"

@@ -57,6 +57,28 @@ get32(const uint8_t *p)
 	return ntohl(v);
 }
 
+/*
+ * What a successor needs to know of the key and salt, and no more: 32
+ * bits of SHA-256 over them, which tell whether a new SA has the key of
+ * an old one (main.c then goes on from its sequence number), but not the
+ * key.  Two keys that share a print cost a sequence number started
+ * higher than it had to, never a nonce twice.
+ */
+static void
+keyprint(struct esp_sa *sa)
+{
+	static const char dom[] = "snb-esp: the sequence follows the key";
+	uint8_t m[sizeof(dom) + ESP_KEYLEN + ESP_SALTLEN], d[32];
+
+	memcpy(m, dom, sizeof(dom));
+	memcpy(m + sizeof(dom), sa->key, ESP_KEYLEN);
+	memcpy(m + sizeof(dom) + ESP_KEYLEN, sa->salt, ESP_SALTLEN);
+	IMB_SHA256(imb, m, sizeof(m), d);
+	memcpy(&sa->keyprint, d, sizeof(sa->keyprint));
+	explicit_bzero(m, sizeof(m));
+	explicit_bzero(d, sizeof(d));
+}
+
 int
 esp_sa_cipher(struct esp_sa *sa)
 {
@@ -71,7 +93,8 @@ esp_sa_cipher(struct esp_sa *sa)
 		 * PCLMULQDQ, SSE4.1), the library leaves its functions
 		 * NULL: a call would jump to 0. */
 		if (imb_get_errno(imb) != 0 || imb->gcm128_pre == NULL ||
-		    imb->gcm128_enc == NULL || imb->gcm128_dec == NULL) {
+		    imb->gcm128_enc == NULL || imb->gcm128_dec == NULL ||
+		    imb->sha256 == NULL) {
 			free_mb_mgr(imb);
 			imb = NULL;
 			esp_cipher_why = "intel-ipsec-mb has no AES-GCM for "
@@ -85,6 +108,7 @@ esp_sa_cipher(struct esp_sa *sa)
 		return -1;
 	sa->gcm = p;
 	IMB_AES128_GCM_PRE(imb, sa->key, sa->gcm);
+	keyprint(sa);
 	return 0;
 }
 

@@ -53,7 +53,7 @@
 #define ESP_RESYNC_THRESHOLD 1024
 #define ESP_RESYNC_ATTEMPTS 8
 #define ESP_RESYNC_ATTEMPTS_MAX 64	/* each a decryption per packet */
-#define ESP_MAX_SA	31	/* main.c keeps each one's state */
+#define ESP_MAX_SA	25	/* main.c keeps each one's state */
 #define ESP_NAME_MAX	32
 
 enum esp_dir { ESP_IN = 1, ESP_OUT = 2 };
@@ -77,6 +77,8 @@ struct esp_sa {
 	uint32_t	 spi;			/* host order */
 	uint8_t		 key[ESP_KEYLEN];
 	uint8_t		 salt[ESP_SALTLEN];
+	uint32_t	 keyprint;		/* of key and salt, not secret:
+						   esp_sa_cipher() */
 	uint8_t		 local[16], remote[16];	/* tunnel endpoints */
 	uint64_t	 seq;			/* out: the last one sent */
 	uint64_t	 lease;			/* out: main.c's, may send up
@@ -140,7 +142,8 @@ struct esp_sa *esp_sadb_keyed(const struct esp_sadb *old,
 
 /*
  * Expand sa's key into sa->gcm (the first call also sets up the
- * library for this CPU): 0, or -1 with the reason in esp_cipher_why
+ * library for this CPU), and set sa->keyprint: 0, or -1 with the reason
+ * in esp_cipher_why
  * (out of memory, or a CPU the library has no AES-GCM for).  sa.c calls it
  * for every SA of a table; esp_sa_uncipher() frees sa->gcm and wipes
  * it, the key and the salt.

@@ -48,28 +48,31 @@
 #define HOP_LIMIT	64
 
 /*
- * The hand-over state: where each SA stands, by direction and SPI.  31
- * SAs at 16 bytes fill APP_STATE_MAX, so the failures in a row share
- * the direction's word: a predecessor that had no such count (dir 1 or
- * 2 in the whole word) reads as fails 0.  A count past 2^24 - 1 is
- * handed over as that: a successor under a threshold that high waits a
- * little longer, never less, before it re-synchronises.
+ * The hand-over state: where each SA stands, by direction and SPI, in the
+ * entries' layout of every snb-esp before, so that a swap back to one
+ * reads them right.  What came later is beside them, in aux, which those
+ * do not read: an inbound SA's failures in a row, an outbound SA's key
+ * print (its sequence number follows its key and salt, whatever its SPI
+ * or addresses).  AUX_MAGIC says aux is there; a predecessor without it
+ * had up to 31 entries, the failures in a row in dir's upper 24 bits.
  */
-#define FAILS_MAX	((1U << 24) - 1)
+#define AUX_MAGIC	0x31787561	/* "aux1" */
+#define OLD_NSTATE	31
 struct sastate {
-	uint32_t	spi;
-	uint32_t	dir : 8;
-	uint32_t	fails : 24;	/* in: failures in a row */
+	uint32_t	spi, dir;
 	uint64_t	seq;	/* out: the lease; in: the window's top */
 };
-_Static_assert(sizeof(struct sastate) == 16, "sastate size");
-#define NSTATE	((APP_STATE_MAX - 8) / sizeof(struct sastate))
 struct state {
-	uint32_t	n, pad;
-	struct sastate	e[NSTATE];
+	uint32_t	n, magic;
+	union {
+		struct sastate	old[OLD_NSTATE];
+		struct {
+			struct sastate	e[ESP_MAX_SA];
+			uint32_t	aux[ESP_MAX_SA];
+		};
+	};
 };
 _Static_assert(sizeof(struct state) <= APP_STATE_MAX, "state size");
-_Static_assert(ESP_MAX_SA <= NSTATE, "every SA has its state");
 
 static const char *safile, *counters_out;
 static struct esp_sadb sadb;		/* the data path's */
@@ -107,55 +110,50 @@ state_save(void)
 	int i;
 
 	state->n = (uint32_t)sadb.nsa;
+	state->magic = AUX_MAGIC;
 	for (i = 0; i < sadb.nsa; i++) {
 		struct esp_sa *sa = &sadb.sa[i];
 
-		state->e[i].spi = sa->spi;
-		state->e[i].dir = sa->dir;
-		state->e[i].seq = sa->dir == ESP_OUT ? sa->lease :
-		    sa->replay.top;
-		state->e[i].fails = sa->fails < FAILS_MAX ? sa->fails :
-		    FAILS_MAX;
+		state->e[i] = (struct sastate){ sa->spi, sa->dir,
+		    sa->dir == ESP_OUT ? sa->lease : sa->replay.top };
+		state->aux[i] = sa->dir == ESP_OUT ? sa->keyprint : sa->fails;
 	}
 	app_state_commit();
 }
 
-/* A predecessor's state onto the SAs just read from the file. */
+/*
+ * A predecessor's state onto the SAs just read from the file: an
+ * outbound SA goes on from the lease of its SPI or of its key, an inbound
+ * one takes its SPI's window top (all below it seen) and failures.
+ */
 static void
 state_resume(void)
 {
-	uint32_t j;
-	int i;
-
+	int aux = state->magic == AUX_MAGIC, i;
+	uint32_t j, max = aux ? ESP_MAX_SA : OLD_NSTATE;
+	uint32_t n = state->n < max ? state->n : max;
 	for (i = 0; i < sadb.nsa; i++) {
 		struct esp_sa *sa = &sadb.sa[i];
 
-		for (j = 0; j < state->n && j < NSTATE; j++) {
-			const struct sastate *e = &state->e[j];
+		for (j = 0; j < n; j++) {
+			const struct sastate *e = &state->old[j];
+			uint32_t dir = aux ? e->dir : e->dir & 0xff;
 
-			if (e->spi != sa->spi || e->dir != sa->dir)
+			if (dir != sa->dir || (e->spi != sa->spi &&
+			    !(aux && sa->dir == ESP_OUT &&
+			    state->aux[j] == sa->keyprint)))
 				continue;
-			if (sa->dir == ESP_OUT && e->seq > sa->seq)
-				sa->seq = e->seq;
-			if (sa->dir == ESP_IN && e->seq > sa->replay.top) {
-				sa->replay.top = e->seq;
-				/* all of the window seen */
-				memset(sa->replay.bits, 0xff,
-				    sa->replay.w / 8);
+			if (sa->dir == ESP_OUT) {
+				sa->seq = e->seq > sa->seq ? e->seq : sa->seq;
+				continue;
 			}
-			if (sa->dir == ESP_IN)
-				sa->fails = e->fails;
+			if (e->seq > sa->replay.top) {
+				sa->replay.top = e->seq;
+				memset(sa->replay.bits, 0xff, sa->replay.w / 8);
+			}
+			sa->fails = aux ? state->aux[j] : e->dir >> 8;
 		}
 	}
-}
-
-/* Before an outbound SA sends past its lease. */
-static void
-state_lease(struct esp_sa *sa)
-{
-	sa->lease = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
-	    sa->seq + SEQ_LEASE;
-	state_save();
 }
 
 /* ---- the data path ---- */
@@ -226,12 +224,14 @@ encap(const struct packet *p, uint32_t len)
 	}
 	if (!fwd_room(&fwd, CORE))
 		return 0;
-	if (sa->seq >= sa->lease)
-		state_lease(sa);
+	if (sa->seq >= sa->lease) {	/* committed before it is sent past */
+		sa->lease = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
+		    sa->seq + SEQ_LEASE;
+		state_save();
+	}
 	q = ring_slot(o->ring, o->used++);
 	q->len = (uint16_t)(OUTER_HLEN + elen);
-	q->flags = 0;
-	q->wirelen = 0;
+	q->flags = q->wirelen = 0;
 	q->ts_ns = p->ts_ns;
 	/* The addresses are nd's to set; the traffic class goes along. */
 	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
@@ -291,17 +291,12 @@ decap(const struct packet *p, uint32_t len)
 	}
 	spi = (uint32_t)esp[0] << 24 | (uint32_t)esp[1] << 16 |
 	    (uint32_t)esp[2] << 8 | esp[3];
-	if ((sa = find_in(spi, ip->dst)) == NULL) {
-		(*cnt.drop_bad_spi)++;
-		audit_note(AUDIT_NO_SA, spi, esp, ip->src, ip->dst,
-		    ipv6_flow(ip));
-		return 1;
-	}
 	/* The SA is between two addresses: from any other, the packet is
 	 * not the peer's (RFC 4301 4.1 lets the lookup take the source
 	 * too), and costs no decryption. */
-	if (memcmp(ip->src, sa->remote, 16) != 0) {
-		(*cnt.drop_wrong_remote)++;
+	if ((sa = find_in(spi, ip->dst)) == NULL ||
+	    memcmp(ip->src, sa->remote, 16) != 0) {
+		(*(sa == NULL ? cnt.drop_bad_spi : cnt.drop_wrong_remote))++;
 		audit_note(AUDIT_NO_SA, spi, esp, ip->src, ip->dst,
 		    ipv6_flow(ip));
 		return 1;
@@ -335,8 +330,7 @@ decap(const struct packet *p, uint32_t len)
 	}
 	o->used++;
 	q->len = (uint16_t)(SNB_ETH_HLEN + inner);
-	q->flags = 0;
-	q->wirelen = 0;
+	q->flags = q->wirelen = 0;
 	q->ts_ns = p->ts_ns;
 	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
 	((struct eth_hdr *)q->data)->type = htons(SNB_ETH_IPV6);
@@ -349,26 +343,17 @@ take(void *ctx, int from, struct ring *r, uint32_t n)
 	struct fwd_out *o = &fwd.out[from == CLEAR ? CORE : CLEAR];
 	uint32_t i, before = o->used;
 
-	/* A loop per direction, and what was sent counted once a burst:
-	 * all that encap() puts goes to core, all that decap() does to
-	 * clear. */
-	if (from == CLEAR) {
-		for (i = 0; i < n; i++) {
-			const struct packet *p = ring_peek(r, i);
+	/* What was sent counted once a burst: all that encap() puts goes
+	 * to core, all that decap() does to clear.  The direction's test is
+	 * the same for the whole burst: predicted, next to the cipher. */
+	for (i = 0; i < n; i++) {
+		const struct packet *p = ring_peek(r, i);
 
-			if (!encap(p, packet_len(r, p)))
-				break;
-		}
-		*cnt.encrypted += o->used - before;
-	} else {
-		for (i = 0; i < n; i++) {
-			const struct packet *p = ring_peek(r, i);
-
-			if (!decap(p, packet_len(r, p)))
-				break;
-		}
-		*cnt.decrypted += o->used - before;
+		if (!(from == CLEAR ? encap(p, packet_len(r, p)) :
+		    decap(p, packet_len(r, p))))
+			break;
 	}
+	*(from == CLEAR ? cnt.encrypted : cnt.decrypted) += o->used - before;
 	return i;
 }
 
@@ -557,23 +542,17 @@ esp_init(int argc, char **argv)
 	/* crypt.c counts appendix A3's finds there. */
 	for (i = 0; i < sadb.nsa; i++)
 		sadb.sa[i].resynced = cnt.resynced;
+	/* drop_replay .. drop_bad_inner are in esp_verdict's order */
 	verdict_cnt[ESP_TOO_SHORT] = cnt.drop_too_short;
-	verdict_cnt[ESP_REPLAY] = cnt.drop_replay;
-	verdict_cnt[ESP_TOO_OLD] = cnt.drop_too_old;
-	verdict_cnt[ESP_BAD_ICV] = cnt.drop_icv;
-	verdict_cnt[ESP_BAD_PADDING] = cnt.drop_bad_padding;
-	verdict_cnt[ESP_BAD_NEXT_HEADER] = cnt.drop_bad_next_header;
-	verdict_cnt[ESP_DUMMY] = cnt.drop_dummy;
-	verdict_cnt[ESP_BAD_INNER] = cnt.drop_bad_inner;
+	for (i = ESP_REPLAY; i <= ESP_BAD_INNER; i++)
+		verdict_cnt[i] = (&cnt.drop_replay)[i - ESP_REPLAY];
 	fwd_init(&fwd, names, names);
 	/* What comes in on one side leaves on the other: nothing may
 	 * vanish into an open port. */
-	if (app_port_dir("clear", PORT_IN) && fwd.out[CORE].ring == NULL)
-		errx(2, "input 'clear' is connected but output 'core' is "
-		    "not");
-	if (app_port_dir("core", PORT_IN) && fwd.out[CLEAR].ring == NULL)
-		errx(2, "input 'core' is connected but output 'clear' is "
-		    "not");
+	for (i = CLEAR; i <= CORE; i++)
+		if (app_port_dir(names[i], PORT_IN) && fwd.out[!i].ring == NULL)
+			errx(2, "input '%s' is connected but output '%s' is "
+			    "not", names[i], names[!i]);
 }
 
 static void

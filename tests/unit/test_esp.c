@@ -420,6 +420,17 @@ test_sa(void)
 		x.salt[0] ^= 1;
 		ok(esp_sadb_same(&db, &x) == NULL, "another salt is another "
 		    "SA");
+		/* the key print: a function of key and salt alone (here
+		   they differ in the salt's last byte), not of the key */
+		x = db.sa[1];
+		x.spi = 0x999;
+		x.gcm = NULL;
+		ok(esp_sa_cipher(&x) == 0 && x.keyprint == db.sa[1].keyprint &&
+		    db.sa[0].keyprint != db.sa[1].keyprint &&
+		    memcmp(&x.keyprint, x.key, 4) != 0 &&
+		    memcmp(&x.keyprint, x.salt, 4) != 0, "key print: same key "
+		    "and salt, same print (SPI aside); another salt, another");
+		esp_sa_uncipher(&x);
 		x = db.sa[0];
 		x.dir = ESP_OUT;
 		ok(esp_sadb_same(&db, &x) == NULL, "another direction is "
@@ -439,6 +450,32 @@ test_sa(void)
 		    "2^32-1, resync-attempts 0 (off) (%s)", rc ? err : "");
 		if (rc == 0)
 			esp_sadb_free(&db);
+	}
+	{
+		/* main.c hands over the state of 25 SAs at most */
+		char *m = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&m, &len);
+		int i;
+
+		for (i = 0; i < ESP_MAX_SA; i++)
+			fprintf(f, "sa { direction in; spi %d; key 0x%032x%08x; "
+			    "local-address 2001:db8::1; remote-address "
+			    "2001:db8::2; }\n", 256 + i, i, i);
+		fflush(f);
+		rc = esp_sadb_parse(&db, m, len, "t.conf", err, sizeof(err));
+		ok(ESP_MAX_SA == 25 && rc == 0 && db.nsa == 25, "25 SAs (%s)",
+		    rc ? err : "");
+		if (rc == 0)
+			esp_sadb_free(&db);
+		fprintf(f, "sa { direction in; spi 999; key 0x%040x; "
+		    "local-address 2001:db8::1; remote-address 2001:db8::2; }\n",
+		    99);
+		fclose(f);
+		rc = esp_sadb_parse(&db, m, len, "t.conf", err, sizeof(err));
+		free(m);
+		ok(rc == -1 && strcmp(err, "t.conf:26:1: sa spi 0x3e7: more "
+		    "than 25 SAs") == 0, "26: %s", err);
 	}
 }
 
