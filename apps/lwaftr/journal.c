@@ -13,9 +13,10 @@
  *	add softwire ipv4 ...		each change, in the words it came in
  *
  * The control thread appends a line once a change has taken effect (one
- * write(2): a SIGKILL loses at most the change it was answering); a load
- * or reload rewrites the journal (a new file renamed over the old, so a
- * kill leaves the old or the new whole).  A process that continues one
+ * write(2), then fdatasync(2) before the reply: a SIGKILL or a crash of
+ * the machine loses at most the change it was answering); a load or
+ * reload rewrites the journal (a new file, synced, renamed over the old,
+ * so a kill leaves the old or the new whole).  A process that continues one
  * of the same conf (app_resumed(): a restart, or a swap whose predecessor
  * was an lwAFTR too) replays the journal onto conf's table before its
  * first breath: the lines are checked one by one against the table as
