@@ -58,8 +58,12 @@ static struct nd_state *state;
 static uint64_t sol_due;
 static struct fwd fwd;
 
-static struct {
-	uint64_t *north, *south, *ns_in, *na_out, *ns_out, *na_in, *learned,
+static const char *const cnt_names[] = { "to-north", "to-south", "ns-in",
+    "na-out", "na-in", "ns-out", "next-hop-learned", "drop-unresolved",
+    "drop-not-ours", "drop-runt", "drop-nd-invalid", "drop-nd-other",
+    "drop-no-port", NULL };
+static struct {		/* cnt_names' counters in order, then a gauge */
+	uint64_t *north, *south, *ns_in, *na_out, *na_in, *ns_out, *learned,
 	    *unresolved, *not_ours, *runt, *nd_invalid, *nd_other, *no_port,
 	    *resolved;
 } c;
@@ -148,19 +152,9 @@ nd_init(int argc, char **argv)
 	if (fwd.out[SOUTH].ring == NULL ||
 	    app_port_dir("south", PORT_IN) == NULL)
 		errx(1, "port 'south' must be connected both ways");
-	c.north = fwd.out[NORTH].sent = app_counter("to-north");
-	c.south = fwd.out[SOUTH].sent = app_counter("to-south");
-	c.ns_in = app_counter("ns-in");
-	c.na_out = app_counter("na-out");
-	c.na_in = app_counter("na-in");
-	c.ns_out = app_counter("ns-out");
-	c.learned = app_counter("next-hop-learned");
-	c.unresolved = app_counter("drop-unresolved");
-	c.not_ours = app_counter("drop-not-ours");
-	c.runt = app_counter("drop-runt");
-	c.nd_invalid = app_counter("drop-nd-invalid");
-	c.nd_other = app_counter("drop-nd-other");
-	c.no_port = app_counter("drop-no-port");
+	app_counters((uint64_t **)&c, cnt_names);
+	fwd.out[NORTH].sent = c.north;
+	fwd.out[SOUTH].sent = c.south;
 	c.resolved = app_gauge("next-hop-resolved");
 	*c.resolved = resolved;
 }

@@ -58,6 +58,11 @@ uint8_t want_log2 = 10;
 char secret[MEMIF_SECRET_LEN + 1];
 unsigned idle_breaths;
 struct memif_counters cnt;
+static const char *const cnt_names[] = { "rx-packets", "rx-bytes",
+    "tx-packets", "tx-bytes", "drop-disconnected", "drop-oversize",
+    "drop-no-output", "connects", "disconnects", "bad-messages",
+    "bad-descriptors", "kicks-sent", "kicks-received", "memory-faults",
+    NULL };
 
 static uint32_t linger_ms;
 static uint64_t wake_ns;		/* earliest timer of this breath */
@@ -494,20 +499,7 @@ memif_init(int argc, char **argv)
 	}
 	out = app_port("out");
 	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
-	cnt.rx_packets = app_counter("rx-packets");
-	cnt.rx_bytes = app_counter("rx-bytes");
-	cnt.tx_packets = app_counter("tx-packets");
-	cnt.tx_bytes = app_counter("tx-bytes");
-	cnt.drop_disconnected = app_counter("drop-disconnected");
-	cnt.drop_oversize = app_counter("drop-oversize");
-	cnt.drop_no_output = app_counter("drop-no-output");
-	cnt.connects = app_counter("connects");
-	cnt.disconnects = app_counter("disconnects");
-	cnt.bad_messages = app_counter("bad-messages");
-	cnt.bad_descriptors = app_counter("bad-descriptors");
-	cnt.kicks = app_counter("kicks-sent");
-	cnt.kicks_received = app_counter("kicks-received");
-	cnt.memory_faults = app_counter("memory-faults");
+	app_counters((uint64_t **)&cnt, cnt_names);
 }
 
 static const struct app_desc desc = {

@@ -72,7 +72,8 @@ extern int epfd;			/* the epoll set */
 extern int ever_up;			/* some connection was made */
 extern uint64_t last_ctl;		/* when control() last ran */
 
-/* Counters, in the stage file (memif.c makes them). */
+/* Counters, in the stage file (memif.c makes them: the order of its
+ * cnt_names). */
 struct memif_counters {
 	uint64_t *rx_packets, *rx_bytes, *tx_packets, *tx_bytes;
 	uint64_t *drop_disconnected, *drop_oversize, *drop_no_output;

@@ -300,16 +300,12 @@ nic_init(int argc, char **argv)
 static void
 make_counters(void)
 {
-	nic.c.rx_packets = app_counter("rx-packets");
-	nic.c.rx_bytes = app_counter("rx-bytes");
-	nic.c.tx_packets = app_counter("tx-packets");
-	nic.c.tx_bytes = app_counter("tx-bytes");
-	nic.c.drop_ring_full = app_counter("drop-ring-full");
-	nic.c.drop_oversize = app_counter("drop-oversize");
-	nic.c.drop_kernel = app_counter("drop-kernel");
-	nic.c.drop_tx_error = app_counter("drop-tx-error");
-	nic.c.drop_link_down = app_counter("drop-link-down");
-	nic.c.link_down = app_counter("link-down");
+	static const char *const names[] = { "rx-packets", "rx-bytes",
+	    "tx-packets", "tx-bytes", "drop-ring-full", "drop-oversize",
+	    "drop-kernel", "drop-tx-error", "drop-link-down", "link-down",
+	    NULL };
+
+	app_counters((uint64_t **)&nic.c, names);
 }
 
 /* Let go of the back-end's state, after a failed open or at the end. */

@@ -36,7 +36,8 @@
 
 #include "app.h"
 
-/* Pointers into the stage's shared counter file (see app_counter()). */
+/* Pointers into the stage's shared counter file (see app_counter()), in
+ * the order of make_counters()' names (nic.c). */
 struct nic_counters {
 	uint64_t	*rx_packets, *rx_bytes;	/* put into the output ring */
 	uint64_t	*tx_packets, *tx_bytes;	/* handed to the kernel */

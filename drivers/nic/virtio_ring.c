@@ -8,14 +8,12 @@
 
 #include "virtio_ring.h"
 
-void
-vq_init(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
-    uint64_t phys, volatile uint16_t *notify, uint64_t *used_errors)
+/* A queue of size entries over its memory at mem, all else zero. */
+static void
+vq_layout(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
+    volatile uint16_t *notify, uint64_t *used_errors)
 {
-	uint32_t i;
-
 	memset(q, 0, sizeof(*q));
-	memset(mem, 0, QREGION);
 	q->index = index;
 	q->size = size;
 	q->mask = size - 1;
@@ -25,6 +23,16 @@ vq_init(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 	q->buf = mem + BUFS_OFF;
 	q->notify = notify;
 	q->used_errors = used_errors;
+}
+
+void
+vq_init(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
+    uint64_t phys, volatile uint16_t *notify, uint64_t *used_errors)
+{
+	uint32_t i;
+
+	memset(mem, 0, QREGION);
+	vq_layout(q, index, size, mem, notify, used_errors);
 	for (i = 0; i < size; i++)
 		q->desc[i].addr = phys + BUFS_OFF + (uint64_t)i * BUF_SIZE;
 	q->avail->flags = AVAIL_F_NO_INTERRUPT;
@@ -41,16 +49,7 @@ vq_attach(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 {
 	uint16_t i, avail;
 
-	memset(q, 0, sizeof(*q));
-	q->index = index;
-	q->size = size;
-	q->mask = size - 1;
-	q->desc = (struct vq_desc *)mem;
-	q->avail = (struct vq_avail *)(mem + AVAIL_OFF);
-	q->used = (struct vq_used *)(mem + USED_OFF);
-	q->buf = mem + BUFS_OFF;
-	q->notify = notify;
-	q->used_errors = used_errors;
+	vq_layout(q, index, size, mem, notify, used_errors);
 	avail = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 	q->avail_idx = avail;
 	if (rx) {

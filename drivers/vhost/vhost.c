@@ -56,6 +56,11 @@ static int started;
 static struct vu_dev dev;
 static struct vu_rx rx;			/* the request being received */
 static struct vh_counters c;
+static const char *const cnt_names[] = { "rx-packets", "rx-bytes",
+    "tx-packets", "tx-bytes", "drop-no-frontend", "drop-oversize",
+    "drop-short-buffer", "drop-unwired", "connects", "disconnects",
+    "bad-messages", "ring-errors", "kicks", "calls", "calls-full",
+    "memory-faults", NULL };
 static struct port *out;
 static struct fwd txf;			/* the "in" rings, taken in turn */
 static unsigned tick;
@@ -101,27 +106,6 @@ vhost_init(int argc, char **argv)
 	unix_sock_addr(&sock, argv[optind], 0);
 	vu_init(&dev);
 	trace = getenv("SNB_VHOST_TRACE") != NULL;
-}
-
-static void
-make_counters(void)
-{
-	c.rx_packets = app_counter("rx-packets");
-	c.rx_bytes = app_counter("rx-bytes");
-	c.tx_packets = app_counter("tx-packets");
-	c.tx_bytes = app_counter("tx-bytes");
-	c.drop_no_frontend = app_counter("drop-no-frontend");
-	c.drop_oversize = app_counter("drop-oversize");
-	c.drop_short_buffer = app_counter("drop-short-buffer");
-	c.drop_unwired = app_counter("drop-unwired");
-	c.connects = app_counter("connects");
-	c.disconnects = app_counter("disconnects");
-	c.bad_messages = app_counter("bad-messages");
-	c.ring_errors = app_counter("ring-errors");
-	c.kicks = app_counter("kicks");
-	c.calls = app_counter("calls");
-	c.calls_full = app_counter("calls-full");
-	c.memory_faults = app_counter("memory-faults");
 }
 
 static void
@@ -386,7 +370,7 @@ vhost_breathe(void)
 		out = app_port("out");
 		if (out && out->nrings == 0)
 			out = NULL;
-		make_counters();
+		app_counters((uint64_t **)&c, cnt_names);
 		start_listening();
 		if (memguard_init() == -1)
 			err(1, "sigaction SIGBUS");

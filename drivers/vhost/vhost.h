@@ -10,7 +10,8 @@
 #include "app.h"
 #include "msg.h"
 
-/* Pointers into the stage's counter file (app_counter()). */
+/* Pointers into the stage's counter file (app_counter()), in the order
+ * of cnt_names (vhost.c). */
 struct vh_counters {
 	uint64_t	*rx_packets, *rx_bytes;	/* from the frontend to 'out' */
 	uint64_t	*tx_packets, *tx_bytes;	/* from 'in' to the frontend */
