@@ -74,8 +74,6 @@ static const char *pnames[] = { "core", "b", "e" };
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *conf = getenv("FUZZ_PW_CONF");
-
 	(void)argc;
 	(void)argv;
 	if ((app_stage = calloc(1, sizeof(*app_stage))) == NULL)
@@ -94,6 +92,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 #else
 	{
+		const char *conf = getenv("FUZZ_PW_CONF");
 		char *av[] = { "x", (char *)(conf ? conf : "fuzz/l2vpn.conf"),
 		    NULL };
 
