@@ -259,7 +259,8 @@ name_tok(struct lexer *lx, enum tok_type t, const char *w,
 	size_t max = t == T_PORT ? PORT_NAME_MAX : GRAPH_NAME_MAX;
 
 	if (!name_ok(w))
-		return gr_fail(lx->err, lx->errlen, pos, "bad %s%s'", what, w);
+		return gr_fail(lx->err, lx->errlen, pos, "bad %s%s' (%s)", what,
+		    w, NAME_CHARS);
 	if (strlen(w) >= max)
 		return gr_fail(lx->err, lx->errlen, pos, "%s%s' too long (at most "
 		    "%zu characters)", what, w, max - 1);

@@ -39,6 +39,9 @@
  */
 int	name_char(int c);
 int	name_ok(const char *s);
+/* The alphabet, as error messages name it. */
+#define NAME_CHARS	"letters, digits, '_', '.', '-', not starting with " \
+			"'.' or '-'"
 
 struct graph_pos {
 	int	line, col;

@@ -178,10 +178,15 @@ parse_node(struct parser *p, struct elem *e)
 			return gr_fail(p->err, p->errlen, t->pos, "label '%s' too "
 			    "long (at most %d characters)", t->text,
 			    GRAPH_NAME_MAX - 1);
+		/* No app name has a ':': this was meant for a label. */
+		if (strchr(t->text, ':') == NULL)
+			return gr_fail(p->err, p->errlen, t->pos, "bad label "
+			    "'%s' (%s)", t->text, NAME_CHARS);
 		t->text[n - 1] = ':';
 	}
 	if (!app_chars(t->text))
-		return gr_fail(p->err, p->errlen, t->pos, "bad app name '%s'",
+		return gr_fail(p->err, p->errlen, t->pos, "bad app name '%s' "
+		    "(lower-case letters, digits, '-', '_', a letter first)",
 		    t->text);
 	if (n >= APP_NAME_MAX)
 		return gr_fail(p->err, p->errlen, t->pos, "app name '%s' too "

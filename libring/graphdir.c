@@ -291,9 +291,8 @@ snb_graph_name_check(const char *name, char *errbuf, size_t errlen)
 {
 	if (name_ok(name) && strlen(name) <= SNB_GRAPH_NAME_MAX)
 		return 0;
-	snprintf(errbuf, errlen, "bad graph name '%s' (letters, digits, '_', "
-	    "'.', '-', not starting with '.' or '-'; at most %d)", name,
-	    SNB_GRAPH_NAME_MAX);
+	snprintf(errbuf, errlen, "bad graph name '%s' (%s; at most %d)", name,
+	    NAME_CHARS, SNB_GRAPH_NAME_MAX);
 	return -1;
 }
 

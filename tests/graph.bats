@@ -87,7 +87,14 @@ load helpers
 	assert_output_has "1:1: input port [in] on the first stage of a chain"
 	run snb-run 'Source | sink'
 	[ "$status" -eq 2 ]
-	assert_output_has "1:1: bad app name 'Source'"
+	assert_output_has "1:1: bad app name 'Source' (lower-case letters, digits, '-', '_', a letter first)"
+	# A label in a letter outside the alphabet was 'bad app name'.
+	run snb-run 'source | é: filter | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:10: bad label 'é' (letters, digits, '_', '.', '-', not starting with '.' or '-')"
+	run snb-run 'source [x!] | sink'
+	[ "$status" -eq 2 ]
+	assert_output_has "1:8: bad port name 'x!' (letters, digits,"
 }
 
 @test "graph files: comments, continuation lines, errors name file:line:col" {
