@@ -433,13 +433,6 @@ slot_addr(const struct ring *r, uint32_t i)
 	return r->slots + ((r->tail + i) & r->mask) * (uint64_t)r->slot_size;
 }
 
-/* Would w more frames fit s's output this breath (unbound: always)? */
-static inline int
-fits(const struct side *s, uint32_t w)
-{
-	return s->ro == NULL || s->room - s->nout >= w;
-}
-
 /*
  * A burst from ring r of side in (v4 or v6); returns the packets taken.
  * The first pass (prefetch, keys, batched lookups) covers the packets
@@ -454,6 +447,7 @@ rx_burst(struct side *in, struct ring *r)
 {
 	uint32_t addr[APP_BURST], len[APP_BURST], n, i, nk = 0, nfit;
 	uint32_t want_same = 0, want_other = 0, same, oth, iplen[APP_BURST];
+	uint32_t free_in, free_out;
 	uint16_t port[APP_BURST];
 	const struct softwire *sw[APP_BURST];
 	struct packet *p[APP_BURST];
@@ -464,6 +458,9 @@ rx_burst(struct side *in, struct ring *r)
 
 	if ((n = ring_avail(r, APP_BURST)) > APP_BURST)
 		n = APP_BURST;
+	/* Output slots free, for the whole first pass (unbound: any). */
+	free_in = in->ro != NULL ? in->room - in->nout : UINT32_MAX;
+	free_out = out->ro != NULL ? out->room - out->nout : UINT32_MAX;
 	/*
 	 * The slots were written on another core: ask for all their first
 	 * lines (headers up to the inner ports) at once, not one miss after
@@ -484,8 +481,8 @@ rx_burst(struct side *in, struct ring *r)
 		len[i] = packet_len(r, p[i]);	/* read once: see ring.h */
 		iplen[i] = key(in, p[i]->data, len[i], &addr[nk], &port[nk]);
 		needs(in, p[i]->data, len[i], iplen[i] != 0, &same, &oth);
-		if (!fits(in, want_same + same) ||
-		    !fits(out, want_other + oth))
+		if (want_same + same > free_in ||
+		    want_other + oth > free_out)
 			break;
 		want_same += same;
 		want_other += oth;
