@@ -171,3 +171,27 @@ load helpers
 	[ "$status" -eq 0 ]
 	nothing_left
 }
+
+@test "a short capture cut in a record: what was read is delivered, and pcap-read is not said to have failed to start" {
+	# 8 whole records, then 30 bytes of a ninth: the reader sends 8 in its
+	# first breath and fails in it, before the breath is counted.
+	snb-run "source --count 9 --size 100 --seq | pcap-write $T/nine.pcap"
+	head -c $((24 + 8 * (16 + 100) + 30)) "$T/nine.pcap" > "$T/cut.pcap"
+	for r in "" --restart=on-failure; do
+		run timeout 20 snb-run $r "pcap-read $T/cut.pcap | sink --check-seq --summary"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		assert_output_has "snb-pcap-read: $T/cut.pcap: truncated dump file"
+		assert_output_has "sink: 8 packets"
+		assert_output_has "snb-run: pcap-read (pid "
+		[[ "$output" != *"failed to start"* ]]
+		[[ "$output" != *restarting* ]]
+	done
+	# A file that is no capture at all still fails to start.
+	echo hello > "$T/not.pcap"
+	run timeout 20 snb-run "pcap-read $T/not.pcap | sink"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-run: 1:1: pcap-read (pid "
+	assert_output_has ") failed to start: exited with status 1; stopping the graph"
+	nothing_left
+}

@@ -371,14 +371,25 @@ stage_exit_state(int i)
 /*
  * Has stage i ever taken a breath?  0 when its counter file is missing
  * (the app never got that far) or counts none: it left in its init() or
- * start(), before it worked.
+ * start(), before it worked.  One that moved packets through its rings
+ * has worked, even if it failed in its first breath, before the breath
+ * was counted (a short capture cut in the middle).
  */
 int
 stage_breathed(int i)
 {
 	struct stage_file f;
+	int j;
 
-	return read_stage(i, &f) == 0 && f.breaths > 0;
+	if (read_stage(i, &f) == 0 && f.breaths > 0)
+		return 1;
+	for (j = 0; j < g.nlinks; j++)
+		if ((g.links[j].from == i &&
+		    atomic_load(&owners[j].shm->prod.head) > 0) ||
+		    (g.links[j].to == i &&
+		    atomic_load(&owners[j].shm->cons.tail) > 0))
+			return 1;
+	return 0;
 }
 
 /* Before reaping pid: no waker may signal it once its pid is free. */
