@@ -16,8 +16,8 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 58 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 58 ]
+@test "lwaftr own: tests/lwaftr has the 60 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 60 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
@@ -25,6 +25,7 @@ own() {
 	    skip "python3-scapy not installed (tools/deps.sh)"
 	/usr/bin/python3 "$D/mkcases.py" "$T/gen"
 	cp "$D/lwaftr.conf.in" "$D/mkcases.py" "$D/README" "$D/errata.tsv" \
+	    "$D/snabb-diff" "$D/snabb-corpus" "$D/snabbdiff.py" "$D/corpus.py" \
 	    "$T/gen/"
 	diff -r "$D" "$T/gen"
 }
@@ -292,4 +293,12 @@ memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 
 @test "lwaftr own 58: snb-icmpv6-quotes-icmpv4-error (vlan)" {
 	own 58
+}
+
+@test "lwaftr own 59: no-ports-all-ports-softwire" {
+	own 59
+}
+
+@test "lwaftr own 60: no-ports-all-ports-softwire (vlan)" {
+	own 60
 }

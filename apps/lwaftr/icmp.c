@@ -52,9 +52,20 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 		/*
 		 * Like the reference: whatever the protocol, ports are
 		 * where TCP and UDP have them (SCTP, DCCP, UDP-Lite do).
+		 * It reads them past a shorter packet's end, so a softwire
+		 * of all ports (psid-length 0) takes a packet with no room
+		 * for them (a bare header, GRE's 4 bytes cut short): we
+		 * read zeros there, as it does in a fresh buffer.
 		 */
-		if (l4len < 4)
-			return 0;
+		if (l4len < 4) {
+			uint8_t b[4] = { 0 };
+
+			if (depth > 0)
+				return 0;
+			memcpy(b, l4, l4len);
+			memcpy(port, b + (toward_b4 ? 2 : 0), 2);
+			return 1;
+		}
 		memcpy(port, l4 + (toward_b4 ? 2 : 0), 2);
 		return 1;
 	case SNB_IPPROTO_ICMP:

@@ -723,6 +723,38 @@ case("snb-icmpv6-quotes-icmpv4-error",
      "not translated (RFC 1812 4.3.2.7), counted in "
      "drop-in-by-rfc7596-icmpv6", icmp_on, [], [f], [], [], c)
 
+# A packet with no room for ports (a bare IPv4 header, GRE cut short): the
+# reference reads the port past its end (lwaftr.lua from_inet,
+# get_ipv4_payload_dst_port; from_b4 likewise for the source port), so a
+# softwire of all ports (psid-length 0) takes it either way.  Checked
+# against snabb lwaftr check.
+bare_in = [IP(src=INET_HOST, dst=SW1[0], ttl=33, id=0x61, proto=0),
+           IP(src=INET_HOST, dst=SW1[0], ttl=33, id=0x62, proto=47) /
+           Raw(b"\x00\x00")]
+bare_out = IP(src=SW1[0], dst=INET_HOST, ttl=20, id=0x63, proto=0)
+ins4, outs6 = [], []
+c = base(v4=2, v6=1)
+for ip in bare_in:
+    f = v4_frame(ip)
+    dec = IP(bytes(ip))
+    dec.ttl -= 1
+    del dec.chksum
+    e = out6(to_b4(SW1, IP(bytes(dec))))
+    ins4.append(f)
+    outs6.append(e)
+    add(c, "in-ipv4", flen(f))
+    add(c, "out-ipv6", flen(e))
+c["out-ipv6-frag-not"] = 2
+bf = v6_frame(tunnel(SW1, bare_out))
+bo = out4(IP(bytes(bare_out)))
+add(c, "in-ipv6", flen(bf))
+add(c, "out-ipv4", flen(bo))
+c["out-ipv4-frag-not"] = 1
+case("no-ports-all-ports-softwire",
+     "lwaftr.lua from_inet/from_b4: ports are read past a short packet's "
+     "end; a psid-length 0 softwire takes a packet with no room for them",
+     icmp_on, ins4, [bf], [bo], outs6, c)
+
 write_pcap("empty.pcap", [])
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
     f.write("# name\tconf\tin_v4\tin_v6\tout_v4\tout_v6\tcounters\n")
