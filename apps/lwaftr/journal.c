@@ -13,10 +13,12 @@
  *	add softwire ipv4 ...		each change, in the words it came in
  *
  * The control thread appends a line once a change has taken effect (one
- * write(2), then fdatasync(2) before the reply: a SIGKILL or a crash of
- * the machine loses at most the change it was answering); a load or
- * reload rewrites the journal (a new file, synced, renamed over the old,
- * so a kill leaves the old or the new whole).  A process that continues one
+ * write(2) before the reply: a SIGKILL loses at most the change it was
+ * answering); a load or reload rewrites the journal (a new file renamed
+ * over the old, so a kill leaves the old or the new whole).  Nothing is
+ * synced to disk: the journal goes with the graph's directory (tmpfs by
+ * default), and a graph started again, after a crash of the machine say,
+ * starts from conf; only a process of the running graph reads it.  A process that continues one
  * of the same conf (app_resumed(): a restart, or a swap whose predecessor
  * was an lwAFTR too) replays the journal onto conf's table before its
  * first breath: the lines are checked one by one against the table as
@@ -364,27 +366,8 @@ rebuild(struct replay *r, char *why, size_t len)
 	return 0;
 }
 
-/* The directory of the journal, synced: a rename in it is on disk. */
-static int
-sync_dir(void)
-{
-	char dir[PATH_MAX], *slash;
-	int fd, rc;
-
-	snprintf(dir, sizeof(dir), "%s", jpath);
-	if ((slash = strrchr(dir, '/')) != NULL)
-		*slash = '\0';
-	if ((fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 /*
- * A new journal (header, then body), on disk and renamed over the old;
- * jfd is it.  -1 if it could not be written: the old one is emptied
+ * A new journal (header, then body), renamed over the old; jfd is it.  -1 if it could not be written: the old one is emptied
  * then, as a later start replaying it would undo what this one did.
  */
 static int
@@ -402,16 +385,13 @@ rewrite(const char *conf, const char *body, size_t len)
 	    O_CLOEXEC, 0644)) == -1 ||
 	    write(fd, head, (size_t)n) != n ||
 	    (len > 0 && write(fd, body, len) != (ssize_t)len) ||
-	    fdatasync(fd) == -1 || rename(tmp, jpath) == -1 ||
-	    sync_dir() == -1) {
+	    rename(tmp, jpath) == -1) {
 		warn("%s: live changes will not outlive this process", tmp);
 		if (fd != -1)
 			close(fd);
 		unlink(tmp);
-		if ((fd = open(jpath, O_WRONLY | O_TRUNC | O_CLOEXEC)) != -1) {
-			(void)fdatasync(fd);
+		if ((fd = open(jpath, O_WRONLY | O_TRUNC | O_CLOEXEC)) != -1)
 			close(fd);
-		}
 		return -1;
 	}
 	jfd = fd;
@@ -493,11 +473,7 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 	return bt;
 }
 
-/*
- * On disk before the reply says ok (fdatasync: a control request, not a
- * packet, pays for it), so a crash of the machine loses no change
- * acknowledged as journalled.
- */
+/* Written before the reply says ok, or the reply says why not. */
 int
 lw_journal_append(int argc, char **argv, char *why, size_t whylen)
 {
@@ -521,14 +497,14 @@ lw_journal_append(int argc, char **argv, char *why, size_t whylen)
 		return -1;
 	}
 	if (fstat(jfd, &sb) == 0 && (w = write(jfd, line, len)) ==
-	    (ssize_t)len && fdatasync(jfd) == 0)
+	    (ssize_t)len)
 		return 0;
 	e = errno;
 	snprintf(why, whylen, "%s: %s", jpath, w >= 0 && w < (ssize_t)len ?
 	    "written short" : strerror(e));
 	/* a part of a line would be replayed as another change */
-	if (w > 0 && ftruncate(jfd, sb.st_size) == 0)
-		(void)fdatasync(jfd);
+	if (w > 0)
+		(void)ftruncate(jfd, sb.st_size);
 	warnx("%s: a change not journalled: it will not outlive this "
 	    "process", why);
 	return -1;

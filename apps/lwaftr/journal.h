@@ -47,8 +47,8 @@ const struct softwire *lw_bt_of_address(const struct lwaftr_bt *bt,
 struct lwaftr_bt *lw_journal_start(struct lwaftr_bt *bt, const char *conf,
 	    size_t *skipped);
 /*
- * After a change took effect: its words, one line, on disk.  -1 with the
- * reason in why when it is not journalled (nothing of it is then).
+ * After a change took effect: its words, one line.  -1 with the reason in
+ * why when it is not journalled (nothing of it is then).
  */
 int	lw_journal_append(int argc, char **argv, char *why, size_t whylen);
 /*
