@@ -364,6 +364,8 @@ fail_corrupt(void)
  * stage file, say "ready" (a NUL byte after whatever init() said on the
  * launcher's pipe), then wait for SIGUSR1 (go: the old stage has left)
  * or SIGTERM (the swap was called off: leave, having touched nothing).
+ * The pipe stays open, for "taken over" (taken_over()), but no child
+ * of ours inherits it: the launcher must see it close when we die.
  */
 static const struct stage_file *
 standby(int fd, int saved_err, const char *prev_path)
@@ -391,11 +393,27 @@ standby(int fd, int saved_err, const char *prev_path)
 		err(1, "standby: tell the launcher");
 	dup2(saved_err, 2);
 	close(saved_err);
-	close(fd);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (sigwait(&set, &sig) != 0 || sig != SIGUSR1)
 		_exit(0);	/* no stop(), no detach: nothing was claimed */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return prev;
+}
+
+/*
+ * A replacement has claimed its rings and started: it is in the graph
+ * now, and the launcher may say so to whoever asked for the swap (a
+ * second NUL byte on the standby pipe).  A launcher gone meanwhile is
+ * no matter (SIGPIPE is ignored).
+ */
+static void
+taken_over(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "", 1) != 1)
+		warn("standby: tell the launcher we took over");
+	close(fd);
 }
 
 /*
@@ -534,6 +552,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	stage_take_over(prev);
 	if (app->start)
 		app->start();
+	taken_over(standby_fd);
 	if (app->control)
 		appctl_start(app->control, stats, label ? label : app->name);
 

@@ -324,3 +324,77 @@ closed_pipe() {
 		rm -rf "$T/moved"
 	done
 }
+
+# sigterm_pending PID: a SIGTERM waits for the (stopped) process.
+sigterm_pending() {
+	local m
+	m=$(awk '/^ShdPnd:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$m" ] && [ $((0x$m & 0x4000)) -ne 0 ]
+}
+
+# standby_of RUN OLD: the pid of RUN's child that is a swap's replacement
+# of the stage OLD (a stage once swapped in keeps its standby words).
+standby_of() {
+	local c
+	for c in $(children_of "$1"); do
+		[ "$c" != "$2" ] &&
+		    grep -qa -- --snb-standby-fd "/proc/$c/cmdline" 2>/dev/null &&
+		    echo "$c"
+	done
+}
+
+# claim RING OFFSET: the pid a ring's side names (80: producer, 140:
+# consumer; see struct ring_shm).
+claim() {
+	od -An -t d4 -j "$2" -N 4 "$1" | tr -d ' '
+}
+
+@test "a swap is answered ok only once the replacement has taken its rings; one that dies taking over is told so" {
+	snb-run -n tk --restart=on-failure 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages tk 3
+	rin="$SNB_RUN_DIR/tk/rings/source:out=f:in"
+	rout="$SNB_RUN_DIR/tk/rings/f:out=sink:in"
+	for how in CONT KILL; do
+		old=$(stage_pid tk f)
+		# The old stage stopped: its SIGTERM (the replacement is ready)
+		# waits, and the replacement can be stopped before it is told
+		# to take over.
+		kill -STOP "$old"
+		timeout 60 snb-ctl tk swap f 'filter ip' > "$T/swap" 2>&1 3>&- &
+		ctl=$!
+		wait_for sigterm_pending "$old"
+		new=$(standby_of $pid "$old")
+		[ -n "$new" ]
+		kill -STOP "$new"
+		kill -CONT "$old"
+		# The old one left, the replacement is the stage (its file)...
+		wait_for exited "$old"
+		wait_for test "$(stage_pid tk f)" = "$new"
+		# ... but it has claimed nothing: no answer yet.
+		sleep 0.5
+		kill -0 $ctl
+		[ ! -s "$T/swap" ]
+		[ "$(claim "$rin" 140)" != "$new" ]
+		kill -$how "$new"
+		st=0; wait $ctl || st=$?
+		cat "$T/swap"
+		if [ $how = CONT ]; then
+			[ "$st" -eq 0 ]
+			grep -q "^ok: swapped f: pid $old -> $new, stall" "$T/swap"
+			# What ok means: both rings name it.
+			[ "$(claim "$rin" 140)" = "$new" ]
+			[ "$(claim "$rout" 80)" = "$new" ]
+		else
+			[ "$st" -eq 1 ]
+			grep -q "^error: replacement filter (pid $new) of f died while taking over (signal 9); it is restarted (--restart=on-failure)" "$T/swap"
+			wait_replaced tk f "$new"
+		fi
+	done
+	wait_count tk sink $(( $(stage_value tk sink) + 10 ))
+	snb-ctl tk stop
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	nothing_left
+}

@@ -16,9 +16,13 @@
  *	-> RETIRING	SIGTERM to the old stage: it finishes its breath and
  *			detaches (a swap's stall starts here)
  *	-> KILLED	restart only: SIGKILL after OP_RETIRE_MS
- *	-> NONE		the old one left: a swap's replacement takes over
- *			(SIGUSR1), a restart starts the stage again, counted
- *			as a restart, so it continues its predecessor's work
+ *	-> TAKING	swap: the old one left, the replacement is the
+ *			stage and is told to take over (SIGUSR1)
+ *	-> NONE		a swap's replacement said it has claimed its rings
+ *			and started (a second NUL byte): only now is the
+ *			swap answered ok; a restart starts the stage again,
+ *			counted as a restart, so it continues its
+ *			predecessor's work
  *
  * Every way out goes through op_end(), which answers snb-ctl.  Called off:
  * a replacement that does not become ready is killed (it has claimed
@@ -26,7 +30,10 @@
  * running, the replacement is dismissed, and the old stage is started
  * again whenever it does leave (supervise.c).  If the old stage reaches
  * end of stream while retiring, there is nothing to take over; if it
- * leaves before its replacement is ready, the swap is called off.
+ * leaves before its replacement is ready, the swap is called off.  A
+ * replacement that dies while it takes over is the stage by then: the
+ * supervisor restarts it or drains the graph as for any failure, and the
+ * answer says which.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -55,7 +62,8 @@ enum op_state {
 	OP_DESCRIBE,	/* swap: the replacement's --describe runs */
 	OP_STANDBY,	/* swap: the replacement starts, in standby */
 	OP_RETIRING,	/* the old stage was sent SIGTERM */
-	OP_KILLED	/* restart: and SIGKILL, after OP_RETIRE_MS */
+	OP_KILLED,	/* restart: and SIGKILL, after OP_RETIRE_MS */
+	OP_TAKING	/* swap: the replacement was told to take over */
 };
 
 static struct {
@@ -65,6 +73,7 @@ static struct {
 	int		 client;	/* ctl_reply id */
 	int		 fd;		/* describe or standby pipe, -1 */
 	pid_t		 old, new;	/* new: the replacement; 0 once gone */
+	pid_t		 taker;		/* OP_TAKING: the replacement */
 	pid_t		 describer;	/* its --describe; 0 once reaped */
 	uint64_t	 deadline, t0;
 	char		**words;	/* the replacement: app, args */
@@ -82,6 +91,8 @@ op_busy(void)
 {
 	return op.state != OP_NONE;
 }
+
+static void	took_over_read(void);
 
 /* The replacement's own words, trimmed, for an error reply. */
 static const char *
@@ -327,6 +338,10 @@ op_event(short revents)
 		describe_read();
 		return;
 	}
+	if (op.state != OP_STANDBY) {
+		took_over_read();
+		return;
+	}
 	n = read(op.fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -340,11 +355,13 @@ op_event(short revents)
 		if (nul == NULL)
 			return;
 	}
-	/* Ready, or it exited (its status comes with SIGCHLD). */
-	close(op.fd);
-	op.fd = -1;
-	if (n <= 0)
+	/* Ready (the pipe stays open for "taken over"), or it exited (its
+	   status comes with SIGCHLD). */
+	if (n <= 0) {
+		close(op.fd);
+		op.fd = -1;
 		return;
+	}
 	if (op.msglen)	/* warnings of an app that then went on */
 		warnx("%s (replacement): %s", g.stages[op.stage].label,
 		    op_said());
@@ -352,18 +369,20 @@ op_event(short revents)
 	retire();
 }
 
-/* The swap is complete: the replacement is the stage from now on. */
+/*
+ * The old stage left: the replacement is the stage from now on, and is
+ * told to take over.  The swap is answered once it says it has.
+ */
 static void
 take_over(void)
 {
 	struct stage *s = &g.stages[op.stage];
 	struct proc *p = &procs[op.stage];
-	double stall;
 
 	if (rename(op.tmp, op.stats) == -1)
 		warn("%s", op.tmp);
+	op.tmp[0] = '\0';	/* renamed: op_end() must not remove it */
 	kill(op.new, SIGUSR1);
-	stall = (app_now_ns() - op.t0) / 1e6;
 	p->pid = op.new;
 	p->leaving = 0;
 	p->started = now_ms();
@@ -380,11 +399,65 @@ take_over(void)
 	free(p->swap_info);
 	s->info = p->swap_info = op.info;
 	op.info = NULL;
+	op.taker = op.new;
 	op.new = 0;
+	op.state = OP_TAKING;
+	op.deadline = now_ms() + OP_READY_MS;
+}
+
+/*
+ * The replacement's pipe while it takes over: a NUL byte, it has (the
+ * swap is answered), or EOF, it died (reap() and op_stage_left() see to
+ * it).  Before that (OP_RETIRING), only EOF can come.
+ */
+static void
+took_over_read(void)
+{
+	struct stage *s = &g.stages[op.stage];
+	char c;
+	ssize_t n;
+	double stall;
+
+	n = read(op.fd, &c, 1);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close(op.fd);
+	op.fd = -1;
+	if (n != 1 || op.state != OP_TAKING)
+		return;
+	stall = (app_now_ns() - op.t0) / 1e6;
 	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms", s->label,
-	    s->app, (long)op.old, (long)p->pid, stall);
+	    s->app, (long)op.old, (long)op.taker, stall);
 	op_end(0, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n", s->label,
-	    (long)op.old, (long)p->pid, stall);
+	    (long)op.old, (long)op.taker, stall);
+}
+
+/*
+ * Stage i's process pid left (status), and the supervisor has seen to it
+ * (supervise.c's stage_left()): if it was a replacement taking over, the
+ * swap failed; the answer says what became of the stage.
+ */
+void
+op_stage_left(int i, pid_t pid, int status)
+{
+	struct proc *p = &procs[i];
+	char how[64];
+
+	if (op.state != OP_TAKING || pid != op.taker)
+		return;
+	/* It may have taken over before it left: its byte is unread. */
+	if (op.fd != -1)
+		took_over_read();
+	if (op.state != OP_TAKING)
+		return;
+	snprintf(how, sizeof(how), "%s %d", WIFSIGNALED(status) ? "signal" :
+	    "status", WIFSIGNALED(status) ? WTERMSIG(status) :
+	    WEXITSTATUS(status));
+	op_end(0, "error: replacement %s (pid %ld) of %s died while taking "
+	    "over (%s); %s\n", g.stages[i].app, (long)pid, g.stages[i].label,
+	    how, p->pid ? "it was started again" : p->restart_at ?
+	    "it is restarted (--restart=on-failure)" : graph_stopping() ?
+	    "the graph is stopping" : "not restarted: the graph drains");
 }
 
 /* The old stage of a swap or restart left with status. */
@@ -457,6 +530,8 @@ op_child_exited(pid_t pid, int status)
 		    "", op_said(), g.stages[op.stage].label);
 		return 1;
 	}
+	if (op.state == OP_TAKING)
+		return 0;	/* the replacement is the stage: see above */
 	if (pid == op.old && op.state >= OP_RETIRING) {
 		old_left(status);
 		return 1;
@@ -484,6 +559,12 @@ op_timers(uint64_t now)
 		op_end(0, "error: %s --describe did not answer in %d ms; %s "
 		    "keeps running\n", op.path, DESCRIBE_MS,
 		    g.stages[op.stage].label);
+		return 0;
+	case OP_TAKING:		/* stopped, say: it is the stage all the same */
+		op_end(0, "error: replacement %s (pid %ld) has not taken over "
+		    "%s in %d ms (stopped?); it is the stage's process now\n",
+		    g.stages[op.stage].app, (long)op.taker,
+		    g.stages[op.stage].label, OP_READY_MS);
 		return 0;
 	case OP_STANDBY:	/* reaped as a stranger: not ours */
 		op_end(SIGKILL, "error: replacement %s not ready in %d ms%s%s; "

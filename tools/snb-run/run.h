@@ -109,6 +109,7 @@ int	op_pollfd(struct pollfd *pfd);
 int	op_pollfd_is(int fd);
 void	op_event(short revents);
 int	op_child_exited(pid_t pid, int status);
+void	op_stage_left(int i, pid_t pid, int status);
 uint64_t op_timers(uint64_t now);
 void	op_abort(void);
 

@@ -279,6 +279,7 @@ reap(void)
 			continue;
 		procs[i].pid = 0;
 		stage_left(i, pid, status, procs[i].leaving);
+		op_stage_left(i, pid, status);
 	}
 }
 
