@@ -331,6 +331,22 @@ ring_forget(struct ring *r, pid_t pid)
 		wake(&r->shm->prod.waiting, &r->shm->prod.pid);
 }
 
+/*
+ * A stopped process (SIGSTOP) cannot send the wake-up it left pending
+ * after a publish (batched: ring_commit), and its peer would sleep on
+ * with packets (or room) waiting until the idle cap.  The launcher sees
+ * the stop and wakes the peer of every side pid holds, claims kept.
+ */
+void
+ring_wake_peers(struct ring *r, pid_t pid)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&r->shm->prod.pid) == (int32_t)pid)
+		wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+	if (atomic_load(&r->shm->cons.pid) == (int32_t)pid)
+		wake(&r->shm->prod.waiting, &r->shm->prod.pid);
+}
+
 static void
 clear_pending(struct ring *r)
 {

@@ -195,6 +195,11 @@ void	ring_detach(struct ring *r);
  * batched wake-up it held died with it).  Call before reaping pid.
  */
 void	ring_forget(struct ring *r, pid_t pid);
+/*
+ * The launcher: pid stopped (SIGSTOP): wake the peer of every side it
+ * holds, for a batched wake-up it had not sent yet.  Claims are kept.
+ */
+void	ring_wake_peers(struct ring *r, pid_t pid);
 
 /*
  * Cold path of the index checks below: warns naming the ring, marks r

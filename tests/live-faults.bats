@@ -398,3 +398,27 @@ claim() {
 	[ "$st" -eq 0 ]
 	nothing_left
 }
+
+# stopped PID: the process is stopped (SIGSTOP).
+stopped() {
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
+@test "a stage stopped right after a publish: its sleeping consumer is woken, not left to the idle cap" {
+	# snb-stopper stops itself in the breath that forwards the 5th packet,
+	# before its batched wake-up of the sink goes out; the sink sleeps
+	# between packets (20 a second), and its idle cap is 10 minutes.
+	SNB_IDLE_CAP_MS=600000 snb-run -n stw 'source --rate 20 --count 1000 | s: stopper 5 | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages stw 3
+	s=$(stage_pid stw s)
+	wait_for stopped "$s"
+	wait_count stw sink 5
+	stopped "$s"
+	kill -CONT "$s"
+	snb-ctl stw stop
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	nothing_left
+}

@@ -403,6 +403,17 @@ forget_pid(int i, pid_t pid)
 			ring_forget(&owners[j], pid);
 }
 
+/* Stage i's process pid stopped: its peers may wait on its wake-ups. */
+void
+wake_peers_of(int i, pid_t pid)
+{
+	int j;
+
+	for (j = 0; j < g.nlinks; j++)
+		if (g.links[j].from == i || g.links[j].to == i)
+			ring_wake_peers(&owners[j], pid);
+}
+
 /*
  * Does pid hold every ring of stage i, as producer of its outputs and
  * consumer of its inputs?  A stage claims them all before its first

@@ -74,6 +74,7 @@ extern int spawn_stderr;
 int	stage_exit_state(int i);
 int	stage_breathed(int i);
 void	forget_pid(int i, pid_t pid);
+void	wake_peers_of(int i, pid_t pid);
 int	stage_claimed(int i, pid_t pid);
 void	close_outputs(int i);
 int	outputs_closed(int i);

@@ -249,6 +249,29 @@ stage_left(int i, pid_t pid, int status, int asked)
 	drain_from(i);
 }
 
+/*
+ * A stage stopped (SIGSTOP, SIGTSTP) between a publish and the flush of
+ * its batched wake-up (idle.h) would leave its peer asleep, with packets
+ * waiting, until the idle cap: its peers are woken for it.  (SIGCHLD
+ * comes for a stop too: its disposition is not SIG_IGN, nor SA_NOCLDSTOP.)
+ */
+static void
+stopped(void)
+{
+	siginfo_t si;
+	int i;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WSTOPPED | WNOHANG) == -1 ||
+		    si.si_pid == 0)
+			return;
+		for (i = 0; i < g.nstages; i++)
+			if (procs[i].pid == si.si_pid)
+				wake_peers_of(i, si.si_pid);
+	}
+}
+
 /* Reap every child that left, clearing its ring claims first. */
 static void
 reap(void)
@@ -257,6 +280,7 @@ reap(void)
 	int i, status;
 	pid_t pid;
 
+	stopped();
 	for (;;) {
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
