@@ -422,3 +422,25 @@ stopped() {
 	[ "$st" -eq 0 ]
 	nothing_left
 }
+
+@test "an app whose --describe leaves a process holding its answer's pipe: snb-run does not wait for that process" {
+	# snb-bgdesc's --describe leaves a job behind that keeps its standard
+	# output (the pipe snb-run reads) open for 4.5 s, then marks that it
+	# has gone.  snb-run's answer is whole when the app exits: -c is done
+	# long before the job (it used to wait for the pipe's end).
+	mkdir -p "$T/bin"
+	mkfifo "$T/never"
+	cat > "$T/bin/snb-bgdesc" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = --describe ]; then
+		( read -r -t 4.5 <> "$T/never"; : > "$T/held" ) &
+	fi
+	exec snb-filter "\$@"
+	EOF
+	chmod +x "$T/bin/snb-bgdesc"
+	run env SNB_PATH="$T/bin" snb-run -c 'source --count 10 | f: bgdesc udp | sink'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ ! -e "$T/held" ]
+	wait_for test -e "$T/held"
+}

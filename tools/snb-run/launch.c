@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <err.h>
@@ -105,35 +106,57 @@ describe_spawn(const char *path, int *fd)
 	return pid;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
 /*
  * Run `path --describe` and keep what it says in buf (len bytes at most,
  * NUL included), waiting for it: before the graph starts.  An app that
  * says nothing within DESCRIBE_MS is killed.  (A swap's replacement is
  * described by op.c from the supervisor's loop, without waiting.)
+ *
+ * The answer is complete when the pipe ends or when the app exits,
+ * whichever comes first: a process the app left behind (a wrapper
+ * script's background job) may hold the pipe open long after, and
+ * waiting for its end alone cost every start-up DESCRIBE_MS.  The exit
+ * is seen on a pidfd (Linux 5.3); without one, the pipe's end it is.
  */
 int
 describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
     size_t errlen)
 {
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	uint64_t deadline = now_ms() + DESCRIBE_MS;
 	size_t len = 0;
 	ssize_t n;
 	int status;
 	pid_t pid;
 
-	pid = describe_spawn(path, &pfd.fd);
-	pfd.events = POLLIN;
+	pid = describe_spawn(path, &pfd[0].fd);
+	pfd[0].events = POLLIN;
+	pfd[1].fd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1: skipped */
+	pfd[1].events = POLLIN;
 	while (len < buflen - 1 && now_ms() < deadline) {
-		if (poll(&pfd, 1, (int)(deadline - now_ms())) <= 0)
+		if (poll(pfd, 2, (int)(deadline - now_ms())) <= 0)
 			continue;
-		if ((n = read(pfd.fd, buf + len, buflen - 1 - len)) == 0)
+		if (pfd[0].revents == 0) {
+			/* It exited: what it wrote is in the pipe now. */
+			fcntl(pfd[0].fd, F_SETFL, O_NONBLOCK);
+			while (len < buflen - 1 && (n = read(pfd[0].fd,
+			    buf + len, buflen - 1 - len)) > 0)
+				len += (size_t)n;
+			break;
+		}
+		if ((n = read(pfd[0].fd, buf + len, buflen - 1 - len)) == 0)
 			break;
 		if (n > 0)
 			len += (size_t)n;
 	}
 	buf[len] = '\0';
-	close(pfd.fd);
+	close(pfd[0].fd);
+	if (pfd[1].fd != -1)
+		close(pfd[1].fd);
 	kill(pid, SIGKILL);	/* if it is still there, it failed */
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
