@@ -343,6 +343,11 @@ standby_of() {
 	done
 }
 
+# stage_is GRAPH LABEL PID: PID serves the stage.
+stage_is() {
+	[ "$(stage_pid "$1" "$2")" = "$3" ]
+}
+
 # claim RING OFFSET: the pid a ring's side names (80: producer, 140:
 # consumer; see struct ring_shm).
 claim() {
@@ -370,7 +375,7 @@ claim() {
 		kill -CONT "$old"
 		# The old one left, the replacement is the stage (its file)...
 		wait_for exited "$old"
-		wait_for test "$(stage_pid tk f)" = "$new"
+		wait_for stage_is tk f "$new"
 		# ... but it has claimed nothing: no answer yet.
 		sleep 0.5
 		kill -0 $ctl
