@@ -32,6 +32,8 @@
 
 static const char *file;
 static int from_stdin, unresumable, ended;
+static int streaming;		/* a pipe or FIFO: records come when they
+				   are written, and a read may block */
 static struct stat file_st;	/* the file, as init() opened it */
 static pcap_t *pc;
 static uint32_t cap;		/* the output's capacity: larger records
@@ -375,6 +377,28 @@ pcap_read_init(int argc, char **argv)
 		errx(1, "%s", msg);
 	if (fstat(fileno(pcap_file(pc)), &file_st) == -1)
 		err(1, "%s", file);
+	streaming = !S_ISREG(file_st.st_mode);
+}
+
+/*
+ * Could reading the next record block (a pipe's writer has not written
+ * it yet)?  Not while libpcap's stdio buffer holds bytes: a writer that
+ * writes whole records (tcpdump -U, pcap-write) has written the rest of
+ * that one.  So the records read so far are published, and the peer
+ * woken, once per refill of the buffer, not once per record.  (glibc's
+ * FILE says how much it holds, as gnulib's freadahead() reads it;
+ * elsewhere every record is taken to block.)
+ */
+static int
+may_block(void)
+{
+#ifdef __GLIBC__
+	FILE *fp = pcap_file(pc);
+
+	return fp->_IO_read_ptr >= fp->_IO_read_end;
+#else
+	return 1;
+#endif
 }
 
 /* Does the handed-over state describe the stream we would read? */
@@ -443,6 +467,8 @@ pcap_read_start(void)
 	app_state_commit();
 	if (from_stdin && open_file(msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
+	if (from_stdin)
+		streaming = 1;
 }
 
 /* A record, its bytes at data, into an output slot. */
@@ -511,7 +537,7 @@ pcap_read_breathe(void)
 	struct ring *r = &out->rings[0];
 	uint64_t skipped = *drop_oversize + *drop_nonether, now = 0;
 	uint64_t bytes = 0;		/* of the slots not yet published */
-	uint32_t n, i = 0, pub = 0;	/* pub: published one by one */
+	uint32_t n, i = 0, pub = 0;	/* pub: published before a read */
 	int rv;
 
 	if (unresumable || ended)
@@ -527,6 +553,16 @@ pcap_read_breathe(void)
 		if (held)
 			held = 0;	/* rc is the record read before */
 		else {
+			/* A pipe's next record may be long in coming:
+			 * publish what we hold before a read that may wait
+			 * for it, not with a burst still to fill. */
+			if (streaming && may_block()) {
+				ring_commit_bytes(r, i - pub, bytes);
+				ring_flush_wake(r, 1);	/* a last breath's too */
+				*packets += i - pub;
+				bytes = 0;
+				pub = i;
+			}
 			errno = 0;
 			if ((rv = read_record(&rc)) == 0) {
 				if (next_pass())
@@ -557,17 +593,10 @@ pcap_read_breathe(void)
 		}
 		put_rec(ring_slot(r, i - pub), &rc, rc.data);
 		i++;
-		/* A pipe's next record may be long in coming: publish this
-		 * one now, not with a burst the reader holds back. */
-		if (from_stdin) {
-			ring_commit_bytes(r, 1, rc.caplen);
-			ring_flush_wake(r, 1);	/* we may block in read() */
-			pub++;
-		} else
-			bytes += rc.caplen;
+		bytes += rc.caplen;
 	}
 	ring_commit_bytes(r, i - pub, bytes);
-	*packets += i;
+	*packets += i - pub;
 	/* Skipped records count as work: a breath of them is not idle. */
 	return (int)(i + (*drop_oversize + *drop_nonether - skipped));
 }

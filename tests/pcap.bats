@@ -265,3 +265,34 @@ npkts() {
 	[ "$i" -lt 100 ]
 	[ "$(tcpdump -nr "$T/out.pcap" 2>/dev/null)" = "$(tcpdump -nr "$T/m.pcap" 2>/dev/null)" ]
 }
+
+# has_pkts PCAP N: the capture holds N records.
+has_pkts() {
+	[ "$(npkts "$1" 2>/dev/null)" = "$2" ]
+}
+
+@test "pcap-read of a FIFO or a pipe publishes a record that arrived alone, while the writer keeps it open" {
+	mkpcap "$T/one.pcap" --count 1
+	mkpcap "$T/three.pcap" --count 3
+	mkfifo "$T/in"
+	for src in "$T/in" -; do
+		rm -f "$T/out.pcap"
+		if [ "$src" = - ]; then
+			timeout 60 snb-run -n prf$$ "pcap-read - | pcap-write $T/out.pcap" < "$T/in" 2> "$T/err" 3>&- &
+		else
+			timeout 60 snb-run -n prf$$ "pcap-read $T/in | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+		fi
+		pid=$!
+		exec 4> "$T/in"
+		# One record (after the header): nothing else comes for now.
+		cat "$T/one.pcap" >&4
+		wait_for has_pkts "$T/out.pcap" 1
+		# Two more, without a header: they follow the first.
+		tail -c +$(( $(stat -c %s "$T/one.pcap") + 1 )) "$T/three.pcap" >&4
+		wait_for has_pkts "$T/out.pcap" 3
+		exec 4>&-
+		wait $pid
+		cat "$T/err"
+		[ "$(tcpdump -nr "$T/out.pcap" 2>/dev/null | wc -l)" = 3 ]
+	done
+}
