@@ -239,7 +239,11 @@ man_forms() {
 @test "an app run by hand, outside a graph: which port is missing, status 2 or 1 as its manual says, never a crash" {
 	# Each app's words, the status its EXIT STATUS gives for a port left
 	# unconnected, and the message.  snb-vlan crashed here (SIGSEGV in
-	# fwd_init on an empty port list).
+	# fwd_init on an empty port list); snb-nic and snb-esp waited forever.
+	cat > "$T/sa.conf" <<-'EOF2'
+	sa { direction out; spi 0x1001; key 0x00112233445566778899aabbccddeeff01020304;
+	     local-address 2001:db8:1::1; remote-address 2001:db8:2::1; }
+	EOF2
 	while IFS='|' read -r words want msg; do
 		[ -n "$words" ] || continue
 		rc=0; out=$(timeout 10 snb-$words 2>&1 </dev/null) || rc=$?
@@ -262,6 +266,8 @@ man_forms() {
 	vlan mux|1|mux: port 'trunk' is not connected
 	bridge|1|no port is connected
 	nd --address 2001:db8::1 --mac 02:00:00:00:00:01 --next-hop 2001:db8::2|1|port 'south' must be connected both ways
+	esp $T/sa.conf|2|no input port is connected (clear, core)
+	nic lo|2|no port is connected (in, out)
 	EOF2
 	[ ! -e "$T/x.pcap" ]
 }

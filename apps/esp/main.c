@@ -547,6 +547,9 @@ esp_init(int argc, char **argv)
 	for (i = ESP_REPLAY; i <= ESP_BAD_INNER; i++)
 		verdict_cnt[i] = (&cnt.drop_replay)[i - ESP_REPLAY];
 	fwd_init(&fwd, names, names);
+	/* Run by hand, it would wait for packets forever. */
+	if (fwd.nin == 0)
+		errx(2, "no input port is connected (clear, core)");
 	/* What comes in on one side leaves on the other: nothing may
 	 * vanish into an open port. */
 	for (i = CLEAR; i <= CORE; i++)

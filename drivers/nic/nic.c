@@ -370,6 +370,9 @@ open_device(void)
 	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
 	nic.rx = out != NULL && out->nrings > 0;
 	nic.tx = txf.nin > 0;
+	/* Run by hand, it would hold the device and do nothing forever. */
+	if (!nic.rx && !nic.tx)
+		errx(2, "no port is connected (in, out)");
 	nic.promisc = promisc;
 	if (pci) {
 		/* The driver's own dev-* counters come first; ours, as for
