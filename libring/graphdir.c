@@ -326,9 +326,13 @@ snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
 	long pid;
 	int fd, i;
 
-	if (snb_graph_name_check(name, errbuf, errlen) == -1 ||
-	    (run = snb_run_dir(errbuf, errlen)) == NULL)
+	if (snb_graph_name_check(name, errbuf, errlen) == -1)
 		return -1;
+	/* Said as snb-ps and snb-ctl say it: SNB_RUN_DIR may be the cause. */
+	if ((run = snb_run_dir(why, sizeof(why))) == NULL) {
+		snprintf(errbuf, errlen, "run directory: %s", why);
+		return -1;
+	}
 	if ((size_t)snprintf(dir, dirlen, "%s/%s", run, name) >= dirlen) {
 		snprintf(errbuf, errlen, "%s/%s: path too long", run, name);
 		return -1;

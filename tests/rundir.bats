@@ -108,9 +108,20 @@ empty() {
 	mkdir -m 0700 "$SNB_RUN_DIR"
 	chown nobody "$SNB_RUN_DIR" || skip "cannot chown"
 	run snb-ps
-	chown root "$SNB_RUN_DIR"
 	[ "$status" -eq 1 ]
 	assert_output_has "$SNB_RUN_DIR: owned by uid $(id -u nobody), not by us"
+	# Every tool says it is the run directory (snb-run said the path
+	# alone, and SNB_RUN_DIR was not to be guessed from it).
+	for t in "snb-ps" "snb-top -1" "snb-ctl g show" "snb-run source|sink"; do
+		run $t
+		echo "$t: $status: $output"
+		[ "$status" -eq 1 ]
+		case "$output" in
+		"${t%% *}: run directory: $SNB_RUN_DIR: owned by uid $(id -u nobody), not by us"*) ;;
+		*) return 1 ;;
+		esac
+	done
+	chown root "$SNB_RUN_DIR"
 }
 
 @test "graphdir: rings in hugetlbfs mounted without size=, small files in tmpfs" {
