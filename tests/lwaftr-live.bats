@@ -215,6 +215,13 @@ add() {		# add K: softwire 10.1.0.K to B4 2001:db8:2::K (graph $G)
 	run snb-ctl lwbad config lw frob
 	[ "$status" -eq 1 ]
 	assert_output_has "error: unknown request 'frob'"
+	# Known requests with too many or too few words were 'unknown'.
+	run snb-ctl lwbad config lw reload now
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: reload takes no words, not 1" ]
+	run snb-ctl lwbad config lw load
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: load takes one word, the FILE, not 0" ]
 	run snb-ctl lwbad config nosuch get softwire ipv4 10.1.0.1 psid 0
 	[ "$status" -eq 1 ]
 	assert_output_has "no stage 'nosuch' in graph 'lwbad'"

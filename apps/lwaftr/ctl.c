@@ -412,6 +412,16 @@ lw_control(struct lw *lw, const char *conf, int argc, char **argv, FILE *f)
 		return load(lw, conf, conf, f);
 	if (strcmp(v, "load") == 0 && argc == 2)
 		return load(lw, argv[1], conf, f);
+	/* Known, with the wrong number of words: not "unknown". */
+	if (strcmp(v, "reload") == 0) {
+		fprintf(f, "reload takes no words, not %d\n", argc - 1);
+		return -1;
+	}
+	if (strcmp(v, "load") == 0) {
+		fprintf(f, "load takes one word, the FILE, not %d\n",
+		    argc - 1);
+		return -1;
+	}
 	fprintf(f, "unknown request '%s' (%s)\n", v, REQUESTS);
 	return -1;
 }
