@@ -67,15 +67,25 @@ unix_sock_listen(struct unix_sock *u, int type, int backlog)
 			err(1, "%s: bind", u->name);
 		if (lstat(u->sa.sun_path, &st) == -1 || !S_ISSOCK(st.st_mode))
 			errx(1, "%s: exists and is not a socket", u->name);
-		if ((fd = socket(AF_UNIX, (type & ~SOCK_NONBLOCK) |
+		/* Non-blocking: a listener whose backlog is full answers
+		 * EAGAIN at once rather than hold us. */
+		if ((fd = socket(AF_UNIX, type | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0)) == -1)
 			err(1, "socket");
-		if (connect(fd, sa, u->len) == 0)
+		if (connect(fd, sa, u->len) == 0 || errno == EAGAIN)
 			errx(1, "%s: another process is listening there",
 			    u->name);
+		/*
+		 * Only a refusal says nobody listens: a listener of another
+		 * type answers EPROTOTYPE.  A file gone meanwhile (ENOENT)
+		 * leaves the path free to bind.
+		 */
+		if (errno != ECONNREFUSED && errno != ENOENT)
+			err(1, "%s: not taken over: a socket that may be in "
+			    "use", u->name);
 		close(fd);
-		if (unlink(u->sa.sun_path) == -1 || bind(u->fd, sa,
-		    u->len) == -1)
+		if ((unlink(u->sa.sun_path) == -1 && errno != ENOENT) ||
+		    bind(u->fd, sa, u->len) == -1)
 			err(1, "%s: bind", u->name);
 	}
 	if (listen(u->fd, backlog) == -1)
