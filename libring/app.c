@@ -540,7 +540,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		app_argv[i - first + 1] = argv[i];
 	argc = argc - first + 1;
 	if (app->counters_out)
-		stage_counters_opt(&argc, app_argv);
+		stage_counters_opt(&argc, app_argv, app->usage);
 	optind = 1;
 	app->init(argc, app_argv);
 	check_required();

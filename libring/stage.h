@@ -28,8 +28,10 @@ void	stage_take_over(const struct stage_file *prev);
  * app_desc.counters_out: take --counters-out FILE or --counters-out=FILE
  * out of the app's words argv[1..*argc - 1] (up to a "--"), and write the
  * counters to FILE when the stage stops (nothing if it was not given).
+ * As getopt_long, it takes a unique abbreviation (--counters, --c): unique
+ * among the long options the app's usage lines name.
  */
-void	stage_counters_opt(int *argc, char **argv);
+void	stage_counters_opt(int *argc, char **argv, const char *usage);
 void	stage_counters_out(void);
 /*
  * The median of f's busy_hist: ns a unit of work cost in a typical busy

@@ -336,3 +336,26 @@ man_forms() {
 		done
 	done
 }
+
+@test "--counters-out may be abbreviated as getopt_long allows, in every app whose runtime takes it" {
+	printf 'local-address 2001:db8::1;\npseudowire b { remote-address 2001:db8::2; gre { key 1; } }\n' > "$T/gre.conf"
+	printf 'local-address 2001:db8::1;\npseudowire b { remote-address 2001:db8::2; l2tp { local-session 1; remote-session 2; local-cookie 0x0011223344556677; remote-cookie 0x8899aabbccddeeff; } }\n' > "$T/l2tp.conf"
+	for g in "source | [a] bridge --counters $T/c [a] | sink" \
+	    "source | vlan tag 10 --c=$T/c | sink" \
+	    "source | vlan untag 10 --pass --counters-o $T/c | sink" \
+	    "source | [south] n: nd --address 2001:db8::1 --mac 02:00:00:00:00:01 --next-hop-mac 02:00:00:00:00:02 --co $T/c [north] | sink
+	     source | [north] @n [south] | sink" \
+	    "source | [b] g: gre $T/gre.conf --counters=$T/c [core] | sink
+	     source | [core] @g [b] | sink" \
+	    "source | [b] l: l2tp $T/l2tp.conf --count $T/c [core] | sink
+	     source | [core] @l [b] | sink"; do
+		run snb-run -c "$g"
+		echo "$g: $output"
+		[ "$status" -eq 0 ]
+	done
+	# and the file is written under the abbreviated name
+	run snb-run "source --count 10 | [a] bridge --counters $T/c [a] | sink"
+	[ "$status" -eq 0 ]
+	cat "$T/c"
+	grep -q '^rx\[a\] 10$' "$T/c"
+}

@@ -89,6 +89,8 @@ take_over(void)
 	return !ok;
 }
 
+#define U	"tag|untag VID [--pcp N] [--counters-out FILE]\nmux [--pcp N]"
+
 /* --counters-out is taken out of an app's words, in both forms. */
 static int
 counters_opt(void)
@@ -105,10 +107,10 @@ counters_opt(void)
 	ok = (f = calloc(1, sizeof(*f))) != NULL;
 	app_stage = f;
 	*app_counter("tagged") = 3;
-	stage_counters_opt(&n1, a1);
+	stage_counters_opt(&n1, a1, U);
 	ok = ok && n1 == 4 && strcmp(a1[1], "mux") == 0 &&
 	    strcmp(a1[3], "1") == 0 && a1[4] == NULL;
-	stage_counters_opt(&n2, a2);
+	stage_counters_opt(&n2, a2, U);
 	ok = ok && n2 == 5 && strcmp(a2[1], "tag") == 0 &&
 	    strcmp(a2[2], "--") == 0 && strcmp(a2[3], "--counters-out") == 0;
 	/* The last one given is the file. */
@@ -192,6 +194,31 @@ busy_hist(void)
 	return !ok;
 }
 
+/*
+ * As getopt_long: an abbreviation unique among the app's long options
+ * (those its usage names) is --counters-out; an option of the app's that
+ * is exactly the word is the app's.
+ */
+static int
+counters_abbrev(void)
+{
+	char *a1[] = { "snb-x", "--counters", "A", "--pcp", "1", "--c=B",
+	    "--co", "C", "--counters-outs", "--p", "2", NULL };
+	char *a2[] = { "snb-x", "--c", "--counte", "D", NULL };
+	int n1 = 11, n2 = 4, ok;
+
+	stage_counters_opt(&n1, a1, U);
+	ok = n1 == 6 && strcmp(a1[1], "--pcp") == 0 &&
+	    strcmp(a1[3], "--counters-outs") == 0 &&
+	    strcmp(a1[4], "--p") == 0 && a1[6] == NULL;
+	stage_counters_opt(&n2, a2, "[--c] [--count N] [--counters-out F]");
+	ok = ok && n2 == 2 && strcmp(a2[1], "--c") == 0 && a2[2] == NULL;
+	printf("%s 5 - abbreviations of --counters-out are taken as "
+	    "getopt_long takes them; an option of the app's exactly so is "
+	    "left\n", ok ? "ok" : "not ok");
+	return !ok;
+}
+
 int
 main(void)
 {
@@ -223,9 +250,10 @@ main(void)
 	}
 	atomic_store(&done, 1);
 	pthread_join(t, &seen);
-	printf("1..4\n%s 1 - counters made under a reader: %lu torn of %lu "
+	printf("1..5\n%s 1 - counters made under a reader: %lu torn of %lu "
 	    "looks\n", torn ? "not ok" : "ok", (unsigned long)torn,
 	    (unsigned long)seen);
 	free(all);
-	return (torn != 0) | take_over() | counters_opt() | busy_hist();
+	return (torn != 0) | take_over() | counters_opt() | busy_hist() |
+	    counters_abbrev();
 }
