@@ -195,3 +195,25 @@ load helpers
 	assert_output_has ") failed to start: exited with status 1; stopping the graph"
 	nothing_left
 }
+
+@test "snb-ctl of a stage the graph has not: the reply names the stages it has (the first 12)" {
+	snb-run -n ns 'source --rate 10 | lb | 3x( w: filter ip ) | join | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages ns 7
+	run snb-ctl ns restart nope
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: no stage 'nope' (stages: source, lb, w.1, w.2, w.3, join, sink)" ]
+	snb-ctl ns stop
+	bg_wait $pid
+	g="source --rate 10"
+	for i in $(seq 20); do g="$g | f$i: filter ip"; done
+	snb-run -n many "$g | sink" 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages many 22
+	run snb-ctl many swap nope 'filter udp'
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: no stage 'nope' (stages: source, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, ... (22 in all))" ]
+	snb-ctl many stop
+	bg_wait $pid
+	nothing_left
+}

@@ -168,6 +168,24 @@ find_stage(const char *label)
 	return -1;
 }
 
+/* A label the graph has not: say which it has (the first few). */
+static void
+no_stage(int id, const char *label)
+{
+	char list[640];
+	size_t off = 0;
+	int i;
+
+	list[0] = '\0';
+	for (i = 0; i < g.nstages && i < 12 && off < sizeof(list) - 96; i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+		    i ? ", " : "", g.stages[i].label);
+	if (i < g.nstages)
+		snprintf(list + off, sizeof(list) - off, ", ... (%d in all)",
+		    g.nstages);
+	ctl_reply(id, "error: no stage '%s' (stages: %s)\n", label, list);
+}
+
 /* A whole request has arrived: do it, or start doing it. */
 static void
 request(struct client *c)
@@ -195,7 +213,7 @@ request(struct client *c)
 		stop_requested = 1;
 	} else if ((i = find_stage(w[1])) == -1 &&
 	    (k = roll_copies(w[1], &copies)) == 0)
-		ctl_reply(c->id, "error: no stage '%s'\n", w[1]);
+		no_stage(c->id, w[1]);
 	else if (graph_stopping())	/* its stages are leaving */
 		ctl_reply(c->id, "error: the graph is stopping\n");
 	else if (op_busy() || roll_busy())
