@@ -4,6 +4,7 @@
  * inlines live in ring.h; this file holds what runs once per burst or
  * once per process.
  */
+#define _GNU_SOURCE	/* fallocate */
 #include <err.h>
 #include <errno.h>
 #include <signal.h>
@@ -62,6 +63,20 @@ ring_file_size(uint32_t nslots, uint32_t slot_size, size_t page)
 	return (sz + page - 1) / page * page;
 }
 
+/*
+ * Take the file's pages now (tmpfs, hugetlbfs): a ring that a full
+ * /dev/shm, or a pool short of huge pages, cannot hold is refused here
+ * with ENOSPC, not met by SIGBUS in whichever stage first touches a slot
+ * the file system had no page for.
+ */
+int
+snb_reserve(int fd, size_t size)
+{
+	if (fallocate(fd, 0, 0, (off_t)size) == -1 && errno != EOPNOTSUPP)
+		return -1;
+	return 0;
+}
+
 int
 ring_create(const char *path, uint32_t nslots, uint32_t capacity,
     uint32_t flags)
@@ -89,7 +104,7 @@ ring_create(const char *path, uint32_t nslots, uint32_t capacity,
 	    0600);
 	if (fd == -1)
 		return -1;
-	if (ftruncate(fd, (off_t)size) == -1)
+	if (ftruncate(fd, (off_t)size) == -1 || snb_reserve(fd, size) == -1)
 		goto fail;
 	shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (shm == MAP_FAILED)

@@ -165,6 +165,11 @@ struct ring {
 int	ring_create(const char *path, uint32_t nslots, uint32_t capacity,
 	    uint32_t flags);
 /*
+ * Allocate a shared file's pages (fallocate): -1 with errno (ENOSPC) if
+ * the file system cannot, rather than SIGBUS at the first touch of one.
+ */
+int	snb_reserve(int fd, size_t size);
+/*
  * Map an existing ring file as producer, consumer or observer.  Checks the
  * magic, version and geometry against the file size; on failure returns -1
  * and writes a reason (naming the file) into errbuf.

@@ -36,6 +36,7 @@ map_file(const char *path, int rw)
 		return NULL;
 	if (fstat(fd, &st) == -1 || (rw && (size_t)st.st_size != sizeof(*f) &&
 	    ftruncate(fd, sizeof(*f)) == -1) ||
+	    (rw && snb_reserve(fd, sizeof(*f)) == -1) ||
 	    (!rw && (size_t)st.st_size < sizeof(*f))) {
 		close(fd);
 		return NULL;

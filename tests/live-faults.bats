@@ -449,3 +449,22 @@ stopped() {
 	[ ! -e "$T/held" ]
 	wait_for test -e "$T/held"
 }
+
+@test "a run directory too small for the rings: snb-run says so naming the ring, no stage dies of SIGBUS" {
+	FULL="$T/full"
+	mkdir -p "$FULL"
+	mount -t tmpfs -o size=2M snb-full "$FULL" || skip "cannot mount tmpfs"
+	export SNB_RUN_DIR="$FULL/run" SNB_HUGE_DIR=none
+	# Two rings of 512 slots of 10 KB: 10 MB in 2.
+	run timeout 60 snb-run -n full 'source --count 1000 | f: filter udp | sink --expect 1000'
+	echo "$output"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-run: $FULL/run/full/rings/source:out=f:in: No space left on device"
+	! echo "$output" | grep -q "Bus error"
+	nothing_left
+	# Rings that fit run.
+	run timeout 60 snb-run -n full --slots 64 'source --count 1000 | f: filter udp | sink --expect 1000'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	nothing_left
+}
