@@ -100,7 +100,11 @@ load helpers
 	assert_output_has "sink has no output port 'out'; f keeps running"
 	run snb-ctl ctl swap f 'nosuchapp'
 	[ "$status" -eq 1 ]
-	assert_output_has "unknown app 'nosuchapp'"
+	[ "$output" = "error: unknown app 'nosuchapp'; f keeps running" ]
+	# A typo is answered as in the graph.
+	run snb-ctl ctl swap f 'fliter udp'
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: unknown app 'fliter' (did you mean filter?); f keeps running" ]
 	run snb-ctl ctl swap nope 'filter'
 	[ "$status" -eq 1 ]
 	assert_output_has "no stage 'nope'"

@@ -194,8 +194,17 @@ replacement(int i, const char *spec, char *why, size_t len)
 	}
 	if (op.nwords == 0 || strchr(op.words[0], '/') ||
 	    find_app(op.words[0], op.path, sizeof(op.path)) == -1) {
-		snprintf(why, len, "unknown app '%s'", op.nwords ?
-		    op.words[0] : "");
+		char near[64];
+
+		/* As the graph says it: the nearest installed app. */
+		if (op.nwords && !strchr(op.words[0], '/') &&
+		    closest_app(op.words[0], near, sizeof(near)) == 0)
+			snprintf(why, len, "unknown app '%s' (did you mean "
+			    "%s?); %s keeps running", op.words[0], near,
+			    g.stages[i].label);
+		else
+			snprintf(why, len, "unknown app '%s'; %s keeps running",
+			    op.nwords ? op.words[0] : "", g.stages[i].label);
 		return -1;
 	}
 	return 0;
