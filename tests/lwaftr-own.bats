@@ -16,8 +16,8 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 60 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 60 ]
+@test "lwaftr own: tests/lwaftr has the 64 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 64 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
@@ -301,4 +301,20 @@ memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 
 @test "lwaftr own 60: no-ports-all-ports-softwire (vlan)" {
 	own 60
+}
+
+@test "lwaftr own 61: arp-too-short-misplaced" {
+	own 61
+}
+
+@test "lwaftr own 62: arp-too-short-misplaced (vlan)" {
+	own 62
+}
+
+@test "lwaftr own 63: snb-nd-router-messages" {
+	own 63
+}
+
+@test "lwaftr own 64: snb-nd-router-messages (vlan)" {
+	own 64
 }

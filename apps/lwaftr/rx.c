@@ -267,7 +267,9 @@ input(struct side *s, uint8_t *data, uint32_t len, uint32_t iplen,
 	if (s->ingress && snb_bpf_run(s->ingress, pk.eth, pk.flen,
 	    pk.flen) == 0)
 		return;
-	if (type == SNB_ETH_ARP && !v6) {
+	/* The reference's ARP app takes only frames long enough for ARP;
+	 * a shorter one goes on as "not IPv4". */
+	if (type == SNB_ETH_ARP && !v6 && pk.len >= ARP_PKT_LEN) {
 		arp_input(lw, &pk);
 		return;
 	}
@@ -280,10 +282,23 @@ input(struct side *s, uint8_t *data, uint32_t len, uint32_t iplen,
 	}
 	pk.len = n;
 	if (pk.l3[v6 ? 6 : 9] == (v6 ? SNB_IPPROTO_ICMPV6 : SNB_IPPROTO_ICMP)) {
+		/*
+		 * The reference's NDP app takes every neighbour discovery
+		 * type (133-137) and answers NS and NA only: router
+		 * solicitations and advertisements and redirects end there,
+		 * not in the lwAFTR's ICMPv6 counters.  We count them as
+		 * dropped (snb-lwaftr(1) CAVEATS).
+		 */
 		if (v6 && n > SNB_IPV6_HLEN + 1 &&
 		    (pk.l3[SNB_IPV6_HLEN] == SNB_ICMP6_NEIGHBOR_SOLICIT ||
 		    pk.l3[SNB_IPV6_HLEN] == SNB_ICMP6_NEIGHBOR_ADVERT)) {
 			nd_input(lw, &pk);
+			return;
+		}
+		if (v6 && n >= SNB_IPV6_HLEN + 4 /* type to checksum */ &&
+		    pk.l3[SNB_IPV6_HLEN] >= SNB_ICMP6_ROUTER_SOLICIT &&
+		    pk.l3[SNB_IPV6_HLEN] <= SNB_ICMP6_REDIRECT) {
+			cnt(lw, DROP_ALL_IPV6, pk.flen);
 			return;
 		}
 		if (echo(lw, s, &pk))

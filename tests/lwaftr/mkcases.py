@@ -25,6 +25,7 @@ import sys
 
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply,
+                                ICMPv6ND_RA, ICMPv6ND_RS,
                                 ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
                                 ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr,
                                 ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6)
@@ -754,6 +755,37 @@ case("no-ports-all-ports-softwire",
      "lwaftr.lua from_inet/from_b4: ports are read past a short packet's "
      "end; a psid-length 0 softwire takes a packet with no room for them",
      icmp_on, ins4, [bf], [bo], outs6, c)
+
+# A frame of ARP's ethertype too short for ARP (cut at 30 and 34 bytes):
+# the reference's ARP app takes only frames of at least 42 bytes
+# (arp.lua is_arp), so the lwAFTR counts it as not IPv4.
+arp_full = bytes(Ether(src=INET_MAC, dst="ff:ff:ff:ff:ff:ff") /
+                 ARP(op=1, hwsrc=INET_MAC, psrc=INET_HOST, pdst=AFTR4))
+shorts = [Raw(arp_full[:30]), Raw(arp_full[:34])]
+c = base(v4=2)
+for fr in shorts:
+    for k in ("drop-misplaced-not-ipv4", "drop-all-ipv4-iface"):
+        add(c, k, flen(fr))
+case("arp-too-short-misplaced",
+     "arp.lua is_arp: an ARP frame shorter than 42 bytes goes on to the "
+     "lwAFTR, which drops it as drop-misplaced-not-ipv4 (lwaftr.lua push)",
+     icmp_on, shorts, [], [], [], c)
+
+# Router solicitations and advertisements end in the reference's NDP app
+# (ndp.lua is_ndp takes types 133-137, handle_ndp answers NS/NA only):
+# nothing goes out and no lwAFTR counter moves; snb counts them in
+# drop-all-ipv6-iface (snb-lwaftr(1) CAVEATS: nothing dropped uncounted).
+rs = v6_frame(IPv6(src="fe80::1", dst="ff02::2", hlim=255) / ICMPv6ND_RS(),
+              dst="33:33:00:00:00:02")
+ra = v6_frame(IPv6(src="fe80::1", dst="ff02::1", hlim=255) / ICMPv6ND_RA(),
+              dst="33:33:00:00:00:01")
+c = base(v6=2)
+for fr in (rs, ra):
+    add(c, "drop-all-ipv6-iface", flen(fr))
+case("snb-nd-router-messages",
+     "snb, not the reference: router solicitations and advertisements are "
+     "taken by neighbour discovery (ndp.lua is_ndp), none answered, and "
+     "counted in drop-all-ipv6-iface", icmp_on, [], [rs, ra], [], [], c)
 
 write_pcap("empty.pcap", [])
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:
