@@ -74,7 +74,7 @@ struct state {
 };
 _Static_assert(sizeof(struct state) <= APP_STATE_MAX, "state size");
 
-static const char *safile, *counters_out;
+static const char *safile;
 static struct esp_sadb sadb;		/* the data path's */
 static struct esp_sadb next_db;		/* a reload's, until adopted */
 static int next_kept[ESP_MAX_SA];	/* its SA i is old SA next_kept[i]-1 */
@@ -510,24 +510,14 @@ esp_control(int argc, char **argv, FILE *out)
 static void
 esp_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "counters-out", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 }
-	};
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
 	static const char *const names[] = { "clear", "core", NULL };
 	char err[512];
-	int ch, i;
+	int i;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			counters_out = optarg;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (optind + 1 != argc)
+	/* No option of its own: --counters-out is the runtime's. */
+	if (getopt_long(argc, argv, "", none, NULL) != -1 ||
+	    optind + 1 != argc)
 		app_usage();
 	safile = argv[optind];
 	/* Missing or unreadable is a failure (1), bad contents a usage error. */
@@ -572,8 +562,6 @@ esp_stop(int eof)
 {
 	state_save();
 	audit_flush();
-	if (counters_out != NULL)
-		(void)app_write_counters(counters_out);
 	esp_sadb_free(&sadb);
 }
 
@@ -596,6 +584,7 @@ static const struct app_desc desc = {
 	.breathe = esp_breathe,
 	.stop = esp_stop,
 	.control = esp_control,
+	.counters_out = 1,
 };
 
 APP_MAIN(desc)
