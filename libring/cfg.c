@@ -466,6 +466,22 @@ mark(struct cfg *cf, const struct cfg_field *f, const struct cfg_tok *n,
 	return 0;
 }
 
+/* A schema's field names for a message: "'a', 'b' or 'c'", or "a, b, c". */
+static const char *
+field_list(const struct cfg_schema *s, int quoted, char *buf, size_t len)
+{
+	const char *q = quoted ? "'" : "";
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < s->nf && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s", i == 0 ?
+		    "" : quoted && i + 1 == s->nf ? " or " : ", ", q,
+		    s->f[i].name, q);
+	return buf;
+}
+
 int
 cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
     const struct cfg_tok *open, void *obj)
@@ -475,7 +491,7 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 	struct cfg_pos seen[CFG_MAXFIELDS];
 	const struct cfg_field *f;
 	struct cfg_tok t, v;
-	char b[CFG_SHOW];
+	char b[CFG_SHOW], fl[256];
 	int i;
 
 	memset(seen, 0, sizeof(seen));
@@ -491,9 +507,9 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 		if (t.type == CFG_EOF)
 			return cfg_err(cf, &open->at, "unterminated block "
 			    "'%s'", name);
-		if (t.type != CFG_WORD && name == NULL && s->nf == 1)
-			return cfg_err(cf, &t.at, "expected '%s', got %s",
-			    s->f[0].name, cfg_show(&t, b));
+		if (t.type != CFG_WORD && name == NULL)
+			return cfg_err(cf, &t.at, "expected %s, got %s",
+			    field_list(s, 1, fl, sizeof(fl)), cfg_show(&t, b));
 		if (t.type != CFG_WORD)
 			return cfg_err(cf, &t.at, "expected a field name%s%s, "
 			    "got %s", in, bn, cfg_show(&t, b));
@@ -501,6 +517,11 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 			if (t.len == s->f[i].len && memcmp(t.p, s->f[i].name,
 			    t.len) == 0)
 				break;
+		/* The top level's fields, when there is a choice. */
+		if (i == s->nf && name == NULL && s->nf > 1)
+			return cfg_err(cf, &t.at, "unknown field %s at top "
+			    "level (%s)", cfg_show(&t, b),
+			    field_list(s, 0, fl, sizeof(fl)));
 		if (i == s->nf)
 			return cfg_err(cf, &t.at, "unknown field %s %s%s",
 			    cfg_show(&t, b), name ? "in " : "at top level",
@@ -520,6 +541,16 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 			if (mark(cf, f, &t, &v, obj, in, bn) == -1 ||
 			    (f->sub ? cfg_block(cf, f->name, f->sub, &t, obj) :
 			    s->block(cf, obj, f, &t)) == -1)
+				return -1;
+			continue;
+		}
+		if (f->kind == CFG_NAMED) {
+			if (v.type != CFG_WORD && v.type != CFG_STR)
+				return cfg_err(cf, &v.at, "expected a name "
+				    "after '%s', got %s", f->name,
+				    cfg_show(&v, b));
+			if (mark(cf, f, &t, &v, obj, in, bn) == -1 ||
+			    s->block(cf, obj, f, &v) == -1)
 				return -1;
 			continue;
 		}

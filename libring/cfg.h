@@ -4,7 +4,7 @@
  *
  *	file   := { stmt }
  *	block  := '{' { stmt } '}'
- *	stmt   := NAME ( value ';' | block )
+ *	stmt   := NAME ( value ';' | block | value block )
  *	value  := WORD | STRING
  *	WORD   := bytes up to white space, ; { } " ' or a comment
  *	STRING := "..." with \n \t \" \\ | '...' taken as is
@@ -114,6 +114,8 @@ int	cfg_str(struct cfg *cf, const struct cfg_tok *v, char **out);
 
 enum cfg_kind {
 	CFG_BLOCK,	/* sub ? cfg_block(sub, same obj) : schema's block() */
+	CFG_NAMED,	/* NAME WORD '{' ...: schema's block() gets the WORD
+			   and reads the block from its '{' */
 	CFG_LEAF,	/* the schema's leaf() */
 	CFG_ANY,	/* any value, ignored (kept for older files) */
 	CFG_U32,	/* uint32_t in lo..hi */
@@ -173,7 +175,7 @@ struct cfg_schema {
 /*
  * The body of block name whose '{' (after the name token open) has been
  * read, up to its '}'.  name NULL is the top level: it ends at end of
- * file, and a file of one kind of statement is told it expected that
+ * file, and a token that is no field name there is told the fields
  * ("expected 'softwire-config', got '}'").
  */
 int	cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,

@@ -1,10 +1,7 @@
 /*
- * pwconf.c: the pseudowire configuration (pwconf.h, snb-pw(5)).
- *
- * The file's top level is read here token by token, because a
- * pseudowire's statement carries its name before the block
- * ("pseudowire NAME { ... }"), which cfg.h's grammar of NAME VALUE ';'
- * and NAME '{' does not; the blocks themselves are cfg_block()s.
+ * pwconf.c: the pseudowire configuration (pwconf.h, snb-pw(5)): cfg.h's
+ * schemas, a pseudowire's statement a CFG_NAMED one
+ * ("pseudowire NAME { ... }").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +11,10 @@
 #include "pwconf.h"
 
 #define PO(m)	offsetof(struct pw, m)
+#define CO(m)	offsetof(struct pw_conf, m)
 
-static cfg_leaf_fn pw_leaf;
-static cfg_block_fn pw_block;
+static cfg_leaf_fn pw_leaf, top_leaf;
+static cfg_block_fn pseudowire;
 
 enum { ID_COOKIE_LOCAL = 1, ID_COOKIE_REMOTE, ID_KEY };
 
@@ -38,13 +36,24 @@ static const struct cfg_field f_gre[] = {
 };
 static const struct cfg_schema s_gre = CFG_S(f_gre, .leaf = pw_leaf);
 
+/* Every field a sub-schema: the schema needs no block(). */
 static const struct cfg_field f_pw[] = {
 	CFG_F("remote-address", CFG_IPV6, .off = PO(remote),
 	    .flags = CFG_REQUIRED),
 	CFG_F("l2tp", CFG_BLOCK, .sub = &s_l2tp, CFG_AT(CFG_POS, PO(l2tp_at))),
 	CFG_F("gre", CFG_BLOCK, .sub = &s_gre, CFG_AT(CFG_POS, PO(gre_at))),
 };
-static const struct cfg_schema s_pw = CFG_S(f_pw, .block = pw_block);
+static const struct cfg_schema s_pw = CFG_S(f_pw);
+
+/* Whether local-address was given is seen after the file. */
+static const struct cfg_field f_top[] = {
+	CFG_F("local-address", CFG_LEAF),
+	CFG_INT("mtu", CO(mtu), 65535, .lo = 1280),
+	CFG_INT("hop-limit", CO(hop_limit), 255, .lo = 1),
+	CFG_F("pseudowire", CFG_NAMED, .flags = CFG_LIST),
+};
+static const struct cfg_schema s_top = CFG_S(f_top, .leaf = top_leaf,
+    .block = pseudowire);
 
 static int
 hexdigit(int ch)
@@ -112,14 +121,6 @@ pw_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 	return cfg_err(cf, &n->at, "internal error: field %d", f->id);
 }
 
-/* No other blocks than the sub-schemas: never called. */
-static int
-pw_block(struct cfg *cf, void *obj, const struct cfg_field *f,
-    const struct cfg_tok *name)
-{
-	return cfg_err(cf, &name->at, "internal error: block '%s'", f->name);
-}
-
 static int
 addr_ok(struct cfg *cf, const struct cfg_pos *at, const char *what,
     const uint8_t a[16])
@@ -181,134 +182,80 @@ pw_check(struct cfg *cf, struct pw_conf *c, struct pw *pw)
 	return 0;
 }
 
+/* The schema's block(): n is the pseudowire's name, its '{' next. */
 static int
-pseudowire(struct cfg *cf, struct pw_conf *c, const struct cfg_tok *kw)
+pseudowire(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *n)
 {
-	struct cfg_tok n, t;
+	struct pw_conf *c = obj;
+	struct cfg_tok t;
 	char b[CFG_SHOW];
 	struct pw *pw;
 
-	if (cfg_lex(cf, &n) == -1)
-		return -1;
-	if (n.type != CFG_WORD && n.type != CFG_STR)
-		return cfg_err(cf, &n.at, "expected a name after 'pseudowire', "
-		    "got %s", cfg_show(&n, b));
-	if (n.len == 0 || n.len >= PW_NAME_MAX)
-		return cfg_err(cf, &n.at, "bad pseudowire name %s: 1 to %d "
-		    "characters", cfg_show(&n, b), PW_NAME_MAX - 1);
+	if (n->len == 0 || n->len >= PW_NAME_MAX)
+		return cfg_err(cf, &n->at, "bad pseudowire name %s: 1 to %d "
+		    "characters", cfg_show(n, b), PW_NAME_MAX - 1);
 	if (c->npw == PW_MAX)
-		return cfg_err(cf, &kw->at, "too many pseudowires (at most "
+		return cfg_err(cf, &n->at, "too many pseudowires (at most "
 		    "%d)", PW_MAX);
 	if (cfg_grow(&c->pw, &c->cap, c->npw + 1, sizeof(*c->pw)) == -1)
-		return cfg_err(cf, &kw->at, "out of memory");
+		return cfg_err(cf, &n->at, "out of memory");
 	pw = &c->pw[c->npw];
 	memset(pw, 0, sizeof(*pw));
 	pw->local_session = pw->remote_session = PW_DEFAULT_SESSION;
-	memcpy(pw->name, n.p, n.len);
-	pw->at = n.at;
-	if (memchr(n.p, '\0', n.len) != NULL || !name_ok(pw->name))
-		return cfg_err(cf, &n.at, "bad pseudowire name %s: letters, "
+	memcpy(pw->name, n->p, n->len);
+	pw->at = n->at;
+	if (memchr(n->p, '\0', n->len) != NULL || !name_ok(pw->name))
+		return cfg_err(cf, &n->at, "bad pseudowire name %s: letters, "
 		    "digits and '_.-', not first '.' or '-' (it names a port)",
-		    cfg_show(&n, b));
+		    cfg_show(n, b));
 	if (strcmp(pw->name, "core") == 0)
-		return cfg_err(cf, &n.at, "bad pseudowire name 'core': the "
+		return cfg_err(cf, &n->at, "bad pseudowire name 'core': the "
 		    "name of the core port");
 	if (cfg_lex(cf, &t) == -1)
 		return -1;
 	if (t.type != CFG_LBRACE)
 		return cfg_err(cf, &t.at, "expected '{' after 'pseudowire "
 		    "%s', got %s", pw->name, cfg_show(&t, b));
-	if (cfg_block(cf, "pseudowire", &s_pw, &n, pw) == -1 ||
+	if (cfg_block(cf, "pseudowire", &s_pw, n, pw) == -1 ||
 	    pw_check(cf, c, pw) == -1)
 		return -1;
 	c->npw++;
 	return 0;
 }
 
-/* A top-level leaf: NAME VALUE ';'. */
+/* The top level's one leaf of its own: local-address. */
 static int
-top_leaf(struct cfg *cf, struct pw_conf *c, const struct cfg_tok *kw,
-    struct cfg_pos *seen)
+top_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *n, const struct cfg_tok *v)
 {
-	struct cfg_tok v, t;
-	char b[CFG_SHOW], name[24];
-	int r;
+	struct pw_conf *c = obj;
 
-	snprintf(name, sizeof(name), "%.*s", (int)kw->len, kw->p);
-	if (seen->line)
-		return cfg_err(cf, &kw->at, "duplicate field '%s' (first at "
-		    "%d:%d)", name, seen->line, seen->col);
-	*seen = kw->at;
-	if (cfg_lex(cf, &v) == -1)
+	if (cfg_ipv6(cf, f->name, v, c->local) == -1)
 		return -1;
-	if (v.type != CFG_WORD && v.type != CFG_STR)
-		return cfg_err(cf, &v.at, "expected a value for '%s', got %s",
-		    name, cfg_show(&v, b));
-	if (cfg_eq(kw, "local-address")) {
-		if ((r = cfg_ipv6(cf, name, &v, c->local)) == 0)
-			r = addr_ok(cf, &v.at, name, c->local);
-	} else if (cfg_eq(kw, "mtu"))
-		r = cfg_u32(cf, name, &v, 1280, 65535, &c->mtu);
-	else
-		r = cfg_u32(cf, name, &v, 1, 255, &c->hop_limit);
-	if (r == -1 || cfg_lex(cf, &t) == -1)
-		return -1;
-	if (t.type != CFG_SEMI)
-		return cfg_err(cf, &t.at, "expected ';' after the value of "
-		    "'%s', got %s", name, cfg_show(&t, b));
-	return 0;
+	return addr_ok(cf, &v->at, f->name, c->local);
 }
 
 int
 pw_conf_parse(struct pw_conf *c, const char *text, size_t len,
     const char *file, char *err, size_t errlen)
 {
-	struct cfg_pos seen[3] = { { 0, 0 } };
+	static const uint8_t unset[16];
+	struct cfg_pos end;
 	struct cfg cf;
-	struct cfg_tok t;
-	char b[CFG_SHOW];
-	int r = 0;
+	int r;
 
 	memset(c, 0, sizeof(*c));
 	c->mtu = PW_DEFAULT_MTU;
 	c->hop_limit = PW_DEFAULT_HOP_LIMIT;
 	cfg_init(&cf, text, len, file, err, errlen);
-	for (;;) {
-		if ((r = cfg_lex(&cf, &t)) == -1)
-			break;
-		if (t.type == CFG_EOF)
-			break;
-		if (t.type != CFG_WORD) {
-			r = cfg_err(&cf, &t.at, "expected 'local-address', "
-			    "'mtu', 'hop-limit' or 'pseudowire', got %s",
-			    cfg_show(&t, b));
-			break;
-		}
-		if (cfg_eq(&t, "pseudowire"))
-			r = pseudowire(&cf, c, &t);
-		else if (cfg_eq(&t, "local-address"))
-			r = top_leaf(&cf, c, &t, &seen[0]);
-		else if (cfg_eq(&t, "mtu"))
-			r = top_leaf(&cf, c, &t, &seen[1]);
-		else if (cfg_eq(&t, "hop-limit"))
-			r = top_leaf(&cf, c, &t, &seen[2]);
-		else
-			r = cfg_err(&cf, &t.at, "unknown field %s at top level "
-			    "(local-address, mtu, hop-limit, pseudowire)",
-			    cfg_show(&t, b));
-		if (r == -1)
-			break;
-	}
-	if (r == 0 && !seen[0].line) {
-		struct cfg_pos end = cfg_here(&cf);
-
+	r = cfg_block(&cf, NULL, &s_top, NULL, c);
+	end = cfg_here(&cf);
+	/* "::" is refused: a local-address of zeros was not given. */
+	if (r == 0 && memcmp(c->local, unset, 16) == 0)
 		r = cfg_err(&cf, &end, "missing 'local-address'");
-	}
-	if (r == 0 && c->npw == 0) {
-		struct cfg_pos end = cfg_here(&cf);
-
+	if (r == 0 && c->npw == 0)
 		r = cfg_err(&cf, &end, "no pseudowire");
-	}
 	/* The file's order is free: local-address may come last. */
 	for (size_t i = 0; r == 0 && i < c->npw; i++)
 		if (memcmp(c->pw[i].remote, c->local, 16) == 0)
