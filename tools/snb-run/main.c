@@ -17,6 +17,7 @@
 
 #include <bsd/string.h>
 
+#include "cfg.h"
 #include "cli.h"
 #include "rundir.h"
 #include "run.h"
@@ -51,26 +52,19 @@ usage(void)
 	exit(2);
 }
 
-/* The whole file (up to a NUL, which only a binary file has). */
+/* The whole file, "-" standard input; a NUL in it is a binary file's. */
 static char *
 read_file(const char *path)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char errbuf[PATH_MAX + 128], *buf;
+	size_t len;
 
-	if (f == NULL)
-		err(1, "%s", path);	/* missing: a failure, as in every app */
-	if ((n = getdelim(&buf, &cap, '\0', f)) == -1) {	/* empty */
-		if (ferror(f) || (!buf && (buf = malloc(1)) == NULL))
-			err(1, "%s", path);
-		buf[0] = '\0';
-	}
-	if (n > 0 && (buf[n - 1] == '\0' || fgetc(f) != EOF))
+	/* missing: a failure, as in every app */
+	if ((buf = cfg_read(strcmp(path, "-") ? path : "/dev/stdin", &len,
+	    errbuf, sizeof(errbuf))) == NULL)
+		errx(1, "%s", errbuf);
+	if (memchr(buf, '\0', len) != NULL)
 		errx(2, "%s: binary file", path);
-	if (f != stdin)
-		fclose(f);
 	return buf;
 }
 
