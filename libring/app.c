@@ -383,7 +383,7 @@ standby(int fd, int saved_err, const char *prev_path)
 				    "stream through it has ended)",
 				    app_ports[i].name, r->path);
 		}
-	prev = stage_map_prev(prev_path);
+	prev = stage_map(prev_path);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGTERM);

@@ -90,7 +90,7 @@ stage_open(const char *path, const char *app, const char *label, int keep)
 }
 
 const struct stage_file *
-stage_map_prev(const char *path)
+stage_map(const char *path)
 {
 	/* Mapped in standby: it stays readable after the launcher renames. */
 	return path ? map_file(path, 0) : NULL;

@@ -17,8 +17,11 @@ extern struct stage_file *app_stage;
  */
 void	stage_open(const char *path, const char *app, const char *label,
 	    int keep);
-/* A swap's predecessor's stage file, read-only (NULL if none or bad). */
-const struct stage_file *stage_map_prev(const char *path);
+/*
+ * A stage file read-only (a swap's predecessor's, snb-top's view), NULL
+ * if path is, or is not there, or is too short to be one.
+ */
+const struct stage_file *stage_map(const char *path);
 /*
  * Takeover: if prev is the same app, copy its counters, built-in totals
  * and committed state into ours (app_resumed() becomes 1).

@@ -1,7 +1,6 @@
 /* stats.c: map a run directory's graphs read-only (see stats.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <bsd/string.h>
 
 #include "rundir.h"
+#include "stage.h"
 #include "stats.h"
 
 static int
@@ -24,25 +24,14 @@ ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* A stage file of the graph, or NULL if it is not one. */
 static const struct stage_file *
 map_stage(const char *path)
 {
-	struct stage_file *f;
-	struct stat st;
-	int fd;
+	const struct stage_file *f = stage_map(path);
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return NULL;
-	if (fstat(fd, &st) == -1 || (size_t)st.st_size < sizeof(*f)) {
-		close(fd);
-		return NULL;
-	}
-	f = mmap(NULL, sizeof(*f), PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return NULL;
-	if (f->magic != STAGE_MAGIC) {
-		munmap(f, sizeof(*f));
+	if (f != NULL && f->magic != STAGE_MAGIC) {
+		munmap((void *)f, sizeof(*f));
 		return NULL;
 	}
 	return f;
