@@ -256,7 +256,11 @@ graphs_load(const char *run, const char *only, struct graph_view **gv,
 	int n = 0;
 	DIR *d;
 
-	if ((d = opendir(run)) == NULL) {
+	*gv = NULL;
+	/* snb-run removes a run directory it made with its last graph. */
+	if ((d = opendir(run)) == NULL && errno == ENOENT)
+		return 0;
+	if (d == NULL) {
 		snprintf(errbuf, errlen, "%s: %s", run, strerror(errno));
 		return -1;
 	}

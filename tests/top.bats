@@ -415,3 +415,25 @@ EOF
 	! echo "$output" | grep -q "1 restarts"
 	stop_graph one
 }
+
+@test "snb-top on a terminal, its graph ends: the terminal's screen back, then the message on it" {
+	# The message was written on snb-top's own screen, which went with
+	# it: the operator saw snb-top vanish, status 1, and no word why.
+	snb-run -n te 'z: source --rate 1000 --count 1500 | a: sink' 3>&- &
+	gpid=$!
+	wait_stages te 2
+	S="$T/tmux.sock"
+	tmux -S "$S" new -d -x 80 -y 24 "snb-top -d 0.2 te; echo status=\$? > $T/done; sleep 30"
+	for i in $(seq 100); do [ -e "$T/done" ] && break; sleep 0.1; done
+	wait "$gpid"
+	# What the terminal shows once snb-top has left its own screen.
+	tmux -S "$S" capture-pane -p -J > "$T/screen"
+	tmux -S "$S" kill-server
+	cat "$T/screen" "$T/done"
+	[ "$(cat "$T/done")" = status=1 ]
+	grep -qx "snb-top: graph 'te' has ended" "$T/screen"
+	! grep -q "STAGE" "$T/screen"
+	run snb-top -d 0.05 te
+	[ "$status" -eq 1 ]
+	[ "$output" = "snb-top: no graph 'te' (in $SNB_RUN_DIR)" ]
+}

@@ -50,9 +50,14 @@ catch_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+static int on_screen;
+
 static void
 screen_leave(void)
 {
+	if (!on_screen)
+		return;
+	on_screen = 0;
 	if (tty_raw) {
 		tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
 		tty_raw = 0;
@@ -81,6 +86,7 @@ screen_enter(void)
 	}
 	fputs("\033[?1049h\033[?25l\033[H\033[2J", stdout);
 	fflush(stdout);
+	on_screen = 1;
 	atexit(screen_leave);
 }
 
@@ -243,11 +249,18 @@ main(int argc, char **argv)
 	}
 	next = now_s();
 	for (i = 0; count == -1 || i < count; i++) {
+		/* The screen first: a message on it would go with it. */
 		if ((n = graphs_load(run, only, &g, errbuf, sizeof(errbuf))) ==
-		    -1)
+		    -1) {
+			screen_leave();
 			errx(1, "%s", errbuf);
-		if (only && n == 0)
+		}
+		if (only && n == 0) {
+			screen_leave();
+			if (i > 0)
+				errx(1, "graph '%s' has ended", only);
 			errx(1, "no graph '%s' (in %s)", only, run);
+		}
 		if (prom) {
 			prom_write(stdout, g, n);
 			graphs_free(g, n);
