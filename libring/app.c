@@ -445,7 +445,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	struct sigaction sa;
 	sigset_t block, wake_mask;
 	struct idle idle;
-	int i, first, standby_fd = -1, saved_err = -1;
+	int i, first, standby_fd = -1, saved_err = -1, taken_fd = -1;
 	uint64_t restarts = 0, t_last;
 
 	app = desc;
@@ -463,7 +463,10 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			label = a + 12;
 		else if (strncmp(a, "--snb-standby-fd=", 17) == 0)
 			standby_fd = atoi(a + 17);
-		else if (strncmp(a, "--snb-prev=", 11) == 0)
+		else if (strncmp(a, "--snb-taken-fd=", 15) == 0) {
+			taken_fd = atoi(a + 15);
+			fcntl(taken_fd, F_SETFD, FD_CLOEXEC);
+		} else if (strncmp(a, "--snb-prev=", 11) == 0)
 			prev_path = a + 11;
 		else if (strncmp(a, "--snb-restarts=", 15) == 0)
 			restarts = strtoull(a + 15, NULL, 10);
@@ -552,7 +555,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	stage_take_over(prev);
 	if (app->start)
 		app->start();
-	taken_over(standby_fd);
+	taken_over(standby_fd >= 0 ? standby_fd : taken_fd);
 	if (app->control)
 		appctl_start(app->control, stats, label ? label : app->name);
 

@@ -468,3 +468,42 @@ stopped() {
 	[ "$status" -eq 0 ]
 	nothing_left
 }
+
+@test "a restart is answered ok only once the new process has taken its rings" {
+	# snb-gated runs snb-filter at once, or, once $T/gate is there, only
+	# after $T/go is: the restarted process is held before its claim.
+	mkdir -p "$T/bin"
+	cat > "$T/bin/snb-gated" <<-EOF
+	#!/bin/bash
+	if [ "\$1" != --describe ] && [ -e "$T/gate" ]; then
+		while [ ! -e "$T/go" ]; do sleep 0.05; done
+	fi
+	exec snb-filter "\$@"
+	EOF
+	chmod +x "$T/bin/snb-gated"
+	SNB_PATH="$T/bin" snb-run -n rg 'source --rate 1k | f: gated udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages rg 3
+	old=$(stage_pid rg f)
+	: > "$T/gate"
+	timeout 60 snb-ctl rg restart f > "$T/restart" 2>&1 3>&- &
+	ctl=$!
+	wait_for exited "$old"
+	# Started again, held before its claim: no answer yet.
+	sleep 0.5
+	kill -0 $ctl
+	[ ! -s "$T/restart" ]
+	: > "$T/go"
+	st=0; wait $ctl || st=$?
+	cat "$T/restart"
+	[ "$st" -eq 0 ]
+	new=$(sed -n 's/^ok: restarted f: pid [0-9]* -> \([0-9]*\)$/\1/p' "$T/restart")
+	[ -n "$new" ]
+	[ "$(claim "$SNB_RUN_DIR/rg/rings/source:out=f:in" 140)" = "$new" ]
+	[ "$(claim "$SNB_RUN_DIR/rg/rings/f:out=sink:in" 80)" = "$new" ]
+	snb-ctl rg stop
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	nothing_left
+}

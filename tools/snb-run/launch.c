@@ -297,7 +297,11 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 	} else if (asprintf(&argv[a++], "--snb-stats=%s", stats) == -1 ||
 	    asprintf(&argv[a++], "--snb-restarts=%d", procs[i].restarts) == -1)
 		err(1, NULL);
-	if (standby_fd >= 0 &&
+	/* Without prev, the fd is only for "taken over" (start_stage_told). */
+	if (standby_fd >= 0 && prev == NULL &&
+	    asprintf(&argv[a++], "--snb-taken-fd=%d", standby_fd) == -1)
+		err(1, NULL);
+	if (standby_fd >= 0 && prev != NULL &&
 	    (asprintf(&argv[a++], "--snb-standby-fd=%d", standby_fd) == -1 ||
 	    asprintf(&argv[a++], "--snb-prev=%s", prev) == -1))
 		err(1, NULL);
@@ -351,6 +355,31 @@ start_stage(int i)
 	procs[i].done = 0;
 	procs[i].leaving = 0;
 	procs[i].started = now_ms();
+}
+
+/*
+ * Start stage i again, as start_stage(), with a pipe on which it says
+ * when it has claimed its rings and started (a NUL byte): the read end,
+ * non-blocking, for op.c's answer to a restart.
+ */
+int
+start_stage_told(int i)
+{
+	char stats[PATH_MAX];
+	int fds[2];
+
+	stage_path(i, stats, sizeof(stats));
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		err(1, "pipe");
+	fcntl(fds[1], F_SETFD, 0);	/* the child's end survives exec */
+	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
+	    g.stages[i].argc, stats, fds[1], NULL);
+	close(fds[1]);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	procs[i].done = 0;
+	procs[i].leaving = 0;
+	procs[i].started = now_ms();
+	return fds[0];
 }
 
 /*

@@ -22,7 +22,8 @@
  *			and started (a second NUL byte): only now is the
  *			swap answered ok; a restart starts the stage again,
  *			counted as a restart, so it continues its
- *			predecessor's work
+ *			predecessor's work, and is answered ok once the new
+ *			process says the same (a NUL byte on its pipe)
  *
  * Every way out goes through op_end(), which answers snb-ctl.  Called off:
  * a replacement that does not become ready is killed (it has claimed
@@ -63,7 +64,8 @@ enum op_state {
 	OP_STANDBY,	/* swap: the replacement starts, in standby */
 	OP_RETIRING,	/* the old stage was sent SIGTERM */
 	OP_KILLED,	/* restart: and SIGKILL, after OP_RETIRE_MS */
-	OP_TAKING	/* swap: the replacement was told to take over */
+	OP_TAKING	/* the replacement was told to take over, or the
+			   stage started again (restart) */
 };
 
 static struct {
@@ -434,6 +436,14 @@ took_over_read(void)
 	op.fd = -1;
 	if (n != 1 || op.state != OP_TAKING)
 		return;
+	if (op.restart) {
+		if (verbose)
+			warnx("restarted %s (pid %ld -> %ld)", s->label,
+			    (long)op.old, (long)op.taker);
+		op_end(0, "ok: restarted %s: pid %ld -> %ld\n", s->label,
+		    (long)op.old, (long)op.taker);
+		return;
+	}
 	stall = (app_now_ns() - op.t0) / 1e6;
 	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms", s->label,
 	    s->app, (long)op.old, (long)op.taker, stall);
@@ -462,9 +472,9 @@ op_stage_left(int i, pid_t pid, int status)
 	snprintf(how, sizeof(how), "%s %d", WIFSIGNALED(status) ? "signal" :
 	    "status", WIFSIGNALED(status) ? WTERMSIG(status) :
 	    WEXITSTATUS(status));
-	op_end(0, "error: replacement %s (pid %ld) of %s died while taking "
-	    "over (%s); %s\n", g.stages[i].app, (long)pid, g.stages[i].label,
-	    how, p->pid ? "it was started again" : p->restart_at ?
+	op_end(0, "error: %s %s (pid %ld) of %s died while taking over (%s); "
+	    "%s\n", op.restart ? "restarted" : "replacement", g.stages[i].app,
+	    (long)pid, g.stages[i].label, how, p->pid ? "it was started again" : p->restart_at ?
 	    "it is restarted (--restart=on-failure)" : graph_stopping() ?
 	    "the graph is stopping" : "not restarted: the graph drains");
 }
@@ -501,12 +511,11 @@ old_left(int status)
 		return;
 	}
 	procs[i].restarts++;
-	start_stage(i);
-	if (verbose)
-		warnx("restarted %s (pid %ld -> %ld)", g.stages[i].label,
-		    (long)op.old, (long)procs[i].pid);
-	op_end(0, "ok: restarted %s: pid %ld -> %ld\n", g.stages[i].label,
-	    (long)op.old, (long)procs[i].pid);
+	/* Answered once it has taken over, as a swap (took_over_read). */
+	op.fd = start_stage_told(i);
+	op.taker = procs[i].pid;
+	op.state = OP_TAKING;
+	op.deadline = now_ms() + OP_READY_MS;
 }
 
 /* A child left: 1 if it was ours (the replacement, or the old stage). */
@@ -570,8 +579,9 @@ op_timers(uint64_t now)
 		    g.stages[op.stage].label);
 		return 0;
 	case OP_TAKING:		/* stopped, say: it is the stage all the same */
-		op_end(0, "error: replacement %s (pid %ld) has not taken over "
-		    "%s in %d ms (stopped?); it is the stage's process now\n",
+		op_end(0, "error: %s %s (pid %ld) has not taken over %s in %d "
+		    "ms (stopped?); it is the stage's process now\n",
+		    op.restart ? "restarted" : "replacement",
 		    g.stages[op.stage].app, (long)op.taker,
 		    g.stages[op.stage].label, OP_READY_MS);
 		return 0;

@@ -69,6 +69,7 @@ void	create_rings(void);
 pid_t	spawn(int i, const char *exe, char **words, int nwords,
 	    const char *stats, int standby_fd, const char *prev);
 void	start_stage(int i);
+int	start_stage_told(int i);
 void	stage_left_asked(int i);
 extern int spawn_stderr;
 int	stage_exit_state(int i);
