@@ -359,3 +359,30 @@ man_forms() {
 	cat "$T/c"
 	grep -q '^rx\[a\] 10$' "$T/c"
 }
+
+@test "snb-ctl: a peer that answers and closes in the middle of a long request: its answer is shown" {
+	# a stand-in for a stage's socket: it reads a little, answers, closes
+	mkdir -p "$SNB_RUN_DIR/G"
+	python3 - "$SNB_RUN_DIR/G/x.ctl" <<-'EOF2' &
+	import os, socket, sys
+	p = sys.argv[1]
+	s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+	s.bind(p + ".tmp"); s.listen(1); os.rename(p + ".tmp", p)
+	c, _ = s.accept()
+	c.recv(1000)
+	c.sendall(b"error: too much at once\n")
+	c.close()
+	os.unlink(p)
+	EOF2
+	peer=$!
+	wait_for test -S "$SNB_RUN_DIR/G/x.ctl"
+	# 1 MB in ten words: far more than the socket holds, so write()
+	# returns short when the peer closes
+	w=$(head -c 100000 /dev/zero | tr '\0' a)
+	run snb-ctl G config x set $w $w $w $w $w $w $w $w $w $w
+	wait "$peer"
+	rmdir "$SNB_RUN_DIR/G"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$output" = "error: too much at once" ]
+}

@@ -53,6 +53,30 @@ clean(const char *name)
  * "prefix: " when there is one; 1 when it is an error.  why(errno)
  * explains a socket that is not there.
  */
+/*
+ * Send len bytes: 1 when sent, 0 when the peer left meanwhile.  A short
+ * write is a peer that took part and went (or a signal): what follows
+ * says which, and errno means something only after -1.
+ */
+static int
+send_all(int fd, const char *p, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EPIPE && errno != ECONNRESET)
+				err(1, "send");
+			return 0;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 1;
+}
+
 static int
 talk(const char *path, char **words, int n,
     void (*why)(int, const void *), const void *arg, const char *prefix)
@@ -77,13 +101,9 @@ talk(const char *path, char **words, int n,
 	 * A peer that answers without reading (too many clients) may close
 	 * before we have sent all: its answer is still to be read.
 	 */
-	for (i = 0; i < n; i++)
-		if (write(fd, words[i], strlen(words[i]) + 1) !=
-		    (ssize_t)strlen(words[i]) + 1) {
-			if (errno != EPIPE && errno != ECONNRESET)
-				err(1, "send");
-			break;
-		}
+	for (i = 0; i < n && send_all(fd, words[i], strlen(words[i]) + 1);
+	    i++)
+		;
 	shutdown(fd, SHUT_WR);
 	while ((len = read(fd, buf, sizeof(buf))) > 0) {
 		if (first && len >= 6 && strncmp(buf, "error:", 6) == 0)
