@@ -362,6 +362,24 @@ EOF
 	fi
 }
 
+@test "snb-memif master swapped under a connected snb-memif slave: the replacement takes the socket over, the slave reconnects" {
+	snb-run -n "${G}b" "memif $SOCK --slave | memif $SOCK" 2> "$T/b.err" 3>&- &
+	B_PID=$!
+	start "source --seq --rate 2000 | m: memif $SOCK | sink"
+	wait_ctr m rx-packets 100
+	old=$(stage_pid "$G" m)
+	run snb-ctl "$G" swap m "memif $SOCK"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait_replaced "$G" m "$old" > /dev/null
+	# the replacement's counts go on; it must receive anew
+	n=$(ctr m rx-packets)
+	wait_ctr m rx-packets $((n + 100))
+	cat "$T/run.err"
+	! grep -q "another process is listening" "$T/run.err"
+	[ "$(ctr m connects)" -ge 2 ]
+}
+
 # The hostile peer: python3 speaking memif badly on purpose.
 peer() {
 	python3 - "$@" <<'EOF'

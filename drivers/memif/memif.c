@@ -493,13 +493,23 @@ memif_init(int argc, char **argv)
 	if (memguard_init() == -1)
 		err(1, "sigaction SIGBUS");
 	app_wait_fd(epfd, POLLIN);
+	out = app_port("out");
+	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
+	app_counters((uint64_t **)&cnt, cnt_names);
+}
+
+/*
+ * The master listens once the stage is ours: a swap's replacement is
+ * made while its predecessor still listens on the socket, and takes it
+ * over only after that one has let go.
+ */
+static void
+memif_start(void)
+{
 	if (master) {
 		unix_sock_listen(&sock, SOCK_SEQPACKET | SOCK_NONBLOCK, 4);
 		epoll_set(EPOLL_CTL_ADD, sock.fd);
 	}
-	out = app_port("out");
-	fwd_init(&txf, (const char *const[]){ "in", NULL }, NULL);
-	app_counters((uint64_t **)&cnt, cnt_names);
 }
 
 static const struct app_desc desc = {
@@ -510,6 +520,7 @@ static const struct app_desc desc = {
 	.device = 1,
 	.ports = app_device_ports,
 	.init = memif_init,
+	.start = memif_start,
 	.breathe = memif_breathe,
 	.stop = memif_stop,
 };
