@@ -60,14 +60,6 @@ cksum_add(uint32_t sum, const void *data, size_t len)
 	return (uint32_t)acc;
 }
 
-uint16_t
-cksum_fold(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /*
  * Sum len bytes at p as if the 16-bit field at offset off were zero, so
  * callers get a storable checksum without first clearing the field.  off

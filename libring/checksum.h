@@ -30,7 +30,14 @@ uint32_t	cksum_add(uint32_t sum, const void *data, size_t len);
  * memory order, ready to memcpy() into the packet.  Over data that already
  * contains a correct checksum the result is 0.
  */
-uint16_t	cksum_fold(uint32_t sum);
+static inline uint16_t
+cksum_fold(uint32_t sum)
+{
+	/* Inline: cksum_update16() folds with it for every packet. */
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
 
 /*
  * Checksum of the IPv4 header at iphdr, ipv4_hlen() bytes long (options
@@ -82,9 +89,7 @@ cksum_update16(uint16_t old_cksum, uint16_t old_field, uint16_t new_field)
 	sum = (uint16_t)~old_cksum;
 	sum += (uint16_t)~old_field;
 	sum += new_field;
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	return cksum_fold(sum);
 }
 
 /*
