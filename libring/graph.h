@@ -128,6 +128,11 @@ void	  graph_words_free(char **v);
  * Copies).  w is malloc'd, and freed if a new word is returned.
  */
 char	 *graph_copy_word(char *w, int k);
+/*
+ * "{}" or "{0}" if word w holds one (a copy's number, which outside
+ * copies would be taken literally: refused), else NULL.
+ */
+const char *graph_copy_mark(const char *w);
 
 /* Parse `--describe` output into info; -1 with errbuf on nonsense. */
 int	app_info_parse(struct app_info *info, const char *text, char *errbuf,

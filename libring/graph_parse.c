@@ -150,6 +150,12 @@ graph_copy_word(char *w, int k)
 	return out;
 }
 
+const char *
+graph_copy_mark(const char *w)
+{
+	return strstr(w, "{}") ? "{}" : strstr(w, "{0}") ? "{0}" : NULL;
+}
+
 static int
 parse_node(struct parser *p, struct elem *e)
 {
@@ -229,15 +235,14 @@ parse_node(struct parser *p, struct elem *e)
 	    !(p->paren && bare(t, ")")); p->t++) {
 		s->argv = gr_grow(s->argv, s->argc + 1, &cap, sizeof(char *));
 		s->argv[s->argc] = word_text(t);
-		if (!p->copy && (strstr(t->text, "{}") ||
-		    strstr(t->text, "{0}"))) {
+		if (!p->copy && graph_copy_mark(t->text) != NULL) {
 			s->argc++;
 			s->argv = gr_grow(s->argv, s->argc, &cap,
 			    sizeof(char *));
 			s->argv[s->argc] = NULL;
 			return gr_fail(p->err, p->errlen, t->pos, "'%s' outside "
 			    "copies: it stands for a copy's number only in "
-			    "'Nx( ... )'", strstr(t->text, "{}") ? "{}" : "{0}");
+			    "'Nx( ... )'", graph_copy_mark(t->text));
 		}
 		if (p->copy)
 			s->argv[s->argc] = graph_copy_word(s->argv[s->argc],

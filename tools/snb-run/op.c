@@ -174,6 +174,7 @@ retire(void)
 static int
 replacement(int i, const char *spec, char *why, size_t len)
 {
+	const char *mark;
 	int k;
 
 	if ((op.words = graph_words(spec, &op.nwords, why, len)) == NULL)
@@ -186,10 +187,9 @@ replacement(int i, const char *spec, char *why, size_t len)
 			continue;
 		}
 		/* As in the graph: elsewhere it would be taken literally. */
-		if (strstr(op.words[k], "{}") || strstr(op.words[k], "{0}")) {
+		if ((mark = graph_copy_mark(op.words[k])) != NULL) {
 			snprintf(why, len, "'%s' outside copies: %s is no copy "
-			    "('Nx( ... )'); it keeps running",
-			    strstr(op.words[k], "{}") ? "{}" : "{0}",
+			    "('Nx( ... )'); it keeps running", mark,
 			    g.stages[i].label);
 			return -1;
 		}
