@@ -34,13 +34,23 @@ by_key(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const char *
-name(const struct softwire *s, char *buf, size_t len)
+const char *
+lw_sw_name(const struct softwire *s, char *buf, size_t len)
 {
 	const uint8_t *b = (const uint8_t *)&s->ipv4;
 
 	snprintf(buf, len, "softwire %u.%u.%u.%u psid %u", b[0], b[1], b[2],
 	    b[3], s->psid);
+	return buf;
+}
+
+const char *
+lw_sw_exists(const struct softwire *s, char *buf, size_t len)
+{
+	char n[64];
+
+	snprintf(buf, len, "%s exists already (set changes it)",
+	    lw_sw_name(s, n, sizeof(n)));
 	return buf;
 }
 
@@ -139,8 +149,8 @@ check_port_set(const struct softwire *out, size_t n, size_t p, char *err,
 		return 0;
 	snprintf(err, errlen, "%s: its port set (psid-length %u, "
 	    "reserved-ports-bit-count %u) is not that of %s (%u, %u): the "
-	    "softwires of an address share one", name(s, b1, sizeof(b1)),
-	    s->psid_length, s->reserved_bits, name(o, b2, sizeof(b2)),
+	    "softwires of an address share one", lw_sw_name(s, b1, sizeof(b1)),
+	    s->psid_length, s->reserved_bits, lw_sw_name(o, b2, sizeof(b2)),
 	    o->psid_length, o->reserved_bits);
 	return -1;
 }
@@ -167,18 +177,18 @@ lwaftr_bt_change(const struct lwaftr_bt *old, const struct softwire *add,
 	for (i = 1; i < nadd; i++)
 		if (sw_key(&a[i]) == sw_key(&a[i - 1])) {
 			snprintf(err, errlen, "%s is added twice",
-			    name(&a[i], b1, sizeof(b1)));
+			    lw_sw_name(&a[i], b1, sizeof(b1)));
 			goto fail;
 		}
 	for (i = 0; i < ndel; i++) {
 		if (i > 0 && sw_key(&d[i]) == sw_key(&d[i - 1])) {
 			snprintf(err, errlen, "%s is removed twice",
-			    name(&d[i], b1, sizeof(b1)));
+			    lw_sw_name(&d[i], b1, sizeof(b1)));
 			goto fail;
 		}
 		if (lwaftr_bt_find(old, d[i].ipv4, d[i].psid) == NULL) {
 			snprintf(err, errlen, "no %s in the binding table",
-			    name(&d[i], b1, sizeof(b1)));
+			    lw_sw_name(&d[i], b1, sizeof(b1)));
 			goto fail;
 		}
 	}
@@ -202,8 +212,7 @@ lwaftr_bt_change(const struct lwaftr_bt *old, const struct softwire *add,
 			i++;		/* removed (it is there: checked) */
 			x++;
 		} else if (i < on && sw_key(&osw[i]) == ak) {
-			snprintf(err, errlen, "%s exists already (set "
-			    "changes it)", name(&a[j], b1, sizeof(b1)));
+			lw_sw_exists(&a[j], err, errlen);
 			goto fail;
 		}
 		if (ak == ck) {

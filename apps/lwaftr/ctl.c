@@ -102,16 +102,6 @@ commit(struct lw *lw, struct lwaftr_bt *nbt, const char *what,
 	return 0;
 }
 
-static const char *
-fmt_sw(const struct softwire *s, char *buf, size_t len)
-{
-	char a[INET_ADDRSTRLEN];
-
-	inet_ntop(AF_INET, &s->ipv4, a, sizeof(a));
-	snprintf(buf, len, "softwire %s psid %u", a, s->psid);
-	return buf;
-}
-
 static int
 number(const char *field, const char *v, unsigned long max,
     unsigned long *out, FILE *f)
@@ -242,7 +232,7 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 	struct softwire s;
 	const struct softwire *cur, *o;
 	const char *verb = argv[0];
-	char name[64];
+	char name[64], msg[128];
 	int given, add = strcmp(verb, "add") == 0;
 	int set = strcmp(verb, "set") == 0, key = F_IPV4 | F_PSID;
 
@@ -263,7 +253,7 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 		return -1;
 	}
 	cur = v->find(v->ctx, s.ipv4, s.psid, 0);
-	fmt_sw(&s, name, sizeof(name));
+	lw_sw_name(&s, name, sizeof(name));
 	if (!add && cur == NULL) {
 		fprintf(f, "no %s in the binding table\n", name);
 		return -1;
@@ -274,7 +264,7 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 		return 0;
 	}
 	if (add && cur != NULL) {
-		fprintf(f, "%s exists already (set changes it)\n", name);
+		fprintf(f, "%s\n", lw_sw_exists(&s, msg, sizeof(msg)));
 		return -1;
 	}
 	if (add && (given & (F_B4 | F_BR)) != (F_B4 | F_BR)) {
@@ -340,7 +330,7 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 		return -1;
 	}
 	snprintf(what, sizeof(what), "%s %s", op == LW_ADD ? "added" :
-	    op == LW_SET ? "set" : "removed", fmt_sw(&s, name, sizeof(name)));
+	    op == LW_SET ? "set" : "removed", lw_sw_name(&s, name, sizeof(name)));
 	if (commit(lw, nbt, what, &t0, f) == -1)
 		return -1;
 	/*

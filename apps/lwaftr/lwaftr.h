@@ -121,6 +121,10 @@ void	lwaftr_bt_lookup_burst(const struct lwaftr_bt *bt, const uint32_t *ipv4,
 int	lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4);
 
 /* btedit.c */
+/* "softwire A.B.C.D psid P", in buf: how requests and refusals name one. */
+const char *lw_sw_name(const struct softwire *s, char *buf, size_t len);
+/* The refusal of an add whose key is taken, in buf. */
+const char *lw_sw_exists(const struct softwire *s, char *buf, size_t len);
 /* The softwire keyed (ipv4, psid), or NULL. */
 const struct softwire *lwaftr_bt_find(const struct lwaftr_bt *bt,
 	    uint32_t ipv4, uint16_t psid);
