@@ -1,7 +1,7 @@
 /*
- * app.c: port binding, --describe, standby and takeover, the breathe
- * loop, EOF and detach.  See app.h for the contract; idling and waking
- * peers live in idle.c, the stage file and hand-over in stage.c.
+ * app.c: port binding, --describe, the breathe loop, EOF and detach.
+ * See app.h for the contract; idling and waking peers live in idle.c,
+ * the stage file and hand-over in stage.c, a swap's standby in standby.c.
  */
 #include <err.h>
 #include <getopt.h>
@@ -89,12 +89,7 @@ app_end_graph(void)
 struct port *
 app_port(const char *name)
 {
-	int i;
-
-	for (i = 0; i < app_nports; i++)
-		if (strcmp(app_ports[i].name, name) == 0)
-			return &app_ports[i];
-	return NULL;
+	return app_port_dir(name, 0);
 }
 
 struct port *
@@ -103,7 +98,7 @@ app_port_dir(const char *name, int dir)
 	int i;
 
 	for (i = 0; i < app_nports; i++)
-		if (app_ports[i].flags == dir &&
+		if ((dir == 0 || app_ports[i].flags == dir) &&
 		    strcmp(app_ports[i].name, name) == 0)
 			return &app_ports[i];
 	return NULL;
@@ -359,64 +354,6 @@ fail_corrupt(void)
 }
 
 /*
- * A replacement stage (swap) binds and checks while the old stage still
- * runs: refuse now if an output's stream has ended, map the predecessor's
- * stage file, say "ready" (a NUL byte after whatever init() said on the
- * launcher's pipe), then wait for SIGUSR1 (go: the old stage has left)
- * or SIGTERM (the swap was called off: leave, having touched nothing).
- * The pipe stays open, for "taken over" (taken_over()), but no child
- * of ours inherits it: the launcher must see it close when we die.
- */
-static const struct stage_file *
-standby(int fd, int saved_err, const char *prev_path)
-{
-	const struct stage_file *prev;
-	sigset_t set, old;
-	int sig, i, j;
-
-	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++) {
-			struct ring *r = &app_ports[i].rings[j];
-			if ((app_ports[i].flags & PORT_OUT) &&
-			    atomic_load(&r->shm->prod.closed))
-				errx(1, "output '%s': %s is closed already (the "
-				    "stream through it has ended)",
-				    app_ports[i].name, r->path);
-		}
-	prev = stage_map(prev_path);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	if (write(fd, "", 1) != 1)
-		err(1, "standby: tell the launcher");
-	dup2(saved_err, 2);
-	close(saved_err);
-	fcntl(fd, F_SETFD, FD_CLOEXEC);
-	if (sigwait(&set, &sig) != 0 || sig != SIGUSR1)
-		_exit(0);	/* no stop(), no detach: nothing was claimed */
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return prev;
-}
-
-/*
- * A replacement has claimed its rings and started: it is in the graph
- * now, and the launcher may say so to whoever asked for the swap (a
- * second NUL byte on the standby pipe).  A launcher gone meanwhile is
- * no matter (SIGPIPE is ignored).
- */
-static void
-taken_over(int fd)
-{
-	if (fd < 0)
-		return;
-	if (write(fd, "", 1) != 1)
-		warn("standby: tell the launcher we took over");
-	close(fd);
-}
-
-/*
  * Take the rings over: load their indexes and claim our sides.  A
  * sleeping peer is woken in batches (ring_commit, idle.h), so that on a
  * shared core a context switch moves hundreds of packets, not a burst.
@@ -550,12 +487,12 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	if (checking)
 		return 0;	/* the words hold: nothing was started */
 	if (standby_fd >= 0)
-		prev = standby(standby_fd, saved_err, prev_path);
+		prev = stage_standby(standby_fd, saved_err, prev_path);
 	claim_rings();
 	stage_take_over(prev);
 	if (app->start)
 		app->start();
-	taken_over(standby_fd >= 0 ? standby_fd : taken_fd);
+	stage_taken_over(standby_fd >= 0 ? standby_fd : taken_fd);
 	if (app->control)
 		appctl_start(app->control, stats, label ? label : app->name);
 
@@ -587,14 +524,11 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			t_last = app_now_ns();
 		if (__builtin_expect(ring_corruptions != 0, 0))
 			fail_corrupt();
-		if (end_requested) {
+		if (end_requested || detach_requested) {
 			finish(0);
 			/* Read by the launcher once we have exited. */
-			app_stage->exit_state = STAGE_ENDED;
-			return 0;
-		}
-		if (detach_requested) {
-			finish(0);
+			if (end_requested)
+				app_stage->exit_state = STAGE_ENDED;
 			return 0;
 		}
 		if (done_requested || (n == 0 && app_inputs_done())) {

@@ -167,7 +167,10 @@ long long app_parse_num(const char *opt, const char *s, long long min,
 
 /* The bound port called name, or NULL when the graph left it open. */
 struct port *app_port(const char *name);
-/* The same, for apps with an input and an output of one name (lwaftr v4). */
+/*
+ * The same, for apps with an input and an output of one name (lwaftr v4);
+ * dir 0 is either, as app_port().
+ */
 struct port *app_port_dir(const char *name, int dir);
 /* All bound ports, for apps with any-name ports (tee). */
 extern struct port	*app_ports;

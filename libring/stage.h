@@ -28,6 +28,15 @@ const struct stage_file *stage_map(const char *path);
  */
 void	stage_take_over(const struct stage_file *prev);
 /*
+ * A swap's replacement (standby.c): say "ready" on the launcher's pipe fd
+ * (stderr back to saved_err) and wait for go; then the predecessor's stage
+ * file at prev_path.  Exits if the swap is called off.
+ */
+const struct stage_file *stage_standby(int fd, int saved_err,
+	    const char *prev_path);
+/* Started: tell the launcher on fd that we took over (fd < 0: nobody). */
+void	stage_taken_over(int fd);
+/*
  * app_desc.counters_out: take --counters-out FILE or --counters-out=FILE
  * out of the app's words argv[1..*argc - 1] (up to a "--"), and write the
  * counters to FILE when the stage stops (nothing if it was not given).
