@@ -12,6 +12,8 @@
  *			expanded key
  *	audit.c		the auditable events' log (audit.h): at most a
  *			line per kind a second, none written per packet
+ *	handover.c	the state a successor goes on from (leases,
+ *			window tops)
  *	main.c		the app: ports, counters, reload (SIGHUP)
  *
  * The wire, toward the core (tunnel mode, next header 41):
@@ -127,6 +129,12 @@ int	esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
 int	esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
 	    const char *file, char *err, size_t errlen);
 void	esp_sadb_free(struct esp_sadb *db);
+/*
+ * handover.c: db's leases, window tops and failures in a row into the
+ * stage's state, committed; at start, a predecessor's onto db first.
+ */
+void	esp_state_save(const struct esp_sadb *db);
+void	esp_state_start(struct esp_sadb *db);
 /* The expanded keys of every SA: 0, or -1 with a reason in err. */
 int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
 /*

@@ -47,38 +47,10 @@
 #define OUTER_HLEN	(SNB_ETH_HLEN + SNB_IPV6_HLEN)
 #define HOP_LIMIT	64
 
-/*
- * The hand-over state: where each SA stands, by direction and SPI, in the
- * entries' layout of every snb-esp before, so that a swap back to one
- * reads them right.  What came later is beside them, in aux, which those
- * do not read: an inbound SA's failures in a row, an outbound SA's key
- * print (its sequence number follows its key and salt, whatever its SPI
- * or addresses).  AUX_MAGIC says aux is there; a predecessor without it
- * had up to 31 entries, the failures in a row in dir's upper 24 bits.
- */
-#define AUX_MAGIC	0x31787561	/* "aux1" */
-#define OLD_NSTATE	31
-struct sastate {
-	uint32_t	spi, dir;
-	uint64_t	seq;	/* out: the lease; in: the window's top */
-};
-struct state {
-	uint32_t	n, magic;
-	union {
-		struct sastate	old[OLD_NSTATE];
-		struct {
-			struct sastate	e[ESP_MAX_SA];
-			uint32_t	aux[ESP_MAX_SA];
-		};
-	};
-};
-_Static_assert(sizeof(struct state) <= APP_STATE_MAX, "state size");
-
 static const char *safile;
 static struct esp_sadb sadb;		/* the data path's */
 static struct esp_sadb next_db;		/* a reload's, until adopted */
 static int next_kept[ESP_MAX_SA];	/* its SA i is old SA next_kept[i]-1 */
-static struct state *state;
 static struct esp_sa *last_out;		/* the last outbound SA used */
 static struct esp_sa *last_in;		/* the last inbound SA found */
 static struct fwd fwd;
@@ -100,61 +72,6 @@ static const char *const cnt_names[] = {
 	"drop-inner-remote", NULL
 };
 static uint64_t *verdict_cnt[ESP_BAD_INNER + 1];
-
-/* ---- the state a successor goes on from ---- */
-
-/* The data path's SAs into the state, committed. */
-static void
-state_save(void)
-{
-	int i;
-
-	state->n = (uint32_t)sadb.nsa;
-	state->magic = AUX_MAGIC;
-	for (i = 0; i < sadb.nsa; i++) {
-		struct esp_sa *sa = &sadb.sa[i];
-
-		state->e[i] = (struct sastate){ sa->spi, sa->dir,
-		    sa->dir == ESP_OUT ? sa->lease : sa->replay.top };
-		state->aux[i] = sa->dir == ESP_OUT ? sa->keyprint : sa->fails;
-	}
-	app_state_commit();
-}
-
-/*
- * A predecessor's state onto the SAs just read from the file: an
- * outbound SA goes on from the lease of its SPI or of its key, an inbound
- * one takes its SPI's window top (all below it seen) and failures.
- */
-static void
-state_resume(void)
-{
-	int aux = state->magic == AUX_MAGIC, i;
-	uint32_t j, max = aux ? ESP_MAX_SA : OLD_NSTATE;
-	uint32_t n = state->n < max ? state->n : max;
-	for (i = 0; i < sadb.nsa; i++) {
-		struct esp_sa *sa = &sadb.sa[i];
-
-		for (j = 0; j < n; j++) {
-			const struct sastate *e = &state->old[j];
-			uint32_t dir = aux ? e->dir : e->dir & 0xff;
-
-			if (dir != sa->dir || (e->spi != sa->spi &&
-			    !(aux && sa->dir == ESP_OUT &&
-			    state->aux[j] == sa->keyprint)))
-				continue;
-			if (sa->dir == ESP_OUT) {
-				sa->seq = e->seq > sa->seq ? e->seq : sa->seq;
-				continue;
-			}
-			if (e->seq > sa->replay.top) {
-				sa->replay.top = e->seq;
-				memset(sa->replay.bits, 0xff, sa->replay.w / 8);
-			}
-			sa->fails = aux ? state->aux[j] : e->dir >> 8;
-		}
-	}
-}
 
 /* ---- the data path ---- */
 
@@ -227,7 +144,7 @@ encap(const struct packet *p, uint32_t len)
 	if (sa->seq >= sa->lease) {	/* committed before it is sent past */
 		sa->lease = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
 		    sa->seq + SEQ_LEASE;
-		state_save();
+		esp_state_save(&sadb);
 	}
 	q = ring_slot(o->ring, o->used++);
 	q->len = (uint16_t)(OUTER_HLEN + elen);
@@ -382,7 +299,7 @@ esp_breathe(void)
 	/* The windows or the failures in a row moved: a successor must
 	 * not take those packets again, nor start the count over. */
 	if (judged() != before)
-		state_save();
+		esp_state_save(&sadb);
 	if (audit_pending)
 		audit_breath();
 	return n;
@@ -422,7 +339,7 @@ adopt(void *arg)
 	sadb = next_db;
 	next_db = old;
 	last_out = last_in = NULL;
-	state_save();
+	esp_state_save(&sadb);
 }
 
 static int
@@ -551,16 +468,13 @@ esp_init(int argc, char **argv)
 static void
 esp_start(void)
 {
-	state = app_state(sizeof(*state));
-	if (app_resumed())
-		state_resume();
-	state_save();
+	esp_state_start(&sadb);
 }
 
 static void
 esp_stop(int eof)
 {
-	state_save();
+	esp_state_save(&sadb);
 	audit_flush();
 	esp_sadb_free(&sadb);
 }
