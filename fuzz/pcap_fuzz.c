@@ -1,8 +1,9 @@
 /*
  * pcap_fuzz: libFuzzer target for capture input: snb-pcap-read's reading
- * path (apps/pcap-read.c, included) and snb-pcap-write's scanner of a file
- * to continue (apps/pcap-write/, included in a second compilation of
- * this file, -DPCAP_FUZZ_WRITE: both apps have a main, ports and desc).
+ * path (apps/pcap-read/stream.c, included) and snb-pcap-write's scanner
+ * of a file to continue (apps/pcap-write/, included in a second
+ * compilation of this file, -DPCAP_FUZZ_WRITE: it has a main, ports and
+ * desc).
  *
  * Build and run (from the repository root; `make fuzz` does this):
  *
@@ -80,9 +81,7 @@ fuzz_write_scanner(const uint8_t *data, size_t size)
 
 #else	/* the reader, and the fuzzer's entry point */
 
-#define main snb_pcap_read_main
-#include "../apps/pcap-read.c"
-#undef main
+#include "../apps/pcap-read/stream.c"
 
 void	fuzz_write_scanner(const uint8_t *, size_t);
 

@@ -1,0 +1,289 @@
+/*
+ * snb-pcap-read: replay a pcap or pcapng file into the graph (--loop N
+ * times), as fast as the graph takes it or paced (pace.h).  Records are
+ * read only when the output has room, so nothing is ever held back or
+ * lost; timestamps keep libpcap's nanosecond precision; other link types
+ * become Ethernet frames (linktype.h) or are refused by name.
+ *
+ * A restarted or swapped-in reader of the same file resumes where its
+ * predecessor stopped.  The position comes from the output ring, which is
+ * exact even after a SIGKILL: the packets this stage has published there
+ * are prod.head (plus prod.drops on a leaky link, counted before head is
+ * published), minus the head at which this file's stream began (its base,
+ * in the hand-over state).  The stream of a file is a fixed sequence
+ * (every record that fits the ring, pass after pass), so the successor
+ * replays that sequence without sending it up to the same point.
+ */
+#include <sys/stat.h>
+
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcap-read.h"
+
+static int unresumable;
+static int streaming;		/* a pipe or FIFO: records come when they
+				   are written, and a read may block */
+static struct stat file_st;	/* the file, as init() opened it */
+static uint64_t *packets;
+static struct port *out;
+
+/*
+ * The hand-over state: where this file's stream began on the output ring
+ * (base), the counters then, and which file it is (a swap to another
+ * file starts that file from its beginning).
+ */
+#define READ_MAGIC	0x32647270	/* "prd2" */
+struct read_state {
+	uint32_t	magic;		/* READ_MAGIC once committed */
+	uint32_t	from_stdin;
+	uint64_t	base;		/* output head + drops at the start */
+	uint64_t	dev, ino, size;	/* the file */
+	uint64_t	packets0;	/* counters at base */
+	uint64_t	drops0;
+	uint64_t	nonether0;
+};
+
+#define USAGE	"[--loop N] [--timing M | --rate PPS] FILE"
+
+static void
+pcap_read_init(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "loop", required_argument, NULL, 'l' },
+		{ "timing", required_argument, NULL, 't' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char msg[PCAP_ERRBUF_SIZE + 256], *end;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			loops = (uint64_t)app_parse_num("--loop", optarg, 0,
+			    LLONG_MAX);
+			break;
+		case 't':
+			errno = 0;
+			pace.mult = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || errno ||
+			    !(pace.mult >= 0.0001 && pace.mult <= 1e6))
+				errx(2, "bad --timing '%s': must be a number "
+				    "0.0001..1000000", optarg);
+			break;
+		case 'r':
+			pace.pps = (uint64_t)app_parse_num("--rate", optarg, 1,
+			    1000000000);
+			break;
+		default:
+			app_usage();
+		}
+	}
+	if (argc - optind != 1)
+		app_usage();
+	if (pace.mult && pace.pps)
+		errx(2, "--timing and --rate are alternatives: give one");
+	file = argv[optind];
+	from_stdin = strcmp(file, "-") == 0;
+	if (from_stdin && loops != 1)
+		errx(2, "--loop needs a file, not standard input");
+	/* Unbound, "out" is refused by the runtime after init(). */
+	if ((out = app_port("out")) == NULL)
+		return;
+	cap = out->rings[0].capacity;
+	if ((frame = malloc(cap)) == NULL)
+		err(1, NULL);
+	packets = app_counter("packets");
+	drop_oversize = app_counter("drop-oversize");
+	drop_nonether = app_counter("drop-nonether");
+	stream_reset();
+	/*
+	 * Standard input is opened in start(): in standby, reading its
+	 * header would take bytes from a predecessor still reading it.  A
+	 * file is opened now, so that a missing or foreign one refuses a
+	 * swap while the old stage still runs.
+	 */
+	if (from_stdin)
+		return;
+	if (open_file(msg, sizeof(msg)) == -1)
+		errx(1, "%s", msg);
+	if (fstat(fileno(pcap_file(pc)), &file_st) == -1)
+		err(1, "%s", file);
+	streaming = !S_ISREG(file_st.st_mode);
+}
+
+/* Does the handed-over state describe the stream we would read? */
+static int
+same_stream(const struct read_state *st)
+{
+	if (st->magic != READ_MAGIC || st->from_stdin != (uint32_t)from_stdin)
+		return 0;
+	return from_stdin || (st->dev == (uint64_t)file_st.st_dev &&
+	    st->ino == (uint64_t)file_st.st_ino &&
+	    st->size == (uint64_t)file_st.st_size);
+}
+
+static void
+pcap_read_start(void)
+{
+	struct read_state *st = app_state(sizeof(*st));
+	struct ring *r = &out->rings[0];
+	char msg[PCAP_ERRBUF_SIZE + 256];
+	uint64_t pos, k;
+	int rv;
+
+	/* The pace starts now, also for a successor: no burst to catch up. */
+	pace_restart(&pace, app_now_ns());
+	/* What this output has carried so far (see the top of the file). */
+	pos = r->head;
+	if (r->shm->hdr.flags & RING_FLAG_LEAKY)
+		pos += atomic_load(&r->shm->prod.drops);
+	if (app_resumed() && same_stream(st) && pos >= st->base) {
+		k = pos - st->base;
+		if (from_stdin) {
+			/*
+			 * The predecessor's buffered input went with it, and
+			 * what is left may start in the middle of a record:
+			 * end the stream as a failure (final, not restarted).
+			 */
+			warnx("standard input cannot be resumed after %llu "
+			    "packets: ending the stream", (unsigned long long)k);
+			unresumable = 1;
+			app_done();
+			return;
+		}
+		*packets = st->packets0 + k;
+		*drop_oversize = st->drops0;
+		*drop_nonether = st->nonether0;
+		quiet = 1;	/* the predecessor warned already */
+		rv = skip_records(k);
+		quiet = 0;
+		pace_restart(&pace, app_now_ns());
+		if (rv < 0)
+			errx(1, "%s: %s", file, pcap_geterr(pc));
+		if (rv == 0)
+			app_done();	/* it had sent everything */
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	st->magic = READ_MAGIC;
+	st->from_stdin = (uint32_t)from_stdin;
+	st->base = pos;
+	st->dev = (uint64_t)file_st.st_dev;
+	st->ino = (uint64_t)file_st.st_ino;
+	st->size = (uint64_t)file_st.st_size;
+	st->packets0 = *packets;
+	st->drops0 = *drop_oversize;
+	st->nonether0 = *drop_nonether;
+	app_state_commit();
+	if (from_stdin && open_file(msg, sizeof(msg)) == -1)
+		errx(1, "%s", msg);
+	if (from_stdin)
+		streaming = 1;
+}
+
+
+static int
+pcap_read_breathe(void)
+{
+	static struct rec rc;		/* a paced record, until it is due */
+	static uint64_t rc_due;
+	static int held;
+	struct ring *r = &out->rings[0];
+	uint64_t skipped = *drop_oversize + *drop_nonether, now = 0;
+	uint64_t bytes = 0;		/* of the slots not yet published */
+	uint32_t n, i = 0, pub = 0;	/* pub: published before a read */
+	int rv;
+
+	if (unresumable || ended)
+		return 0;
+	if ((n = ring_room(r, APP_BURST)) > APP_BURST)
+		n = APP_BURST;
+	if (PACED)
+		now = app_now_ns();	/* once a breath: a vDSO read */
+	/* Unpaced --loop passes from the cache: the bench's fast path. */
+	if (cached && !PACED)
+		i = replay_cached(r, n, &bytes);
+	while (i < n && !(cached && !PACED)) {
+		if (held)
+			held = 0;	/* rc is the record read before */
+		else {
+			/* A pipe's next record may be long in coming:
+			 * publish what we hold before a read that may wait
+			 * for it, not with a burst still to fill. */
+			if (streaming && may_block()) {
+				ring_commit_bytes(r, i - pub, bytes);
+				ring_flush_wake(r, 1);	/* a last breath's too */
+				*packets += i - pub;
+				bytes = 0;
+				pub = i;
+			}
+			errno = 0;
+			if ((rv = read_record(&rc)) == 0) {
+				if (next_pass())
+					continue;
+				app_done();
+				break;
+			}
+			/* SIGTERM while blocked on a pipe: detach now, with
+			 * what we have (the runtime saw the signal).  The
+			 * stream cannot go on anyway: see start(). */
+			if (rv < 0 && from_stdin && errno == EINTR)
+				break;
+			if (rv < 0) {
+				/* Deliver what we have, then end the stream
+				 * as a dying pipe writer would (a failure). */
+				ring_commit_bytes(r, i - pub, bytes);
+				ring_close_failed(r);
+				errx(1, "%s: %s", file, pcap_geterr(pc));
+			}
+			if (PACED)
+				rc_due = pace_due(&pace, rc.ts_ns);
+		}
+		if (PACED && rc_due > now) {
+			/* Not yet: the runtime sleeps until it is due. */
+			held = 1;
+			app_wake_at(rc_due);
+			break;
+		}
+		put_rec(ring_slot(r, i - pub), &rc, rc.data);
+		i++;
+		bytes += rc.caplen;
+	}
+	ring_commit_bytes(r, i - pub, bytes);
+	*packets += i - pub;
+	/* Skipped records count as work: a breath of them is not idle. */
+	return (int)(i + (*drop_oversize + *drop_nonether - skipped));
+}
+
+static void
+pcap_read_stop(int eof)
+{
+	stream_reset();		/* the file closed, the cache freed */
+	if (unresumable && eof) {
+		/* A failure at end of stream: the output ends first. */
+		ring_close_failed(&out->rings[0]);
+		exit(1);
+	}
+}
+
+static const struct app_desc desc = {
+	.name = "pcap-read",
+	.usage = USAGE,
+	.summary = "Replay a pcap/pcapng file (--loop 0: forever), paced or "
+	    "not.",
+	.ports = (const struct port_desc[]){ { "out", PORT_OUT | PORT_REQUIRED },
+	    { NULL, 0 } },
+	.init = pcap_read_init,
+	.start = pcap_read_start,
+	.breathe = pcap_read_breathe,
+	.stop = pcap_read_stop,
+};
+
+APP_MAIN(desc)
