@@ -69,6 +69,7 @@ void
 stage_open(const char *path, const char *app, const char *label, int keep)
 {
 	struct stage_file *f;
+	uint32_t i;
 
 	if (path == NULL) {
 		if ((f = calloc(1, sizeof(*f))) == NULL)
@@ -76,7 +77,12 @@ stage_open(const char *path, const char *app, const char *label, int keep)
 	} else if ((f = map_file(path, 1)) == NULL)
 		err(1, "%s", path);
 	if (keep && same_app(f, app)) {
-		/* A restart: counters and state go on where they were. */
+		/* A restart: counters and state go on where they were; a
+		 * gauge was a level of the process that left, as in
+		 * stage_take_over() (a swap). */
+		for (i = 0; i < f->ncounters; i++)
+			if (f->counters[i].flags & STAGE_COUNTER_GAUGE)
+				f->counters[i].value = 0;
 		load_state(f);
 		handed_over = 1;
 	} else

@@ -12,7 +12,8 @@ extern struct stage_file *app_stage;
 
 /*
  * Map (creating it) the stage file at path.  keep: a restart, so keep a
- * predecessor's counters and state when the file holds the same app;
+ * predecessor's counters and state when the file holds the same app
+ * (its gauges at 0: levels of the process that left, as in a swap);
  * otherwise start afresh.
  */
 void	stage_open(const char *path, const char *app, const char *label,
