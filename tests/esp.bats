@@ -11,6 +11,7 @@ PY=/usr/bin/python3
 PEER="$BATS_TEST_DIRNAME/esp-peer.py"
 K1=0x00112233445566778899aabbccddeeff01020304
 K2=0xfedcba98765432100123456789abcdefa5a5a5a5
+K3=0x0f1e2d3c4b5a69788796a5b4c3d2e1f05a5a5a5a
 A=2001:db8:1::1
 B=2001:db8:2::1
 
@@ -704,4 +705,55 @@ chaos() {
 	exec 7>&-
 	timeout 60 tail --pid="$gpid" -f /dev/null
 	wait "$gpid"
+}
+
+@test "esp: an outbound key a reload removed is gone for good: no later reload, restart or swap brings it back" {
+	sa out 0x1001 $K1 $A $B > "$T/a.conf"
+	mkfifo "$T/in"
+	snb-run -n espgone "pcap-read $T/in | [clear] e: esp $T/a.conf \
+	    [core] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 7> "$T/in"
+	printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\0\0\0\0\0\0\0\0\xff\xff\0\0\x01\0\0\0' >&7
+	wait_for test -S "$SNB_RUN_DIR/espgone/e.ctl"
+	# K1 is replaced by K2: K1's nonces from 1 up are spent
+	sa out 0x1002 $K2 $A $B > "$T/a.conf"
+	run snb-ctl espgone config e reload
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# K1 again, under a new SPI, then as the very SA it was
+	for spi in 0x1003 0x1001; do
+		sa out $spi $K1 $A $B > "$T/a.conf"
+		run snb-ctl espgone config e reload
+		echo "$output"
+		[ "$status" -ne 0 ]
+		assert_output_has "$T/a.conf:1:1:"
+		assert_output_has "removed"
+	done
+	run snb-ctl espgone config e show
+	assert_output_has "spi 0x00001002"
+	# nor through a swap or a restart: the successor leaves the SA out
+	sa out 0x1003 $K1 $A $B > "$T/a.conf"
+	chaos espgone e swap "esp $T/a.conf"
+	run snb-ctl espgone config e show
+	echo "$output"
+	[ "$output" = "no SA" ]
+	{ sa out 0x1004 $K3 $A 2001:db8:3::1; sa out 0x1001 $K1 $A $B; } \
+	    > "$T/a.conf"
+	chaos espgone e restart
+	run snb-ctl espgone config e show
+	echo "$output"
+	assert_output_has "spi 0x00001004"
+	! echo "$output" | grep -q 0x00001001
+	# the swap's file removed K2: gone too
+	sa out 0x1005 $K2 $A $B > "$T/a.conf"
+	run snb-ctl espgone config e reload
+	echo "$output"
+	[ "$status" -ne 0 ]
+	assert_output_has "removed"
+	exec 7>&-
+	timeout 60 tail --pid="$gpid" -f /dev/null
+	wait "$gpid"
+	cat "$T/err"
+	[ "$(grep -c 'removed earlier' "$T/err")" -eq 2 ]
 }

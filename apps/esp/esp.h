@@ -134,7 +134,17 @@ void	esp_sadb_free(struct esp_sadb *db);
  * stage's state, committed; at start, a predecessor's onto db first.
  */
 void	esp_state_save(const struct esp_sadb *db);
-void	esp_state_start(struct esp_sadb *db);
+void	esp_state_start(struct esp_sadb *db, const char *file);
+/*
+ * An outbound key (by its print) once removed is never taken again: its
+ * nonces are spent.  esp_key_retire() on the data path (before
+ * esp_state_save()); esp_state_room(): whether nsa SAs and nretire more
+ * retired keys fit the state (1) or not (0).  esp_state_start() leaves
+ * out, with a warning, the file's outbound SAs under a retired key.
+ */
+int	esp_key_retired(uint32_t keyprint);
+void	esp_key_retire(uint32_t keyprint);
+int	esp_state_room(int nsa, int nretire);
 /* The expanded keys of every SA: 0, or -1 with a reason in err. */
 int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
 /*

@@ -312,8 +312,15 @@ static void
 adopt(void *arg)
 {
 	struct esp_sadb old = sadb;
-	int i;
+	int kept[ESP_MAX_SA] = { 0 }, i;
 
+	for (i = 0; i < next_db.nsa; i++)
+		if (next_kept[i] != 0)
+			kept[next_kept[i] - 1] = 1;
+	/* Their nonces are spent: never again (esp_key_retired()). */
+	for (i = 0; i < old.nsa; i++)
+		if (old.sa[i].dir == ESP_OUT && !kept[i])
+			esp_key_retire(old.sa[i].keyprint);
 	for (i = 0; i < next_db.nsa; i++) {
 		struct esp_sa *sa = &next_db.sa[i];
 
@@ -346,7 +353,7 @@ static int
 reload(FILE *out)
 {
 	char err[512];
-	int i, kept = 0, in = 0;
+	int i, j, kept = 0, in = 0, gone;
 
 	if (esp_sadb_load(&next_db, safile, err, sizeof(err)) == -1 ||
 	    esp_sadb_keys(&next_db, err, sizeof(err)) == -1) {
@@ -371,9 +378,34 @@ reload(FILE *out)
 			esp_sadb_free(&next_db);
 			return -1;
 		}
+		if (o == NULL && sa->dir == ESP_OUT &&
+		    esp_key_retired(sa->keyprint)) {
+			fprintf(out, "%s:%d:%d: sa spi 0x%x: the key and salt "
+			    "of an outbound SA removed earlier: a removed key "
+			    "is gone for good (GCM would use its nonces "
+			    "twice)\n", safile, sa->at.line, sa->at.col,
+			    sa->spi);
+			esp_sadb_free(&next_db);
+			return -1;
+		}
 		next_kept[i] = o ? (int)(o - sadb.sa) + 1 : 0;
 		kept += o != NULL;
 		in += sa->dir == ESP_IN;
+	}
+	/* The outbound SAs that go: their keys are remembered. */
+	for (i = gone = 0; i < sadb.nsa; i++) {
+		for (j = 0; j < next_db.nsa; j++)
+			if (next_kept[j] == i + 1)
+				break;
+		gone += sadb.sa[i].dir == ESP_OUT && j == next_db.nsa;
+	}
+	if (!esp_state_room(next_db.nsa, gone)) {
+		fprintf(out, "%s: %d SAs and the keys of every outbound SA "
+		    "removed (%d more now) do not fit the hand-over state "
+		    "(%d SAs, or 5 removed keys, at most): start the graph "
+		    "afresh\n", safile, next_db.nsa, gone, ESP_MAX_SA);
+		esp_sadb_free(&next_db);
+		return -1;
 	}
 	if (app_ctl_sync(adopt, NULL) == -1) {
 		esp_sadb_free(&next_db);
@@ -393,6 +425,9 @@ show(FILE *out)
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
 	int i;
 
+	/* An empty reply would read as none (snb-ctl). */
+	if (sadb.nsa == 0)
+		fprintf(out, "no SA\n");
 	/* Read beside the data path: the numbers may be a breath old. */
 	for (i = 0; i < sadb.nsa; i++) {
 		const struct esp_sa *sa = &sadb.sa[i];
@@ -468,7 +503,7 @@ esp_init(int argc, char **argv)
 static void
 esp_start(void)
 {
-	esp_state_start(&sadb);
+	esp_state_start(&sadb, safile);
 }
 
 static void

@@ -304,8 +304,8 @@ check_sa(struct saparser *ps, const struct cfg_tok *n, struct sactx *xp)
 	if (db->nsa == ESP_MAX_SA)
 		return cfg_err(cf, &n->at, "sa %s: more than %d SAs", b,
 		    ESP_MAX_SA);
-	if (cfg_grow(&db->sa, &ps->cap, (size_t)db->nsa + 1,
-	    sizeof(*db->sa)) == -1)
+	/* Room for all at once: a realloc would leave keys in freed memory. */
+	if (cfg_grow(&db->sa, &ps->cap, ESP_MAX_SA, sizeof(*db->sa)) == -1)
 		return cfg_err(cf, &n->at, "out of memory");
 	db->sa[db->nsa++] = xp->sa;
 	return 0;
