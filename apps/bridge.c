@@ -183,8 +183,7 @@ bind_ports(void)
 			errx(1, "too many ports (at most %d)", MAX_PORTS);
 		names[nbports++] = p->name;
 	}
-	if (nbports == 0)
-		errx(1, "no port is connected");
+	app_require_port("*", 0);
 	fwd_init(&fwd, names, names);
 	for (g = 0; g < ngroups; g++) {
 		if ((copy = strdup(group_arg[g])) == NULL)
@@ -195,12 +194,12 @@ bind_ports(void)
 				if (strcmp(names[i], w) == 0)
 					break;
 			if (i == nbports)
-				errx(1, "--group %s: port '%s' is not "
+				errx(2, "--group %s: port '%s' is not "
 				    "connected", group_arg[g], w);
 			bports[i].groups |= 1u << g;
 		}
 		if (n < 2)
-			errx(1, "--group %s: a group needs two ports or more",
+			errx(2, "--group %s: a group needs two ports or more",
 			    group_arg[g]);
 		free(copy);
 	}

@@ -149,9 +149,7 @@ nd_init(int argc, char **argv)
 	resolved = !resolve;
 	fwd_init(&fwd, (const char *[]){ "north", "south", NULL },
 	    (const char *[]){ "north", "south", NULL });
-	if (fwd.out[SOUTH].ring == NULL ||
-	    app_port_dir("south", PORT_IN) == NULL)
-		errx(1, "port 'south' must be connected both ways");
+	app_require_port("south", PORT_IN | PORT_OUT);
 	app_counters((uint64_t **)&c, cnt_names);
 	fwd.out[NORTH].sent = c.north;
 	fwd.out[SOUTH].sent = c.south;

@@ -224,12 +224,10 @@ bind_ports(void)
 		fwd.out[i].sent = app_counter(c);
 	}
 	if (mode != MUX) {
-		if (app_port_dir("in", PORT_IN) == NULL)
-			errx(1, "input port 'in' is not connected");
-		if (out < 0)
-			errx(1, "output port 'out' is not connected");
-	} else if (trunk < 0)
-		errx(1, "mux: port 'trunk' is not connected");
+		app_require_port("in", PORT_IN);
+		app_require_port("out", PORT_OUT);
+	} else
+		app_require_port("trunk", 0);
 }
 
 /* The 0x8100 tag of a frame of len bytes, or NULL. */

@@ -133,6 +133,27 @@ app_parse_num(const char *opt, const char *s, long long min, long long max)
 	return v;
 }
 
+void
+app_require_port(const char *name, int dir)
+{
+	const char *d = dir == PORT_IN ? "input " : dir == PORT_OUT ?
+	    "output " : "";
+	int i, any = 0;
+
+	if (dir == (PORT_IN | PORT_OUT)) {
+		app_require_port(name, PORT_IN);
+		app_require_port(name, PORT_OUT);
+		return;
+	}
+	if (strcmp(name, "*") == 0) {
+		for (i = 0; i < app_nports; i++)
+			any |= dir == 0 || (app_ports[i].flags & dir);
+		if (!any)
+			errx(2, "no %sport is connected", d);
+	} else if (app_port_dir(name, dir) == NULL)
+		errx(2, "%sport '%s' is not connected", d, name);
+}
+
 /* A graph leaving a required port open is refused (after init's words). */
 static void
 check_required(void)
@@ -140,11 +161,9 @@ check_required(void)
 	const struct port_desc *p;
 
 	for (p = app->ports; p->name; p++)
-		if ((p->flags & PORT_REQUIRED) && strcmp(p->name, "*") != 0 &&
-		    app_port_dir(p->name, p->flags & (PORT_IN | PORT_OUT)) ==
-		    NULL)
-			errx(2, "%s port '%s' is not connected",
-			    p->flags & PORT_IN ? "input" : "output", p->name);
+		if ((p->flags & PORT_REQUIRED) && strcmp(p->name, "*") != 0)
+			app_require_port(p->name, p->flags &
+			    (PORT_IN | PORT_OUT));
 }
 
 int

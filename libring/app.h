@@ -172,6 +172,13 @@ struct port *app_port(const char *name);
  * dir 0 is either, as app_port().
  */
 struct port *app_port_dir(const char *name, int dir);
+/*
+ * Refuse the graph (exit 2, as for a PORT_REQUIRED port) unless port
+ * name is bound in direction dir: PORT_IN, PORT_OUT, both (each), or 0
+ * (either).  Name "*": some port of that direction.  For ports required
+ * only in some modes or by some arguments.
+ */
+void	app_require_port(const char *name, int dir);
 /* All bound ports, for apps with any-name ports (tee). */
 extern struct port	*app_ports;
 extern int		 app_nports;

@@ -39,8 +39,7 @@ ports_of(const char *const *names, int dir, struct port **p)
 				p[n++] = &app_ports[i];
 		/* Consuming with nowhere to send would discard everything. */
 		if (n == 0)
-			errx(2, "no %s port is connected",
-			    dir == PORT_IN ? "input" : "output");
+			app_require_port("*", dir);
 		qsort(p, (size_t)n, sizeof(*p), by_name);
 		return n;
 	}

@@ -72,9 +72,7 @@ bind_ports(void)
 			    type == PW_L2TP ? "l2tp" : "gre", name);
 		names[nports++] = name;
 	}
-	if (app_port_dir("core", PORT_IN) == NULL &&
-	    app_port_dir("core", PORT_OUT) == NULL)
-		errx(1, "port 'core' is not connected");
+	app_require_port("core", 0);
 	fwd_init(&fwd, names, names);
 	c.oversize = fwd.drop_oversize;
 	for (k = 1; k < nports; k++) {

@@ -236,13 +236,19 @@ man_forms() {
 	! grep 'write(2, ' "$BATS_TEST_TMPDIR/st" | grep -v '\\n"' | grep -v '\.\.\., '
 }
 
-@test "an app run by hand, outside a graph: which port is missing, status 2 or 1 as its manual says, never a crash" {
+@test "an app run by hand, outside a graph: which port is missing, status 2 (a refusal, as its manual says), never a crash" {
 	# Each app's words, the status its EXIT STATUS gives for a port left
 	# unconnected, and the message.  snb-vlan crashed here (SIGSEGV in
 	# fwd_init on an empty port list); snb-nic and snb-esp waited forever.
 	cat > "$T/sa.conf" <<-'EOF2'
 	sa { direction out; spi 0x1001; key 0x00112233445566778899aabbccddeeff01020304;
 	     local-address 2001:db8:1::1; remote-address 2001:db8:2::1; }
+	EOF2
+	cat > "$T/pw.conf" <<-'EOF2'
+	local-address 2001:db8::1;
+	pseudowire b { remote-address 2001:db8::2; gre { key 1; } }
+	pseudowire c { remote-address 2001:db8::3; l2tp { local-session 1; remote-session 2;
+	    local-cookie 0x0011223344556677; remote-cookie 0x8899aabbccddeeff; } }
 	EOF2
 	while IFS='|' read -r words want msg; do
 		[ -n "$words" ] || continue
@@ -261,11 +267,13 @@ man_forms() {
 	echo 192.0.2.1|2|input port 'in' is not connected
 	pcap-read $T/none.pcap|2|output port 'out' is not connected
 	pcap-write $T/x.pcap|2|input port 'in' is not connected
-	vlan tag 10|1|input port 'in' is not connected
-	vlan untag 10|1|input port 'in' is not connected
-	vlan mux|1|mux: port 'trunk' is not connected
-	bridge|1|no port is connected
-	nd --address 2001:db8::1 --mac 02:00:00:00:00:01 --next-hop 2001:db8::2|1|port 'south' must be connected both ways
+	vlan tag 10|2|input port 'in' is not connected
+	vlan untag 10|2|input port 'in' is not connected
+	vlan mux|2|port 'trunk' is not connected
+	bridge|2|no port is connected
+	nd --address 2001:db8::1 --mac 02:00:00:00:00:01 --next-hop 2001:db8::2|2|input port 'south' is not connected
+	gre $T/pw.conf|2|port 'core' is not connected
+	l2tp $T/pw.conf|2|port 'core' is not connected
 	esp $T/sa.conf|2|no input port is connected (clear, core)
 	nic lo|2|no port is connected (in, out)
 	EOF2
