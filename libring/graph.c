@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include <bsd/string.h>
+#define LIBBSD_OPENBSD_VIS	/* vis(3) as OpenBSD has it */
+#include <bsd/vis.h>
 
 #include "graph.h"
 #include "graph_int.h"
@@ -51,6 +53,7 @@ gr_grow(void *p, int n, int *cap, size_t size)
 int
 gr_fail(char *errbuf, size_t errlen, struct graph_pos pos, const char *fmt, ...)
 {
+	char msg[1024], shown[4 * sizeof(msg) + 1];
 	va_list ap;
 	int n;
 
@@ -58,8 +61,13 @@ gr_fail(char *errbuf, size_t errlen, struct graph_pos pos, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= errlen)
 		return -1;
 	va_start(ap, fmt);
-	vsnprintf(errbuf + n, errlen - (size_t)n, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* The graph's words may hold any byte: one that would act on the
+	 * terminal or split the line is shown escaped (vis(3), as tcpdump
+	 * and OpenBSD's tools do). */
+	strvis(shown, msg, VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL);
+	strlcpy(errbuf + n, shown, errlen - (size_t)n);
 	return -1;
 }
 

@@ -360,3 +360,24 @@ G
 	[ "$status" -eq 2 ]
 	assert_output_has "snb-lb: 126 outputs: at most 125, each has a counter"
 }
+
+@test "a control character in a graph is shown escaped (vis(3)), at its FILE:LINE:COL" {
+	# It was echoed raw: an ESC sequence acted on the terminal, a newline
+	# split the message.
+	run snb-run $'source | fi\x01lter | sink'
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[ "$output" = "snb-run: 1:10: bad app name 'fi\\001lter' (lower-case letters, digits, '-', '_', a letter first)" ]
+	run snb-run $'source | "fi\nlter" | sink'
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[ "${#lines[@]}" -eq 1 ]
+	assert_output_has "1:10: bad app name 'fi\\nlter'"
+	printf 'source |\n  sink [\033[2Jx]\n' > "$T/esc.snb"
+	run snb-run -f "$T/esc.snb"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	assert_output_has "$T/esc.snb:2:8: bad port name '\\033[2Jx'"
+	! printf '%s' "$output" | grep -q $'\033'
+	[ "${#lines[@]}" -eq 1 ]
+}

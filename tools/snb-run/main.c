@@ -9,6 +9,7 @@
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include <bsd/string.h>
+#define LIBBSD_OPENBSD_VIS	/* vis(3) as OpenBSD has it */
+#include <bsd/vis.h>
 
 #include "cfg.h"
 #include "cli.h"
@@ -102,13 +105,15 @@ parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max)
 static void
 read_graph(const char *file, int argc, char **argv)
 {
-	char errbuf[1024];
+	char errbuf[1024], shown[4 * sizeof(graph_where) + 1];
 	size_t len = 0;
 	int i;
 
 	if (file) {
 		text = read_file(file);
-		snprintf(graph_where, sizeof(graph_where), "%s:", file);
+		/* Shown as gr_fail() shows the graph's words. */
+		strvis(shown, file, VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL);
+		snprintf(graph_where, sizeof(graph_where), "%s:", shown);
 	} else {
 		for (i = 0; i < argc; i++)
 			len += strlen(argv[i]) + 1;
@@ -315,6 +320,9 @@ main(int argc, char **argv)
 	int i, rc, lock;
 
 	cli_begin(argc, argv);
+	/* Errors show the graph's letters in the user's encoding (vis(3)
+	 * escapes what the locale cannot print, control characters always). */
+	setlocale(LC_CTYPE, "");
 	cli_output();
 	default_signals();
 	i = options(argc, argv);
