@@ -3,11 +3,13 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cfg.h"
 
@@ -573,17 +575,17 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 }
 
 /* One block, its copies wiped (grow_text, no stdio buffer): a key's
-   text is left in buf alone, which the caller wipes if it must. */
-char *
-cfg_read(const char *path, size_t *len, char *err, size_t errlen)
+   text is left in buf alone, which the caller wipes if it must.  f is
+   closed; name is what an error names. */
+static char *
+read_all(FILE *f, const char *name, size_t *len, char *err, size_t errlen)
 {
 	char *buf = NULL;
 	size_t cap = 0, n;
 	struct stat sb;
-	FILE *f;
 
 	*len = 0;
-	if ((f = fopen(path, "re")) == NULL)
+	if (f == NULL)
 		goto fail;
 	setvbuf(f, NULL, _IONBF, 0);
 	/* a regular file's size at once; a pipe's by doubling */
@@ -606,13 +608,32 @@ cfg_read(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 fail:
 	if (err && errlen)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
 	if (f != NULL)
 		fclose(f);
 	if (buf != NULL)
 		explicit_bzero(buf, cap);
 	free(buf);
 	return NULL;
+}
+
+char *
+cfg_read(const char *path, size_t *len, char *err, size_t errlen)
+{
+	return read_all(fopen(path, "re"), path, len, err, errlen);
+}
+
+/* fd itself, not a path to it: /dev/stdin cannot be opened on a socket. */
+char *
+cfg_read_fd(int fd, const char *name, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = NULL;
+	int d;
+
+	if ((d = fcntl(fd, F_DUPFD_CLOEXEC, 0)) != -1 &&
+	    (f = fdopen(d, "r")) == NULL)
+		close(d);
+	return read_all(f, name, len, err, errlen);
 }
 
 int

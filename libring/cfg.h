@@ -192,6 +192,10 @@ int	cfg_grow(void *arrp, size_t *cap, size_t need, size_t sz);
  * its length in *len; NULL with "PATH: strerror" in err.
  */
 char	*cfg_read(const char *path, size_t *len, char *err, size_t errlen);
+/* The same from an open fd (standard input: a pipe, a file, a socket),
+   read to its end and left open; errors name name. */
+char	*cfg_read_fd(int fd, const char *name, size_t *len, char *err,
+	    size_t errlen);
 
 /*
  * A file's parse: cfg_read() it and hand the text to parse(obj, text, len,

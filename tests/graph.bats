@@ -115,6 +115,24 @@ G
 	assert_output_has "$T/bad.snb:2:10: no input port 'x' on sink"
 }
 
+@test "graph files: -f - reads standard input, a pipe or a socket (no /dev/stdin to open)" {
+	run sh -c "echo 'source --count 5 | sink --expect 5' | snb-run -f -"
+	[ "$status" -eq 0 ]
+	# A socket (inetd, systemd, a parent's socketpair): read as it is.
+	run python3 -c '
+import socket, subprocess, sys
+a, b = socket.socketpair()
+a.sendall(b"source --count 5 | sink --expect 5\n")
+a.shutdown(socket.SHUT_WR)
+p = subprocess.run(["snb-run", "-f", "-"], stdin=b, stderr=subprocess.PIPE)
+sys.stderr.buffer.write(p.stderr)
+sys.exit(p.returncode)'
+	[ "$status" -eq 0 ]
+	run snb-run -f - 0>"$T/wo"
+	[ "$status" -eq 1 ]
+	assert_output_has "snb-run: standard input: "
+}
+
 @test "quoting: single, double, escapes reach the app unchanged" {
 	run snb-run --check "source | filter 'tcp port 80' \"and not\" port\\ 53 | sink"
 	[ "$status" -eq 0 ]

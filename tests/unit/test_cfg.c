@@ -5,11 +5,13 @@
  * the value converters' edge cases, reading a file.  The lwAFTR's schema
  * on top is test_lwaftr_conf's.
  */
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "cfg.h"
@@ -421,6 +423,35 @@ test_growth(void)
 	cfg_fini(&cf);
 }
 
+/*
+ * cfg_read_fd: an open descriptor read to its end (snb-run -f -), a
+ * socket too, which cannot be opened again by a path (/dev/stdin:
+ * ENXIO); it stays open.  A bad one is named as the caller names it.
+ */
+static void
+test_fd(void)
+{
+	char *buf;
+	size_t len = 0;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == -1 ||
+	    write(sv[0], "a -> b\n", 7) != 7 || shutdown(sv[0], SHUT_WR)) {
+		ok(0, "socketpair");
+		return;
+	}
+	buf = cfg_read_fd(sv[1], "standard input", &len, err, sizeof(err));
+	ok(buf != NULL && len == 7 && strcmp(buf, "a -> b\n") == 0 &&
+	    fcntl(sv[1], F_GETFD) != -1, "a socket read whole, left open: "
+	    "%s", buf ? "" : err);
+	free(buf);
+	close(sv[0]);
+	close(sv[1]);
+	ok(cfg_read_fd(sv[1], "standard input", &len, err, sizeof(err)) ==
+	    NULL && strcmp(err, "standard input: Bad file descriptor") == 0,
+	    "%s", err);
+}
+
 int
 main(void)
 {
@@ -430,5 +461,6 @@ main(void)
 	test_errors();
 	test_misc();
 	test_growth();
+	test_fd();
 	return tap_done();
 }

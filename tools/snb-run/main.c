@@ -63,8 +63,9 @@ read_file(const char *path)
 	size_t len;
 
 	/* missing: a failure, as in every app */
-	if ((buf = cfg_read(strcmp(path, "-") ? path : "/dev/stdin", &len,
-	    errbuf, sizeof(errbuf))) == NULL)
+	if ((buf = strcmp(path, "-") ? cfg_read(path, &len, errbuf,
+	    sizeof(errbuf)) : cfg_read_fd(0, "standard input", &len, errbuf,
+	    sizeof(errbuf))) == NULL)
 		errx(1, "%s", errbuf);
 	if (memchr(buf, '\0', len) != NULL)
 		errx(2, "%s: binary file", path);
