@@ -16,8 +16,8 @@ own() {
 	[ "$(echo "$output" | grep -c '^ok ')" -eq 1 ]
 }
 
-@test "lwaftr own: tests/lwaftr has the 64 cases tested here" {
-	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 64 ]
+@test "lwaftr own: tests/lwaftr has the 70 cases tested here" {
+	[ "$("$BATS_TEST_DIRNAME/lwaftr-conformance.sh" --count "$D")" -eq 70 ]
 }
 
 @test "lwaftr own: mkcases.py writes exactly the checked-in cases" {
@@ -317,4 +317,28 @@ memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 
 @test "lwaftr own 64: snb-nd-router-messages (vlan)" {
 	own 64
+}
+
+@test "lwaftr own 65: reserved-ports-inet" {
+	own 65
+}
+
+@test "lwaftr own 66: reserved-ports-inet (vlan)" {
+	own 66
+}
+
+@test "lwaftr own 67: reserved-ports-b4" {
+	own 67
+}
+
+@test "lwaftr own 68: reserved-ports-b4 (vlan)" {
+	own 68
+}
+
+@test "lwaftr own 69: icmpv4-other-types-all-ports" {
+	own 69
+}
+
+@test "lwaftr own 70: icmpv4-other-types-all-ports (vlan)" {
+	own 70
 }

@@ -307,6 +307,7 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 		b->shift[w] = (uint8_t)(16 - f->reserved_bits -
 		    f->psid_length);
 		b->dense[w] = g == (size_t)b->mask[w] + 1;
+		b->resv[w] = f->reserved_bits;
 	}
 #undef IDX
 	return 0;

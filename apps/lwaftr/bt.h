@@ -42,8 +42,9 @@ struct bt_bucket {
 	uint16_t	mask[BT_WAYS];	/* (1 << psid_length) - 1 */
 	uint8_t		shift[BT_WAYS];	/* 16 - reserved - psid_length */
 	uint8_t		dense[BT_WAYS];	/* last == mask: index by psid */
+	uint8_t		resv[BT_WAYS];	/* reserved-ports-bit-count */
 	uint8_t		used;
-	uint8_t		pad[7];
+	uint8_t		pad[3];
 } __attribute__((aligned(64)));
 
 struct lwaftr_bt {

@@ -68,6 +68,18 @@ bt_psid(const struct bt_bucket *b, int w, uint16_t port)
 }
 
 /*
+ * A port no softwire of the address may have: with a reserved-ports-bit-
+ * count a > 0, the reference (binding_table.lua lookup_psid) refuses the
+ * ports below 2^a.  RFC 7597 5.1 would refuse those whose a bits are 0,
+ * below 2^(16 - a); the two agree at a = 8 and we follow the reference.
+ */
+static inline int
+bt_reserved(const struct bt_bucket *b, int w, uint16_t port)
+{
+	return b->resv[w] != 0 && (uint32_t)ntohs(port) >> b->resv[w] == 0;
+}
+
+/*
  * The softwire of psid among the n (> 0) of a sparse address starting at
  * base, or NULL.  Branch-free halving (the compare becomes a conditional
  * move: with random ports a branchy search mispredicts about every other
@@ -116,7 +128,8 @@ lwaftr_bt_lookup(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t port)
 	const struct bt_bucket *b;
 	int w;
 
-	if ((b = bt_probe(bt, ipv4, bt_hash(ipv4) & bt->mask, &w)) == NULL)
+	if ((b = bt_probe(bt, ipv4, bt_hash(ipv4) & bt->mask, &w)) == NULL ||
+	    bt_reserved(b, w, port))
 		return NULL;
 	return bt_find(bt, b, w, bt_psid(b, w, port));
 }
@@ -143,6 +156,10 @@ lwaftr_bt_lookup_burst(const struct lwaftr_bt *bt, const uint32_t *ipv4,
 			out[base + i] = NULL;
 			if (b == NULL)
 				continue;
+			if (bt_reserved(b, w[i], port[base + i])) {
+				bb[i] = NULL;
+				continue;
+			}
 			psid[i] = bt_psid(b, w[i], port[base + i]);
 			if (b->dense[w[i]]) {
 				/*

@@ -5,8 +5,9 @@
  *    and UDP the port on the B4's end; for an echo request or reply the
  *    identifier, but only on the end that sent the request (the id is
  *    the requester's: a B4 answering a ping has no port in it, so its
- *    reply is looked up as port 0); for an ICMP error, the port of the
- *    packet it quotes, which travelled the other way.
+ *    reply is looked up as port 0); for an ICMP error (and, as
+ *    in the reference, any other type), the port of the packet it
+ *    quotes, which travelled the other way.
  *  - ICMPv4 errors (RFC 792) and ICMPv6 errors (RFC 4443) about packets
  *    we drop, rate limited per side, never about ICMP errors.
  *  - ICMPv6 errors from the B4 side about packets we tunnelled, turned
@@ -34,16 +35,30 @@ static int
 ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
     int depth)
 {
+	uint8_t z[64];		/* a longest header and its ports */
 	size_t hlen, l4len;
 	const uint8_t *l4;
 	uint16_t fo;
 
+	if (depth > 0 && len < sizeof(z)) {
+		/*
+		 * The reference reads a quoted packet's ports where its
+		 * header says, past the quote's end when it is cut short:
+		 * we read zeros there, as it does in a fresh buffer, so a
+		 * softwire of all ports takes it there and here.  Nor
+		 * does it ask whether the quote is a later fragment.
+		 */
+		memset(z, 0, sizeof(z));
+		memcpy(z, ip, len);
+		ip = z;
+		len = sizeof(z);
+	}
 	if (len < SNB_IPV4_HLEN)
 		return 0;
 	hlen = (ip[0] & 0x0f) * 4u;
 	memcpy(&fo, ip + 6, 2);
-	if (hlen < SNB_IPV4_HLEN || hlen > len ||
-	    (ntohs(fo) & SNB_IP_OFFMASK) != 0)
+	if (hlen > len || (depth == 0 && (hlen < SNB_IPV4_HLEN ||
+	    (ntohs(fo) & SNB_IP_OFFMASK) != 0)))
 		return 0;
 	l4 = ip + hlen;
 	l4len = len - hlen;
@@ -81,9 +96,14 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 				*port = 0;
 			return 1;
 		default:
-			if (!is_icmp4_error_type(l4[0]) || depth > 0)
+			/*
+			 * An error quotes a packet, which went the other
+			 * way.  Like the reference, any other type is read
+			 * as if it quoted one too (RFC 7596 names no port
+			 * for it, and its softwire must be found somehow).
+			 */
+			if (depth > 0)
 				return 0;
-			/* The quoted packet went the other way. */
 			return ports_at(l4 + SNB_ICMP_HLEN, l4len -
 			    SNB_ICMP_HLEN, !toward_b4, port, depth + 1);
 		}

@@ -52,10 +52,13 @@ CONF_TEMPLATE = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 
 def conf(name, generate="true", rate=600000, vlan=False, allow="true",
-         nh4=None, nh6=None):
+         nh4=None, nh6=None, extra=""):
     """Write configuration `name` from the template; returns its file name.
-    nh4/nh6: next hops given by IP (resolved by ARP/NDP), else by MAC."""
+    nh4/nh6: next hops given by IP (resolved by ARP/NDP), else by MAC.
+    extra: more softwire blocks for the binding table."""
     text = CONF_TEMPLATE
+    text = text.replace("  }\n  external-interface {",
+                        extra + "  }\n  external-interface {", 1)
     text = text.replace("@GENERATE@", generate).replace("@RATE@", str(rate))
     text = text.replace("@ALLOW@", allow)
     text = text.replace("@NH4@", "ip %s;" % nh4 if nh4 else
@@ -786,6 +789,112 @@ case("snb-nd-router-messages",
      "snb, not the reference: router solicitations and advertisements are "
      "taken by neighbour discovery (ndp.lua is_ndp), none answered, and "
      "counted in drop-all-ipv6-iface", icmp_on, [], [rs, ra], [], [], c)
+
+# A port set with reserved-ports-bit-count 4 (RFC 7597 5.1 a = 4): psid-length
+# 4, so shift 8 and PSID 0 is ports 0-255.  binding_table.lua lookup_psid
+# gives a port below 2^a (16) a PSID no softwire has: from the internet
+# "host unreachable", from the B4 ICMPv6 1/5 from the address the packet
+# was sent to (no softwire, so no BR address).  Port 16 is PSID 0's.
+SWR = ("178.79.150.4", "127:4:4:4:4:4:4:128", AFTR6)
+RESV_SW = """    softwire {
+      ipv4 %s;
+      psid 0;
+      b4-ipv6 %s;
+      br-address %s;
+      port-set {
+        psid-length 4;
+        reserved-ports-bit-count 4;
+      }
+    }
+""" % SWR
+
+
+def resv(vlan):
+    return conf("lwaftr-resv", vlan=vlan, extra=RESV_SW)
+
+
+# From the internet (to the port) and from the B4 (from it): a case each,
+# as the order of a side's output across the two inputs is not fixed.
+for way in ("inet", "b4"):
+    ins, outs4, outs6 = [], [], []
+    c = base(v4=2) if way == "inet" else base(v6=2)
+    for port in (15, 16):
+        if way == "inet":
+            ip = IP(src=INET_HOST, dst=SWR[0], ttl=20, id=port) / UDP(
+                sport=5000, dport=port) / Raw(b"reserved")
+            f = v4_frame(ip)
+            add(c, "in-ipv4", flen(f))
+        else:
+            ip = IP(src=SWR[0], dst=INET_HOST, ttl=20, id=port) / UDP(
+                sport=port, dport=5000) / Raw(b"reserved")
+            f = v6_frame(tunnel(SWR, ip))
+            add(c, "in-ipv6", flen(f))
+        ins.append(f)
+        if way == "inet" and port < 16:
+            e = out4(IP(src=AFTR4, dst=INET_HOST, ttl=255, id=0, flags=0) /
+                     ICMP(type=3, code=1) / Raw(bytes(ip)))
+            outs4.append(e)
+            for k in ("drop-no-dest-softwire-ipv4", "drop-all-ipv4-iface"):
+                add(c, k, flen(f))
+            add(c, "out-icmpv4-error", flen(e))
+            add(c, "out-ipv4", flen(e))
+        elif way == "inet":
+            dec = IP(bytes(ip))
+            dec.ttl -= 1
+            del dec.chksum
+            e = out6(to_b4(SWR, IP(bytes(dec))))
+            outs6.append(e)
+            add(c, "out-ipv6", flen(e))
+        elif port < 16:
+            e = out6(IPv6(src=SWR[2], dst=SWR[1], hlim=255) /
+                     ICMPv6DestUnreach(code=5) / Raw(bytes(tunnel(SWR, ip))))
+            outs6.append(e)
+            for k in ("drop-no-source-softwire-ipv6", "drop-all-ipv6-iface"):
+                add(c, k, flen(f))
+            add(c, "out-icmpv6-error", flen(e))
+            add(c, "out-ipv6", flen(e))
+        else:
+            e = out4(IP(bytes(ip)))
+            outs4.append(e)
+            add(c, "out-ipv4", flen(e))
+    if outs4:
+        c["out-ipv4-frag-not"] = len(outs4)
+    if outs6:
+        c["out-ipv6-frag-not"] = len(outs6)
+    case("reserved-ports-" + way,
+         "binding_table.lua lookup_psid: with reserved-ports-bit-count a > 0 "
+         "a port below 2^a has no softwire (%s)" % (
+             "from_inet: host unreachable" if way == "inet" else
+             "from_b4: ICMPv6 1/5 from the address it was sent to"), resv,
+         ins if way == "inet" else [], ins if way == "b4" else [],
+         outs4, outs6, c)
+
+# ICMPv4 to a softwire that is neither echo nor a whole error: the
+# reference finds the port of any type but echo in the packet it would
+# quote (icmpv4_incoming), reading past a short quote's end (zeros in a
+# fresh buffer).  A timestamp request (type 13: what follows its header is
+# read as a packet, with IHL 0 here) and a "host unreachable" quoting a bare
+# IPv4 header both go to the softwire of all ports.
+ins4, outs6 = [], []
+c = base(v4=2)
+for icmp in (ICMP(type=13, id=7, seq=1, ts_ori=0, ts_rx=0, ts_tx=0),
+             ICMP(type=3, code=1) / Raw(bytes(IP(
+                 src=SW1[0], dst=INET_HOST, proto=17, id=3))[:20])):
+    ip = IP(src=INET_HOST, dst=SW1[0], ttl=9, id=0x55) / icmp
+    f = v4_frame(ip)
+    dec = IP(bytes(ip))
+    dec.ttl -= 1
+    del dec.chksum
+    e = out6(to_b4(SW1, IP(bytes(dec))))
+    ins4.append(f)
+    outs6.append(e)
+    add(c, "in-ipv4", flen(f))
+    add(c, "out-ipv6", flen(e))
+c["out-ipv6-frag-not"] = 2
+case("icmpv4-other-types-all-ports",
+     "lwaftr.lua icmpv4_incoming: any ICMPv4 but echo is looked up by the "
+     "port of what it quotes, zeros past a short quote's end", icmp_on,
+     ins4, [], [], outs6, c)
 
 write_pcap("empty.pcap", [])
 with open(os.path.join(OUT, "cases.tsv"), "w") as f:

@@ -20,14 +20,24 @@ ref_psid(const struct softwire *s, uint16_t port_host)
 	return ((uint32_t)port_host >> shift) & ((1u << s->psid_length) - 1);
 }
 
+/*
+ * Snabb's lwAFTR (binding_table.lua lookup_psid), which we follow: with
+ * a reserved bits, no softwire has a port below 2^a.
+ */
+static int
+ref_reserved(const struct softwire *s, uint16_t port_host)
+{
+	return s->reserved_bits > 0 && port_host < (1u << s->reserved_bits);
+}
+
 static const struct softwire *
 brute(const struct softwire *sw, size_t n, uint32_t ipv4, uint16_t port)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (sw[i].ipv4 == ipv4 && ref_psid(&sw[i], ntohs(port)) ==
-		    sw[i].psid)
+		if (sw[i].ipv4 == ipv4 && !ref_reserved(&sw[i], ntohs(port)) &&
+		    ref_psid(&sw[i], ntohs(port)) == sw[i].psid)
 			return &sw[i];
 	return NULL;
 }
