@@ -157,27 +157,3 @@ ipv6_l4_cksum(const void *ip6hdr, const void *l4, size_t l4len, uint8_t proto)
 	sum = cksum_add(sum, ph, sizeof(ph));
 	return l4_finish(sum, l4, l4len, proto);
 }
-
-/*
- * RFC 1624 eqn. 3, HC' = ~(~HC + ~m + m'), rather than eqn. 2: it never
- * turns a non-zero sum into the -0 form, so the result matches a full
- * recomputation.  Because one's-complement sums are byte-order
- * independent, memory-order inputs give a memory-order result.
- */
-uint16_t
-cksum_update32(uint16_t old_cksum, uint32_t old_field, uint32_t new_field)
-{
-	uint32_t sum;
-
-	/*
-	 * Whatever the host byte order, the two halves of a memory-order
-	 * 32-bit value are the two memory-order 16-bit words it covers, and
-	 * their order does not matter to the sum.
-	 */
-	sum = (uint16_t)~old_cksum;
-	sum += (uint16_t)~(old_field >> 16);
-	sum += (uint16_t)~(old_field & 0xffff);
-	sum += new_field >> 16;
-	sum += new_field & 0xffff;
-	return cksum_fold(sum);
-}

@@ -92,13 +92,4 @@ cksum_update16(uint16_t old_cksum, uint16_t old_field, uint16_t new_field)
 	return cksum_fold(sum);
 }
 
-/*
- * As cksum_update16() for a 32-bit field, e.g. an IPv4 address being
- * rewritten: old_field and new_field are the four bytes as read with
- * memcpy (network order, like ipv4_hdr.src); old_cksum and the result are
- * 16-bit memory order.
- */
-uint16_t	cksum_update32(uint16_t old_cksum, uint32_t old_field,
-		    uint32_t new_field);
-
 #endif /* SNB_CHECKSUM_H */

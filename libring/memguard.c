@@ -25,7 +25,6 @@ struct guarded {
 };
 
 static struct guarded table[MEMGUARD_MAX];
-static volatile unsigned long faults;
 static struct sigaction before;	/* SIGBUS's handling without us */
 static int installed;
 
@@ -63,7 +62,6 @@ on_sigbus(int sig, siginfo_t *si, void *uc)
 		    MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 			break;
 		*g->lost = 1;
-		faults++;
 		return;
 	}
 	fatal(sig, si);		/* not a peer's memory: a bug of ours */
@@ -168,10 +166,4 @@ memguard_unmap(void *addr, size_t len)
 			atomic_signal_fence(memory_order_seq_cst);
 		}
 	munmap(addr, len);
-}
-
-unsigned long
-memguard_faults(void)
-{
-	return faults;
 }

@@ -21,17 +21,16 @@
  * (si_addr; no sigsetjmp around accesses, so nothing is added to the
  * per-packet path), replaces the whole mapping at the same address with
  * anonymous zero pages (mmap MAP_FIXED), sets the flag the caller gave
- * memguard_add() and counts the fault, then returns: the faulting
- * instruction runs again on the zero pages and succeeds.  The stage reads
- * and writes private zeros from then on, which it checks as it checks
- * anything a peer wrote; its breath sees the flag, ends that connection
- * (counted: memory-faults) and goes on serving its other peers.  Other
- * mappings are untouched.
+ * memguard_add(), then returns: the faulting instruction runs again on
+ * the zero pages and succeeds.  The stage reads and writes private zeros
+ * from then on, which it checks as it checks anything a peer wrote; its
+ * breath sees the flag, ends that connection (counted: memory-faults) and
+ * goes on serving its other peers.  Other mappings are untouched.
  *
  * Async-signal safety: the handler only reads the table, writes a
- * sig_atomic_t flag and a counter, and calls mmap(), which POSIX does not
- * list as async-signal-safe but which on Linux is a plain system call
- * taking no lock of the process's.  The table is changed by the stage's
+ * sig_atomic_t flag, and calls mmap(), which POSIX does not list as
+ * async-signal-safe but which on Linux is a plain system call taking no
+ * lock of the process's.  The table is changed by the stage's
  * main thread only, the one that touches peer memory (the fault is
  * delivered to the thread that faulted), and an entry is published with
  * its address and length written before it is marked used (a signal
@@ -68,7 +67,5 @@ void	*memguard_map(int fd, size_t len, int must_seal,
 	    volatile sig_atomic_t *lost, char *why, size_t whylen);
 /* Stop guarding the mapping at addr, then munmap() it. */
 void	memguard_unmap(void *addr, size_t len);
-/* Faults caught since the process started. */
-unsigned long memguard_faults(void);
 
 #endif
