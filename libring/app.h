@@ -71,6 +71,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lathist.h"
 #include "ring.h"
 
 #define APP_BURST	64	/* packets per ring per breath, at most */
@@ -304,9 +305,8 @@ struct stage_counter {
 	uint64_t	flags;		/* STAGE_COUNTER_* */
 };
 #define STAGE_COUNTER_GAUGE	1	/* app_gauge(): a level, not a count */
-#define STAGE_HIST_OCTAVE 64		/* busy_hist: see stage_hist_bucket() */
-#define STAGE_HIST_TOP	20		/* its octaves end at 2^20 / 16 ns */
-#define STAGE_HIST	((STAGE_HIST_TOP - 5) * STAGE_HIST_OCTAVE)
+#define STAGE_HIST_SUB_BITS 6		/* busy_hist: see stage_hist_bucket() */
+#define STAGE_HIST	(15 << STAGE_HIST_SUB_BITS)	/* up to 2^20 / 16 ns */
 struct stage_file {
 	uint64_t	magic;
 	int32_t		pid;
@@ -328,7 +328,7 @@ struct stage_file {
 	uint64_t	busy_breaths;	/* breaths that moved packets */
 	/*
 	 * What a unit of work (a packet breathe() counted) cost in each busy
-	 * breath, weighted by the units: STAGE_HIST_OCTAVE buckets an octave
+	 * breath, weighted by the units: 2^STAGE_HIST_SUB_BITS buckets an octave
 	 * (stage_hist_bucket()).  Its median is the cost of a typical
 	 * breath, which other processes taking the core on a loaded
 	 * machine leave alone; busy_ns counts the time they took too.
@@ -339,21 +339,15 @@ struct stage_file {
 
 /*
  * The bucket of ns spent on units (> 0) of work: from 1/16 ns, linear up
- * to 8 ns, then STAGE_HIST_OCTAVE buckets an octave (1.6% wide) up to
- * 2^16 ns; beyond, the last.
+ * to 8 ns, then 64 buckets an octave (1.6% wide) up to 2^16 ns; beyond,
+ * the last.
  */
 static inline unsigned
 stage_hist_bucket(uint64_t ns, uint64_t units)
 {
-	uint64_t q = (ns << 4) / units;	/* 1/16 ns */
-	unsigned o;
+	unsigned b = hist_bucket((ns << 4) / units, STAGE_HIST_SUB_BITS);
 
-	if (q < 2 * STAGE_HIST_OCTAVE)
-		return (unsigned)q;
-	if ((o = 63 - (unsigned)__builtin_clzll(q)) >= STAGE_HIST_TOP)
-		return STAGE_HIST - 1;
-	return (o - 5) * STAGE_HIST_OCTAVE +
-	    (unsigned)((q >> (o - 6)) & (STAGE_HIST_OCTAVE - 1));
+	return b < STAGE_HIST ? b : STAGE_HIST - 1;
 }
 
 #define STAGE_RUNNING	0

@@ -21,22 +21,39 @@ struct lat_hist {
 	uint64_t	bucket[LAT_BUCKETS];
 };
 
-/* Values below 2 * LAT_SUB are their own bucket; above, 64 per octave. */
+/*
+ * The log-linear bucket of v, 2^sub_bits buckets an octave: values below
+ * 2^(sub_bits + 1) are their own bucket, each octave above is cut in
+ * 2^sub_bits.  With sub_bits a constant it is a shift and an add.  The
+ * stage file's busy histogram (app.h) uses it too.
+ */
 static inline unsigned
-lat_bucket(uint64_t v)
+hist_bucket(uint64_t v, unsigned sub_bits)
 {
 	unsigned shift;
 
-	if (v < 2 * LAT_SUB)
+	if (v < (2u << sub_bits))
 		return (unsigned)v;
-	shift = (unsigned)(63 - __builtin_clzll(v)) - LAT_SUB_BITS;
-	return (shift + 1) * LAT_SUB + (unsigned)((v >> shift) - LAT_SUB);
+	shift = (unsigned)(63 - __builtin_clzll(v)) - sub_bits;
+	return (shift << sub_bits) + (unsigned)(v >> shift);
+}
+
+/* The smallest value of bucket b (of the next: one past b's largest). */
+static inline uint64_t
+hist_bucket_low(unsigned b, unsigned sub_bits)
+{
+	unsigned shift;
+
+	if (b < (2u << sub_bits))
+		return b;
+	shift = (b >> sub_bits) - 1;
+	return (uint64_t)(b - (shift << sub_bits)) << shift;
 }
 
 static inline void
 lat_add(struct lat_hist *h, uint64_t ns)
 {
-	h->bucket[lat_bucket(ns)]++;
+	h->bucket[hist_bucket(ns, LAT_SUB_BITS)]++;
 	h->count++;
 	if (ns > h->max)
 		h->max = ns;
@@ -50,7 +67,7 @@ static inline uint64_t
 lat_quantile(const struct lat_hist *h, double q)
 {
 	uint64_t rank, seen = 0, hi;
-	unsigned i, g;
+	unsigned i;
 
 	if (h->count == 0)
 		return 0;
@@ -62,12 +79,8 @@ lat_quantile(const struct lat_hist *h, double q)
 	for (i = 0; i < LAT_BUCKETS; i++) {
 		if ((seen += h->bucket[i]) < rank)
 			continue;
-		g = i / LAT_SUB;
-		if (g <= 1)
-			hi = i;
-		else
-			hi = (((uint64_t)LAT_SUB + i % LAT_SUB + 1) <<
-			    (g - 1)) - 1;
+		/* the last bucket's end wraps to 0: hi is UINT64_MAX */
+		hi = hist_bucket_low(i + 1, LAT_SUB_BITS) - 1;
 		return hi < h->max ? hi : h->max;
 	}
 	return h->max;

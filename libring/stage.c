@@ -345,7 +345,7 @@ double
 stage_busy_median(const struct stage_file *f)
 {
 	uint64_t sum = 0, half;
-	unsigned b, o;
+	unsigned b;
 
 	for (b = 0; b < STAGE_HIST; b++)
 		sum += f->busy_hist[b];
@@ -353,11 +353,9 @@ stage_busy_median(const struct stage_file *f)
 	for (b = 0, sum = 0; b < STAGE_HIST && half > 0; b++) {
 		if ((sum += f->busy_hist[b]) < half)
 			continue;
-		if (b < 2 * STAGE_HIST_OCTAVE)
-			return (b + 0.5) / 16;
-		o = b / STAGE_HIST_OCTAVE + 5;
-		return (STAGE_HIST_OCTAVE + b % STAGE_HIST_OCTAVE + 0.5) *
-		    (double)(1u << (o - 6)) / 16;
+		/* the bucket's middle, in ns */
+		return (hist_bucket_low(b, STAGE_HIST_SUB_BITS) +
+		    hist_bucket_low(b + 1, STAGE_HIST_SUB_BITS)) / 32.0;
 	}
 	return 0;
 }
