@@ -48,8 +48,7 @@ cfg_err(struct cfg *cf, const struct cfg_pos *at, const char *fmt, ...)
 	if (cf->failed)
 		return -1;
 	cf->failed = 1;
-	if (cf->err == NULL || cf->errlen == 0)
-		return -1;
+	/* err may be NULL with errlen 0: snprintf() writes nothing then */
 	n = snprintf(cf->err, cf->errlen, "%s:%d:%d: ", cf->file, at->line,
 	    at->col);
 	if (n >= 0 && (size_t)n < cf->errlen) {
@@ -128,8 +127,6 @@ cfg_eq(const struct cfg_tok *t, const char *s)
 	return t->len == n && memcmp(t->p, s, n) == 0;
 }
 
-/* ---- tokens ---- */
-
 /*
  * Byte classes, one table lookup a byte: the lexer spends its time in
  * white space and words (a big file is mostly indentation).
@@ -153,9 +150,7 @@ static const unsigned char cclass[256] = {
 struct cfg_pos
 cfg_here(const struct cfg *cf)
 {
-	struct cfg_pos at = { cf->line, (int)(cf->p - cf->bol) + 1 };
-
-	return at;
+	return (struct cfg_pos){ cf->line, (int)(cf->p - cf->bol) + 1 };
 }
 
 static void
@@ -173,6 +168,9 @@ lex_string(struct cfg *cf, struct cfg_tok *t)
 	size_t n = 0;
 
 	for (;; n++) {
+		/* room for this byte or the final NUL */
+		if (grow_text(&cf->sbuf, &cf->sbufcap, n + 1) == -1)
+			return cfg_err(cf, &t->at, "out of memory");
 		if (cf->p >= cf->end)
 			return cfg_err(cf, &t->at, "unterminated string");
 		if ((ch = *cf->p) == q) {
@@ -201,13 +199,8 @@ lex_string(struct cfg *cf, struct cfg_tok *t)
 			newline(cf, cf->p);
 		}
 		cf->p++;
-		/* room for this byte and the final NUL */
-		if (grow_text(&cf->sbuf, &cf->sbufcap, n + 2) == -1)
-			return cfg_err(cf, &t->at, "out of memory");
 		cf->sbuf[n] = ch;
 	}
-	if (grow_text(&cf->sbuf, &cf->sbufcap, n + 1) == -1)
-		return cfg_err(cf, &t->at, "out of memory");
 	cf->sbuf[n] = '\0';
 	t->type = CFG_STR;
 	t->p = cf->sbuf;
@@ -291,8 +284,6 @@ cfg_lex(struct cfg *cf, struct cfg_tok *t)
 	return 0;
 }
 
-/* ---- values ---- */
-
 /* "bad IPv4 address '1.2.3' for 'ip'" */
 static int
 bad(struct cfg *cf, const char *what, const struct cfg_tok *v,
@@ -336,35 +327,22 @@ cfg_bool(struct cfg *cf, const char *name, const struct cfg_tok *v,
 }
 
 /* inet_pton() of the token: it wants a C string; addresses are short */
-static int
-addr(const struct cfg_tok *v, int af, void *out)
+int
+cfg_addr(struct cfg *cf, const char *name, const struct cfg_tok *v, int af,
+    void *out)
 {
 	char s[INET6_ADDRSTRLEN + 1];
 
 	if (v->len == 0 || v->len >= sizeof(s) ||
 	    memchr(v->p, '\0', v->len) != NULL)
-		return -1;
+		goto bad;
 	memcpy(s, v->p, v->len);
 	s[v->len] = '\0';
-	return inet_pton(af, s, out) == 1 ? 0 : -1;
-}
-
-int
-cfg_ipv4(struct cfg *cf, const char *name, const struct cfg_tok *v,
-    void *out4)
-{
-	if (addr(v, AF_INET, out4) == -1)
-		return bad(cf, "IPv4 address", v, name, "");
-	return 0;
-}
-
-int
-cfg_ipv6(struct cfg *cf, const char *name, const struct cfg_tok *v,
-    uint8_t out[16])
-{
-	if (addr(v, AF_INET6, out) == -1)
-		return bad(cf, "IPv6 address", v, name, "");
-	return 0;
+	if (inet_pton(af, s, out) == 1)
+		return 0;
+bad:
+	return bad(cf, af == AF_INET ? "IPv4 address" : "IPv6 address", v,
+	    name, "");
 }
 
 static int
@@ -404,16 +382,12 @@ cfg_str(struct cfg *cf, const struct cfg_tok *v, char **out)
 
 	if (memchr(v->p, '\0', v->len) != NULL)
 		return cfg_err(cf, &v->at, "NUL byte in value");
-	if ((s = malloc(v->len + 1)) == NULL)
+	if ((s = strndup(v->p, v->len)) == NULL)
 		return cfg_err(cf, &v->at, "out of memory");
-	memcpy(s, v->p, v->len);
-	s[v->len] = '\0';
 	free(*out);
 	*out = s;
 	return 0;
 }
-
-/* ---- blocks ---- */
 
 /* A typed leaf into obj, or the schema's callback. */
 static int
@@ -435,9 +409,9 @@ leaf(struct cfg *cf, const struct cfg_schema *s, const struct cfg_field *f,
 	case CFG_STRING:
 		return cfg_str(cf, v, at);
 	case CFG_IPV4:
-		return cfg_ipv4(cf, f->name, v, at);
+		return cfg_addr(cf, f->name, v, AF_INET, at);
 	case CFG_IPV6:
-		return cfg_ipv6(cf, f->name, v, at);
+		return cfg_addr(cf, f->name, v, AF_INET6, at);
 	case CFG_MAC:
 		return cfg_mac(cf, f->name, v, at);
 	}
@@ -461,10 +435,7 @@ mark(struct cfg *cf, const struct cfg_field *f, const struct cfg_tok *n,
 	if ((f->flags & CFG_ONCE) && p->line)
 		return cfg_err(cf, &n->at, "duplicate field '%s'%s%s (first "
 		    "at %d:%d)", f->name, in, bn, p->line, p->col);
-	if (f->flags & (CFG_POS | CFG_ONCE))
-		*p = n->at;
-	else if (f->flags & CFG_VALPOS)
-		*p = v->at;
+	*p = f->flags & (CFG_POS | CFG_ONCE) ? n->at : v->at;
 	return 0;
 }
 
@@ -490,13 +461,12 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 {
 	/* messages: "... in NAME" in a block, "... at top level" outside */
 	const char *in = name ? " in " : "", *bn = name ? name : "";
-	struct cfg_pos seen[CFG_MAXFIELDS];
+	struct cfg_pos seen[CFG_MAXFIELDS] = { { 0 } };
 	const struct cfg_field *f;
 	struct cfg_tok t, v;
 	char b[CFG_SHOW], fl[256];
 	int i;
 
-	memset(seen, 0, sizeof(seen));
 	if (s->nf > CFG_MAXFIELDS) {
 		t.at = cfg_here(cf);
 		return cfg_err(cf, &t.at, "internal error: %d fields", s->nf);
@@ -536,31 +506,24 @@ cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
 		seen[i] = t.at;
 		if (cfg_lex(cf, &v) == -1)
 			return -1;
-		if (f->kind == CFG_BLOCK) {
-			if (v.type != CFG_LBRACE)
-				return cfg_err(cf, &v.at, "expected '{' after "
-				    "'%s', got %s", f->name, cfg_show(&v, b));
-			if (mark(cf, f, &t, &v, obj, in, bn) == -1 ||
-			    (f->sub ? cfg_block(cf, f->name, f->sub, &t, obj) :
+		if (f->kind == CFG_BLOCK ? v.type != CFG_LBRACE :
+		    v.type != CFG_WORD && v.type != CFG_STR)
+			return cfg_err(cf, &v.at, f->kind == CFG_BLOCK ?
+			    "expected '{' after '%s', got %s" :
+			    f->kind == CFG_NAMED ? "expected a name after '%s', "
+			    "got %s" : "expected a value for '%s', got %s",
+			    f->name, cfg_show(&v, b));
+		if (mark(cf, f, &t, &v, obj, in, bn) == -1)
+			return -1;
+		if (f->kind == CFG_BLOCK || f->kind == CFG_NAMED) {
+			/* a named block's callback gets the name */
+			if ((f->kind == CFG_NAMED ? s->block(cf, obj, f, &v) :
+			    f->sub ? cfg_block(cf, f->name, f->sub, &t, obj) :
 			    s->block(cf, obj, f, &t)) == -1)
 				return -1;
 			continue;
 		}
-		if (f->kind == CFG_NAMED) {
-			if (v.type != CFG_WORD && v.type != CFG_STR)
-				return cfg_err(cf, &v.at, "expected a name "
-				    "after '%s', got %s", f->name,
-				    cfg_show(&v, b));
-			if (mark(cf, f, &t, &v, obj, in, bn) == -1 ||
-			    s->block(cf, obj, f, &v) == -1)
-				return -1;
-			continue;
-		}
-		if (v.type != CFG_WORD && v.type != CFG_STR)
-			return cfg_err(cf, &v.at, "expected a value for '%s', "
-			    "got %s", f->name, cfg_show(&v, b));
-		if (mark(cf, f, &t, &v, obj, in, bn) == -1 ||
-		    leaf(cf, s, f, &t, &v, obj) == -1 || cfg_lex(cf, &v) == -1)
+		if (leaf(cf, s, f, &t, &v, obj) == -1 || cfg_lex(cf, &v) == -1)
 			return -1;
 		if (v.type != CFG_SEMI)
 			return cfg_err(cf, &v.at, "expected ';' after the "

@@ -32,6 +32,8 @@
 #ifndef SNB_CFG_H
 #define SNB_CFG_H
 
+#include <sys/socket.h>	/* AF_INET, AF_INET6 for cfg_addr() */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,10 +104,8 @@ int	cfg_u32(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	    uint32_t lo, uint32_t hi, uint32_t *out);
 int	cfg_bool(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	    int *out);
-int	cfg_ipv4(struct cfg *cf, const char *name, const struct cfg_tok *v,
-	    void *out4);
-int	cfg_ipv6(struct cfg *cf, const char *name, const struct cfg_tok *v,
-	    uint8_t out[16]);
+int	cfg_addr(struct cfg *cf, const char *name, const struct cfg_tok *v,
+	    int af, void *out);	/* AF_INET or AF_INET6 */
 int	cfg_mac(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	    uint8_t out[6]);
 int	cfg_str(struct cfg *cf, const struct cfg_tok *v, char **out);

@@ -231,7 +231,7 @@ top_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 {
 	struct pw_conf *c = obj;
 
-	if (cfg_ipv6(cf, f->name, v, c->local) == -1)
+	if (cfg_addr(cf, f->name, v, AF_INET6, c->local) == -1)
 		return -1;
 	return addr_ok(cf, &v->at, f->name, c->local);
 }

@@ -239,8 +239,7 @@ side_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 		return cfg_u32(cf, f->name, v, sd->v6 ? 1280 : 68, 65535,
 		    &sd->s.mtu);
 	/* an IPv4 address in the first 4 bytes, the rest left 0 */
-	return sd->v6 ? cfg_ipv6(cf, f->name, v, ip) :
-	    cfg_ipv4(cf, f->name, v, ip);
+	return cfg_addr(cf, f->name, v, sd->v6 ? AF_INET6 : AF_INET, ip);
 }
 
 static int
@@ -318,7 +317,7 @@ sw_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 		return cfg_err(cf, &n->at, "both 'br' and 'br-address' given");
 	if (f->id == ID_BR)
 		return cfg_u32(cf, f->name, v, 0, UINT32_MAX, &w->brindex);
-	return cfg_ipv6(cf, f->name, v, w->sw.br);
+	return cfg_addr(cf, f->name, v, AF_INET6, w->sw.br);
 }
 
 static int
@@ -480,7 +479,7 @@ conf_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 	if (cfg_grow(&ps->brs, &ps->brscap, ps->nbrs + 1, sizeof(*ps->brs)) ==
 	    -1)
 		return cfg_err(cf, &n->at, "out of memory");
-	if (cfg_ipv6(cf, f->name, v, ps->brs[ps->nbrs]) == -1)
+	if (cfg_addr(cf, f->name, v, AF_INET6, ps->brs[ps->nbrs]) == -1)
 		return -1;
 	ps->nbrs++;
 	return 0;

@@ -141,26 +141,26 @@ test_values(void)
 	    err);
 
 	for (i = 0; i < sizeof(v4ok) / sizeof(v4ok[0]); i++)
-		ok(cfg_ipv4(&cf, "a", word(v4ok[i]), &a4) == 0, "IPv4 %s",
-		    v4ok[i]);
-	ok(cfg_ipv4(&cf, "a", word("10.0.1.2"), &a4) == 0 &&
+		ok(cfg_addr(&cf, "a", word(v4ok[i]), AF_INET, &a4) == 0,
+		    "IPv4 %s", v4ok[i]);
+	ok(cfg_addr(&cf, "a", word("10.0.1.2"), AF_INET, &a4) == 0 &&
 	    memcmp(&a4, "\012\000\001\002", 4) == 0, "IPv4 in network order");
 	for (i = 0; i < sizeof(v4bad) / sizeof(v4bad[0]); i++)
-		ok(cfg_ipv4(&cf, "a", word(v4bad[i]), &a4) == -1 &&
+		ok(cfg_addr(&cf, "a", word(v4bad[i]), AF_INET, &a4) == -1 &&
 		    strncmp(err, "v:2:7: bad IPv4 address '", 25) == 0,
 		    "%s", err);
 
-	ok(cfg_ipv6(&cf, "a", word("2001:db8::1"), a6) == 0 && a6[0] == 0x20 &&
-	    a6[15] == 1, "IPv6");
-	ok(cfg_ipv6(&cf, "a", word("::ffff:1.2.3.4"), a6) == 0 && a6[15] == 4,
-	    "IPv6 with an IPv4 tail");
-	ok(cfg_ipv6(&cf, "a", word("1:2:3:4:5:6:7:8:9"), a6) == -1 &&
+	ok(cfg_addr(&cf, "a", word("2001:db8::1"), AF_INET6, a6) == 0 &&
+	    a6[0] == 0x20 && a6[15] == 1, "IPv6");
+	ok(cfg_addr(&cf, "a", word("::ffff:1.2.3.4"), AF_INET6, a6) == 0 &&
+	    a6[15] == 4, "IPv6 with an IPv4 tail");
+	ok(cfg_addr(&cf, "a", word("1:2:3:4:5:6:7:8:9"), AF_INET6, a6) == -1 &&
 	    strcmp(err, "v:2:7: bad IPv6 address '1:2:3:4:5:6:7:8:9' for "
 	    "'a'") == 0, "%s", err);
-	ok(cfg_ipv6(&cf, "a", word("1111:2222:3333:4444:5555:6666:7777:8888:"
-	    "9999:aaaa:bbbb"), a6) == -1 && strcmp(err, "v:2:7: bad IPv6 "
-	    "address '1111:2222:3333:4444:5555:6666:7777:8888:...' for 'a'")
-	    == 0,
+	ok(cfg_addr(&cf, "a", word("1111:2222:3333:4444:5555:6666:7777:8888:"
+	    "9999:aaaa:bbbb"), AF_INET6, a6) == -1 && strcmp(err, "v:2:7: bad "
+	    "IPv6 address '1111:2222:3333:4444:5555:6666:7777:8888:...' for "
+	    "'a'") == 0,
 	    "longer than any address, cut in the message: %s", err);
 
 	ok(cfg_mac(&cf, "m", word("0:1a:B:cc:dD:ff"), mac) == 0 &&
