@@ -96,7 +96,7 @@ struct app_desc {
 	/*
 	 * 1: the runtime takes "--counters-out FILE" (or =FILE) out of the
 	 * app's words before init() and, after stop(), writes every counter
-	 * to FILE as app_write_counters() does.
+	 * to FILE, one "name value" line each in the order they were made.
 	 */
 	int		 counters_out;
 	const struct port_desc *ports;	/* ended by { NULL, 0 } */
@@ -236,13 +236,6 @@ void	 app_state_commit(void);
  * (a position that is not that ring's): nothing is skipped then.
  */
 int64_t	 app_release_to(struct ring *r, uint64_t tail);
-
-/*
- * Write every counter of this stage to path, one "name value" line each in
- * the order they were made (app_desc.counters_out does it for an app);
- * 0, or -1 after a warning naming the file.
- */
-int	app_write_counters(const char *path);
 
 /*
  * From control(): run fn(arg) on the data path between two breaths, and

@@ -241,28 +241,6 @@ app_counters(uint64_t **c, const char *const *names)
 		*c++ = app_counter(*names++);
 }
 
-int
-app_write_counters(const char *path)
-{
-	FILE *f;
-	uint32_t i;
-
-	if ((f = fopen(path, "we")) == NULL) {
-		warn("%s", path);
-		return -1;
-	}
-	for (i = 0; i < app_stage->ncounters; i++)
-		fprintf(f, "%.*s %llu\n",
-		    (int)sizeof(app_stage->counters[i].name),
-		    app_stage->counters[i].name,
-		    (unsigned long long)app_stage->counters[i].value);
-	if (fclose(f) == EOF) {
-		warn("%s", path);
-		return -1;
-	}
-	return 0;
-}
-
 #define OPTCHARS	"abcdefghijklmnopqrstuvwxyz0123456789-"
 static const char counters_opt[] = "counters-out";
 
@@ -334,11 +312,26 @@ stage_counters_opt(int *argc, char **argv, const char *usage)
 	}
 }
 
+/* Every counter, one "name value" line each in the order they were made. */
 void
 stage_counters_out(void)
 {
-	if (counters_path != NULL)
-		(void)app_write_counters(counters_path);
+	FILE *f;
+	uint32_t i;
+
+	if (counters_path == NULL)
+		return;
+	if ((f = fopen(counters_path, "we")) == NULL) {
+		warn("%s", counters_path);
+		return;
+	}
+	for (i = 0; i < app_stage->ncounters; i++)
+		fprintf(f, "%.*s %llu\n",
+		    (int)sizeof(app_stage->counters[i].name),
+		    app_stage->counters[i].name,
+		    (unsigned long long)app_stage->counters[i].value);
+	if (fclose(f) == EOF)
+		warn("%s", counters_path);
 }
 
 double
