@@ -404,6 +404,71 @@ claim() {
 	nothing_left
 }
 
+# in_standby PID: a swap's replacement has said ready and waits for go
+# (stage_standby()'s sigwait).
+in_standby() {
+	grep -q sigtimedwait "/proc/$1/wchan" 2>/dev/null
+}
+
+@test "a replacement that dies before it takes over: the old stage kept if it was not told to leave yet, the answer says which" {
+	# snb-gate: waits for $T/go before it becomes snb-filter.
+	mkdir -p "$T/bin"
+	cat > "$T/bin/snb-gate" <<-EOF
+	#!/bin/bash
+	if [ "\$1" != --describe ]; then
+		: > "$T/gated"
+		while [ ! -e "$T/go" ]; do sleep 0.05; done
+	fi
+	exec snb-filter "\$@"
+	EOF
+	chmod +x "$T/bin/snb-gate"
+	SNB_PATH="$T/bin" snb-run -n rd 'source --rate 1k | f: filter udp | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages rd 3
+	old=$(stage_pid rd f)
+	# Ready and dead before snb-run has read its "ready": nothing is
+	# retired for it (the old stage was, and was started again).
+	timeout 60 snb-ctl rd swap f 'gate ip' > "$T/swap" 2>&1 3>&- &
+	ctl=$!
+	wait_for test -e "$T/gated"
+	kill -STOP $pid
+	: > "$T/go"
+	new=$(standby_of $pid "$old")
+	[ -n "$new" ]
+	wait_for in_standby "$new"
+	kill -KILL "$new"
+	wait_for exited "$new"		# a zombie by the time snb-run looks
+	kill -CONT $pid
+	st=0; wait $ctl || st=$?
+	cat "$T/swap"
+	[ "$st" -eq 1 ]
+	grep -q "^error: replacement gate failed to start (signal 9); f keeps running" "$T/swap"
+	sleep 0.5
+	[ "$(stage_pid rd f)" = "$old" ]
+	! grep -q "left late" "$T/err"
+	# Dead while the old stage leaves (stopped, its SIGTERM pending):
+	# it is started again once it has left, as the answer says.
+	kill -STOP "$old"
+	timeout 60 snb-ctl rd swap f 'filter ip' > "$T/swap" 2>&1 3>&- &
+	ctl=$!
+	wait_for sigterm_pending "$old"
+	new=$(standby_of $pid "$old")
+	[ -n "$new" ]
+	kill -KILL "$new"
+	st=0; wait $ctl || st=$?
+	cat "$T/swap"
+	[ "$st" -eq 1 ]
+	grep -q "^error: replacement filter failed to start (signal 9); f was told to leave: it is started again when it leaves" "$T/swap"
+	kill -CONT "$old"
+	wait_replaced rd f "$old"
+	wait_count rd sink $(( $(stage_value rd sink) + 10 ))
+	snb-ctl rd stop
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	nothing_left
+}
+
 # stopped PID: the process is stopped (SIGSTOP).
 stopped() {
 	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]

@@ -341,6 +341,7 @@ describe_read(void)
 void
 op_event(short revents)
 {
+	siginfo_t si;
 	char buf[512], *nul;
 	ssize_t n;
 	size_t k;
@@ -373,6 +374,12 @@ op_event(short revents)
 		op.fd = -1;
 		return;
 	}
+	/* Ready, but dead since (unreaped, or op_child_exited() reads its
+	   last words): the old stage is not retired for it. */
+	memset(&si, 0, sizeof(si));
+	if (op.new == 0 || (waitid(P_PID, (id_t)op.new, &si, WEXITED |
+	    WNOHANG | WNOWAIT) == 0 && si.si_pid == op.new))
+		return;
 	if (op.msglen)	/* warnings of an app that then went on */
 		warnx("%s (replacement): %s", g.stages[op.stage].label,
 		    op_said());
@@ -537,15 +544,21 @@ op_child_exited(pid_t pid, int status)
 		return 1;
 	}
 	if (pid == op.new) {
-		/* Before takeover: it refused, or it died. */
+		/*
+		 * Before takeover: it refused, or it died.  Its "ready" may
+		 * be unread yet: the old stage is not retired for it.  One
+		 * retired already leaves and is started again (supervise.c).
+		 */
 		op.new = 0;
 		if (op.fd != -1)
 			op_event(POLLIN);	/* whatever it wrote last */
 		op_end(0, "error: replacement %s failed to start (%s %d)%s%s; "
-		    "%s keeps running\n", op.words[0], WIFSIGNALED(status) ?
+		    "%s %s\n", op.words[0], WIFSIGNALED(status) ?
 		    "signal" : "status", WIFSIGNALED(status) ?
 		    WTERMSIG(status) : WEXITSTATUS(status), op.msglen ? ": " :
-		    "", op_said(), g.stages[op.stage].label);
+		    "", op_said(), g.stages[op.stage].label,
+		    op.state >= OP_RETIRING ? "was told to leave: it is "
+		    "started again when it leaves" : "keeps running");
 		return 1;
 	}
 	if (op.state == OP_TAKING)
