@@ -48,22 +48,30 @@ static char	jpath[PATH_MAX];
 
 /*
  * Changes on top of a table, by key: what replay builds.  Two hash
- * indexes (open addressing, at most half full) keep each line's lookups
- * constant, so a journal replays in time linear in its lines: by key,
- * and by address, whose slot holds the address's latest change, each
- * change linking to the one before of the same address.
+ * indexes (open addressing, at most half full) keep each line's work
+ * constant, so a journal replays in time linear in its lines: by key, a
+ * change; by address, what the changes so far leave of it (how many
+ * softwires, and one of them for its port set), counted from the table
+ * the first time the address comes up.  So each line is checked against
+ * every other softwire of its address, its own earlier self aside, and
+ * the changes that pass go in together (rebuild()).
  */
 struct change {
 	struct softwire	s;
 	int		present;	/* put (add, set), else removed */
 	int		in_base;	/* the key is in the table below */
-	uint32_t	prev;		/* of the same address, +1; 0: none */
+};
+
+struct address {
+	struct softwire	one;		/* one of them: its port set */
+	uint32_t	n;		/* softwires of the address now */
 };
 
 struct overlay {
 	const struct lwaftr_bt	*base;
 	struct change		*c;
-	size_t			 n, cap;
+	struct address		*a;
+	size_t			 n, na, cap;
 	uint32_t		*bykey, *byaddr;	/* index + 1; 0: free */
 	size_t			 mask;
 };
@@ -80,14 +88,14 @@ ov_slot(const struct overlay *o, uint32_t ipv4, uint16_t psid, int byaddr)
 {
 	uint64_t k = byaddr ? ipv4 : (uint64_t)ipv4 << 16 | psid;
 	uint32_t *t = byaddr ? o->byaddr : o->bykey;
+	const struct softwire *s;
 	size_t h;
-	const struct change *c;
 
 	if (t == NULL)
 		return NULL;
 	for (h = ov_hash(k, o->mask); t[h] != 0; h = (h + 1) & o->mask) {
-		c = &o->c[t[h] - 1];
-		if (c->s.ipv4 == ipv4 && (byaddr || c->s.psid == psid))
+		s = byaddr ? &o->a[t[h] - 1].one : &o->c[t[h] - 1].s;
+		if (s->ipv4 == ipv4 && (byaddr || s->psid == psid))
 			return &t[h];
 	}
 	return &t[h];
@@ -101,19 +109,22 @@ ov_get(struct overlay *o, uint32_t ipv4, uint16_t psid)
 	return slot != NULL && *slot != 0 ? &o->c[*slot - 1] : NULL;
 }
 
-/* Room for one more change: the array, and the indexes at most half full. */
+/*
+ * Room for one more change and one more address: the arrays, and the
+ * indexes at most half full.
+ */
 static void
 ov_grow(struct overlay *o)
 {
 	size_t i, slots;
-	struct change *c;
 
-	if (o->n < o->cap)
+	if (o->n < o->cap && o->na < o->cap)
 		return;
-	if (o->n >= UINT32_MAX / 4)
+	if (o->cap >= UINT32_MAX / 4)
 		errx(1, "journal: too many changes");
 	o->cap = o->cap ? o->cap * 2 : 64;
-	if ((o->c = reallocarray(o->c, o->cap, sizeof(*o->c))) == NULL)
+	if ((o->c = reallocarray(o->c, o->cap, sizeof(*o->c))) == NULL ||
+	    (o->a = reallocarray(o->a, o->cap, sizeof(*o->a))) == NULL)
 		err(1, "journal");
 	free(o->bykey);
 	free(o->byaddr);
@@ -122,12 +133,40 @@ ov_grow(struct overlay *o)
 	if ((o->bykey = calloc(slots, sizeof(uint32_t))) == NULL ||
 	    (o->byaddr = calloc(slots, sizeof(uint32_t))) == NULL)
 		err(1, "journal");
-	for (i = 0; i < o->n; i++) {
-		c = &o->c[i];
-		*ov_slot(o, c->s.ipv4, c->s.psid, 0) = (uint32_t)i + 1;
-		/* in order: the slot ends with its address's latest */
-		*ov_slot(o, c->s.ipv4, 0, 1) = (uint32_t)i + 1;
+	for (i = 0; i < o->n; i++)
+		*ov_slot(o, o->c[i].s.ipv4, o->c[i].s.psid, 0) =
+		    (uint32_t)i + 1;
+	for (i = 0; i < o->na; i++)
+		*ov_slot(o, o->a[i].one.ipv4, 0, 1) = (uint32_t)i + 1;
+}
+
+/*
+ * What the changes leave of address ipv4: counted from the table below
+ * the first time (its softwires are together there, sorted by address).
+ */
+static struct address *
+ov_address(struct overlay *o, uint32_t ipv4)
+{
+	const struct softwire *b, *end;
+	struct address *a;
+	uint32_t *slot;
+	size_t n;
+
+	ov_grow(o);
+	slot = ov_slot(o, ipv4, 0, 1);
+	if (*slot != 0)
+		return &o->a[*slot - 1];
+	a = &o->a[o->na++];
+	memset(a, 0, sizeof(*a));
+	a->one.ipv4 = ipv4;
+	if ((b = lw_bt_of_address(o->base, ipv4)) != NULL) {
+		a->one = *b;
+		end = lwaftr_bt_softwires(o->base, &n) + n;
+		for (; b < end && b->ipv4 == ipv4; b++)
+			a->n++;
 	}
+	*slot = (uint32_t)o->na;
+	return a;
 }
 
 /* Forget every change (the indexes stay, emptied). */
@@ -138,40 +177,37 @@ ov_clear(struct overlay *o)
 		memset(o->bykey, 0, (o->mask + 1) * sizeof(uint32_t));
 		memset(o->byaddr, 0, (o->mask + 1) * sizeof(uint32_t));
 	}
-	o->n = 0;
+	o->n = o->na = 0;
 }
 
 static void
 ov_free(struct overlay *o)
 {
 	free(o->c);
+	free(o->a);
 	free(o->bykey);
 	free(o->byaddr);
+}
+
+/* Is key (ipv4, psid) in the table, changes included? */
+static int
+ov_present(struct overlay *o, uint32_t ipv4, uint16_t psid)
+{
+	struct change *c = ov_get(o, ipv4, psid);
+
+	return c != NULL ? c->present : lwaftr_bt_find(o->base, ipv4,
+	    psid) != NULL;
 }
 
 static const struct softwire *
 ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 {
 	struct overlay *o = ctx;
-	const struct softwire *b, *end;
+	struct address *a;
 	struct change *c;
-	uint32_t *slot, i;
-	size_t n;
 
-	if (any) {
-		slot = ov_slot(o, ipv4, 0, 1);
-		for (i = slot != NULL ? *slot : 0; i != 0; i = c->prev)
-			if ((c = &o->c[i - 1])->present)
-				return &c->s;
-		/* not one the overlay removed: its port set is gone too */
-		if ((b = lw_bt_of_address(o->base, ipv4)) == NULL)
-			return NULL;
-		end = lwaftr_bt_softwires(o->base, &n) + n;
-		for (; b < end && b->ipv4 == ipv4; b++)
-			if (ov_get(o, ipv4, b->psid) == NULL)
-				return b;
-		return NULL;
-	}
+	if (any)	/* for its port set: one softwire is all of them */
+		return (a = ov_address(o, ipv4))->n > 0 ? &a->one : NULL;
 	if ((c = ov_get(o, ipv4, psid)) != NULL)
 		return c->present ? &c->s : NULL;
 	return lwaftr_bt_find(o->base, ipv4, psid);
@@ -180,41 +216,43 @@ ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 static void
 ov_put(struct overlay *o, const struct softwire *s, int present)
 {
+	struct address *a = ov_address(o, s->ipv4);
 	struct change *c;
-	uint32_t *slot;
+	int was = ov_present(o, s->ipv4, s->psid);
 
 	if ((c = ov_get(o, s->ipv4, s->psid)) == NULL) {
-		ov_grow(o);
-		c = &o->c[o->n++];
-		c->in_base = lwaftr_bt_find(o->base, s->ipv4, s->psid) !=
-		    NULL;
+		c = &o->c[o->n++];	/* room: ov_address() grew it */
+		c->in_base = was;
 		*ov_slot(o, s->ipv4, s->psid, 0) = (uint32_t)o->n;
-		slot = ov_slot(o, s->ipv4, 0, 1);
-		c->prev = *slot;
-		*slot = (uint32_t)o->n;
 	}
 	c->s = *s;
 	c->present = present;
+	a->n += (uint32_t)present - (uint32_t)was;
+	if (present)
+		a->one = *s;	/* fits(): the address's port set now */
 }
 
 /*
- * Does s, put, keep its address's one port set?  The softwire found may
- * be s's own former self; then lwaftr_bt_change() has the last word.
+ * Does s, put, keep its address's one port set?  Its own earlier self
+ * does not count: the other softwires of the address do.
  */
 static int
-fits(const struct sw_view *v, const struct softwire *s, char *err,
-    size_t len)
+fits(struct overlay *o, const struct softwire *s, char *err, size_t len)
 {
-	const struct softwire *o = v->find(v->ctx, s->ipv4, 0, 1);
+	const struct address *a;
+	uint32_t others;
 
 	if (lwaftr_sw_check(s, "softwire", err, len) == -1)
 		return -1;
-	if (o == NULL || o->psid == s->psid || (o->psid_length ==
-	    s->psid_length && o->reserved_bits == s->reserved_bits))
+	a = ov_address(o, s->ipv4);
+	others = a->n - (uint32_t)ov_present(o, s->ipv4, s->psid);
+	if (others == 0 || (a->one.psid_length == s->psid_length &&
+	    a->one.reserved_bits == s->reserved_bits))
 		return 0;
 	snprintf(err, len, "its port set (psid-length %u, reserved-ports-"
-	    "bit-count %u) is not that of psid %u (%u, %u)", s->psid_length,
-	    s->reserved_bits, o->psid, o->psid_length, o->reserved_bits);
+	    "bit-count %u) is not that of the address's %u other "
+	    "softwire%s (%u, %u)", s->psid_length, s->reserved_bits, others,
+	    others == 1 ? "" : "s", a->one.psid_length, a->one.reserved_bits);
 	return -1;
 }
 
@@ -295,7 +333,8 @@ words:
 	}
 	fclose(f);
 	put = op != LW_REMOVE;
-	if (put && fits(&v, &s, why, sizeof(why)) == -1)
+	/* One by one, lwaftr_bt_change() checks, on the table itself. */
+	if (put && !r->one_by_one && fits(&r->ov, &s, why, sizeof(why)) == -1)
 		goto skip;
 	if (r->one_by_one) {
 		nbt = lwaftr_bt_change(r->bt, put ? &s : NULL, put,
@@ -304,6 +343,9 @@ words:
 			goto skip;
 		lwaftr_bt_free(r->bt);
 		r->bt = nbt;
+		/* What find() counted of the addresses was of the old one. */
+		ov_free(&r->ov);
+		memset(&r->ov, 0, sizeof(r->ov));
 		r->ov.base = nbt;
 	} else
 		ov_put(&r->ov, &s, put);
@@ -436,7 +478,9 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				err(1, "journal");
 			replay(&r, f);
 			if (rebuild(&r, why, sizeof(why)) == -1) {
-				/* not together: one at a time, from the top */
+				/* Not together, though the line check sees
+				 * every clash (memory, say): one at a time,
+				 * from the top. */
 				warnx("%s: %s: the changes applied one at a "
 				    "time", jpath, why);
 				fclose(r.kept);
