@@ -396,6 +396,6 @@ sys.exit(p.returncode)'
 	echo "$output"
 	[ "$status" -eq 2 ]
 	assert_output_has "$T/esc.snb:2:8: bad port name '\\033[2Jx'"
-	! printf '%s' "$output" | grep -q $'\033'
+	[ -z "$(printf '%s' "$output" | grep $'\033')" ]
 	[ "${#lines[@]}" -eq 1 ]
 }

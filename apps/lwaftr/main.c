@@ -22,6 +22,7 @@
 #include "dp.h"
 #include "journal.h"
 #include "proto.h"
+#include "stage.h"
 
 /* The one instance: the lwAFTR, and what only this file's glue keeps. */
 static struct stage {
@@ -30,7 +31,6 @@ static struct stage {
 	const char		*path, *counters_out;
 	uint64_t		*pub[LW_NCOUNTERS];	/* stage file slots */
 	uint64_t		*memuse[2];	/* gauges, v4 and v6 */
-	int			 npub;
 	int			 unpub;		/* busy breaths not published */
 	int			 bound;		/* ports looked up */
 } stage = { .lw = { .s4 = { .name = "v4" }, .s6 = { .name = "v6",
@@ -54,6 +54,20 @@ side(struct lw *lw, int i)
 	return i ? &lw->s6 : &lw->s4;
 }
 
+static const char *const memuse_name[2] = {
+	"memuse-ipv4-frag-reassembly-buffer",
+	"memuse-ipv6-frag-reassembly-buffer" };
+
+/*
+ * A free slot in the stage file, counted there: it holds what a
+ * predecessor handed over too (its gauges, whatever we publish or not).
+ */
+static int
+room(void)
+{
+	return app_stage->ncounters < STAGE_MAX_COUNTERS;
+}
+
 /*
  * Counters that moved get a slot in the stage file (it has room for
  * STAGE_MAX_COUNTERS, fewer than we have) and are copied there.  So do
@@ -63,9 +77,6 @@ side(struct lw *lw, int i)
 static void
 publish_counters(struct stage *st)
 {
-	static const char *const memuse[2] = {
-	    "memuse-ipv4-frag-reassembly-buffer",
-	    "memuse-ipv6-frag-reassembly-buffer" };
 	struct reasm *r;
 	size_t m;
 	int i;
@@ -73,11 +84,8 @@ publish_counters(struct stage *st)
 	for (i = 0; i < 2; i++) {
 		r = side(&st->lw, i)->reasm;
 		m = r != NULL ? reasm_memuse(r) : 0;	/* 0: freed at exit */
-		if (st->memuse[i] == NULL && m != 0 &&
-		    st->npub < STAGE_MAX_COUNTERS) {
-			st->memuse[i] = app_gauge(memuse[i]);
-			st->npub++;
-		}
+		if (st->memuse[i] == NULL && m != 0 && room())
+			st->memuse[i] = app_gauge(memuse_name[i]);
 		if (st->memuse[i] != NULL)
 			*st->memuse[i] = m;
 	}
@@ -86,10 +94,9 @@ publish_counters(struct stage *st)
 		if (st->lw.ctr[i] == 0)
 			continue;
 		if (st->pub[i] == NULL) {
-			if (st->npub == STAGE_MAX_COUNTERS)
+			if (!room())
 				continue;
 			st->pub[i] = app_counter(ctr_name[i]);
-			st->npub++;
 		}
 		*st->pub[i] = st->lw.ctr[i];
 	}
@@ -256,14 +263,15 @@ lw_start(void)
 		if ((g = app_counter_find(ctr_name[i])) != NULL) {
 			st->lw.ctr[i] = *g;
 			st->pub[i] = g;
-			st->npub++;
 		}
+	/* Its gauges too: they are ours to set (0 until we hold any). */
+	for (i = 0; i < 2; i++)
+		st->memuse[i] = app_counter_find(memuse_name[i]);
 	st->lw.bt = lw_journal_start(st->lw.bt, st->path, &skipped);
-	if (skipped > 0 && st->npub < STAGE_MAX_COUNTERS) {
-		*app_gauge("journal-lines-skipped") = skipped;
-		st->npub++;
-	} else if ((g = app_counter_find("journal-lines-skipped")) != NULL)
+	if ((g = app_counter_find("journal-lines-skipped")) != NULL)
 		*g = skipped;	/* a predecessor's, handed over */
+	else if (skipped > 0 && room())
+		*app_gauge("journal-lines-skipped") = skipped;
 }
 
 static int
