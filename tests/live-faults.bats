@@ -493,6 +493,50 @@ stopped() {
 	nothing_left
 }
 
+# tracer PID FILE: hold PID under ptrace (PTRACE_SEIZE: it runs on; a
+# signal then stops it in a tracing stop, which only the tracer hears
+# of), FILE.seized once it does, until FILE exists.
+tracer() {
+	/usr/bin/python3 - "$1" "$2" <<'PYEOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p,
+    ctypes.c_void_p]
+if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0:	# PTRACE_SEIZE
+    sys.exit("ptrace: " + os.strerror(ctypes.get_errno()))
+open(sys.argv[2] + ".seized", "w").close()
+for _ in range(1200):
+    if os.path.exists(sys.argv[2]):
+        break
+    time.sleep(0.05)
+PYEOF
+}
+
+@test "a stage stopped by a debugger right after a publish: its sleeping consumer is woken all the same" {
+	# As above, but the stopper is traced: its SIGSTOP stops it for the
+	# tracer ('t'), and snb-run's waitid() never hears of it.  Its
+	# supervision tick finds the sink asleep with a packet waiting and
+	# the stopper in a tracing stop, and wakes the sink.
+	SNB_IDLE_CAP_MS=600000 snb-run -n stwt 'source --rate 20 --count 1000 | s: stopper 40 | sink' 2> "$T/err" 3>&- &
+	pid=$!
+	wait_stages stwt 3
+	s=$(stage_pid stwt s)
+	tracer "$s" "$T/release" &
+	tpid=$!
+	wait_for test -e "$T/release.seized"
+	wait_for eval '[ "$(awk "{ print \$3 }" /proc/$s/stat)" = t ]'
+	WAIT_FOR_S=20 wait_count stwt sink 40
+	[ "$(awk '{ print $3 }' /proc/$s/stat)" = t ]
+	touch "$T/release"
+	wait "$tpid"
+	kill -CONT "$s"
+	snb-ctl stwt stop
+	bg_wait $pid
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	nothing_left
+}
+
 @test "an app whose --describe leaves a process holding its answer's pipe: snb-run does not wait for that process" {
 	# snb-bgdesc's --describe leaves a job behind that keeps its standard
 	# output (the pipe snb-run reads) open for 4.5 s, then marks that it

@@ -466,6 +466,26 @@ wake_peers_of(int i, pid_t pid)
 			ring_wake_peers(&owners[j], pid);
 }
 
+/* Does a peer of stage i sleep on a ring where i left it work to do? */
+int
+peer_waits_on(int i)
+{
+	const struct ring_shm *m;
+	uint64_t used;
+	int j;
+
+	for (j = 0; j < g.nlinks; j++) {
+		m = owners[j].shm;
+		used = atomic_load(&m->prod.head) - atomic_load(&m->cons.tail);
+		if ((g.links[j].from == i && used > 0 &&
+		    atomic_load(&m->cons.waiting)) ||
+		    (g.links[j].to == i && used < m->hdr.nslots &&
+		    atomic_load(&m->prod.waiting)))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Does pid hold every ring of stage i, as producer of its outputs and
  * consumer of its inputs?  A stage claims them all before its first

@@ -76,6 +76,7 @@ int	stage_exit_state(int i);
 int	stage_breathed(int i);
 void	forget_pid(int i, pid_t pid);
 void	wake_peers_of(int i, pid_t pid);
+int	peer_waits_on(int i);
 int	stage_claimed(int i, pid_t pid);
 void	close_outputs(int i);
 int	outputs_closed(int i);

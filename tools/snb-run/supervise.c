@@ -30,6 +30,7 @@
 
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,44 @@ stopped(void)
 	}
 }
 
+/*
+ * A stage stopped by a debugger (ptrace) is stopped to its tracer only:
+ * no waitid() of ours sees it.  So every TRACED_TICK_MS, a stage that
+ * leaves a peer asleep with work waiting is looked at in /proc: in a
+ * tracing stop ('t'), its peers are woken as for a stop.
+ */
+#define TRACED_TICK_MS	250
+
+static int
+traced_stop(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, ')' included */
+	return (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] == 't';
+}
+
+static void
+traced(void)
+{
+	int i;
+
+	for (i = 0; i < g.nstages; i++)
+		if (procs[i].pid && peer_waits_on(i) &&
+		    traced_stop(procs[i].pid))
+			wake_peers_of(i, procs[i].pid);
+}
+
 /* Reap every child that left, clearing its ring claims first. */
 static void
 reap(void)
@@ -428,7 +467,7 @@ int
 supervise(void)
 {
 	struct pollfd pfd[64];
-	uint64_t now, next;
+	uint64_t now, next, traced_at = 0;
 	int i, n, live, sfd, cfd, wfd, timeout;
 
 	if ((sfd = signalfd(-1, block_signals(), SFD_CLOEXEC |
@@ -452,6 +491,12 @@ supervise(void)
 		next = earliest(next, op_timers(now));
 		next = earliest(next, roll_timers(now));
 		next = earliest(next, ctl_timers(now));
+		if (!stopping && now >= traced_at) {
+			traced();
+			traced_at = now + TRACED_TICK_MS;
+		}
+		if (!stopping)
+			next = earliest(next, traced_at);
 		if (stopping && now >= stop_until) {
 			for (i = 0; i < g.nstages; i++)
 				if (procs[i].pid)
