@@ -46,6 +46,8 @@ SW = {
 # Groups whose frames make a sequence (learning a neighbour): halved, never
 # taken one by one.
 SEQUENTIAL = ("resolve",)
+# Groups whose frames carry their own VLAN tags (or none): never tagged.
+UNTAGGED = ("vlan-misfits",)
 BASE = ["tunnel_icmp", "icmp_on_fail", "no_icmp", "tunnel_icmp-vlan"]
 
 
@@ -71,6 +73,21 @@ def write_confs(work):
             out[n] = os.path.join(work, n + ".conf")
             with open(out[n], "w") as fp:
                 fp.write(t)
+    # tunnel_icmp with what no test configuration has: reserved ports
+    # (a = 4 on the all-ports address and on a psid-length 6 one: shift
+    # 12 and 6) and a flow label.
+    t = open(out["tunnel_icmp"]).read()
+    for ip4, plen in (("178.79.150.1", 0), ("178.79.150.3", 6)):
+        at = t.index("ipv4 %s;" % ip4)
+        at = t.index("psid-length %d;" % plen, at) + len("psid-length %d;"
+                                                         % plen)
+        t = t[:at] + "\n        reserved-ports-bit-count 4;" + t[at:]
+    t = t.replace("\n  internal-interface {\n",
+                  "\n  internal-interface {\n    flow-label 703710;\n", 1)
+    out["tunnel_icmp_resv_flow"] = os.path.join(work,
+                                                "tunnel_icmp_resv_flow.conf")
+    with open(out["tunnel_icmp_resv_flow"], "w") as fp:
+        fp.write(t)
     return out
 
 
@@ -429,6 +446,80 @@ def mtu_edges():
     return fr4, fr6
 
 
+def edges():
+    """Decisions of lwaftr.lua no other group makes: every softwire's
+    ports at the edges of its port set and of the reserved range; errors
+    quoting big packets (ICMPv4 quotes to 576 bytes, ICMPv6
+    to 1280); a B4's echo to the internet by its identifier."""
+    fr4, fr6 = [], []
+    ports = (0, 1, 15, 16, 63, 64, 255, 256, 300, 1023, 1024, 4095, 4096,
+             4100, 4111, 4112, 7850, 65535)
+    for sw in SW.values():
+        for port in ports + (sw[1] - 1, sw[1], sw[1] + 1):
+            fr4.append(e4(IP(src=INET, dst=sw[0]) / l4("udp", 5555, port)))
+            fr6.append(e6(tun(sw, IP(src=sw[0], dst=INET) /
+                              l4("tcp", port, 80))))
+        fr6.append(e6(tun(sw, IP(src=sw[0], dst=INET) / ICMP(
+            type=8, id=sw[1]) / b"b4-echo")))
+        fr6.append(e6(tun(sw, IP(src=sw[0], dst=INET) / ICMP(
+            type=8, id=(sw[1] + 1) & 0xffff) / b"b4-echo")))
+    sw = SW["all"]
+    for size in (100, 540, 548, 549, 600, 1400):
+        pay = b"B" * (size - 28)
+        fr4.append(e4(IP(src=INET, dst="178.79.150.9", flags=0) /
+                      UDP(sport=7, dport=8) / pay))          # unbound
+        fr4.append(e4(IP(src=INET, dst=sw[0], ttl=1) /
+                      UDP(sport=7, dport=8) / pay))          # TTL
+        fr6.append(e6(tun(sw, IP(src=sw[0], dst=INET) / UDP(
+            sport=7, dport=8) / pay, src="127::9")))         # no softwire
+    for size in (1200, 1232, 1233, 1300):
+        pay = b"C" * (size - 28)
+        fr6.append(e6(tun(sw, IP(src=sw[0], dst=INET) / UDP(
+            sport=7, dport=8) / pay, src="127::9")))
+    return fr4, fr6
+
+
+def ptb():
+    """Packet too big about a tunnelled packet, with MTUs around the IPv6
+    header's 40 bytes and beyond 16 bits (lwaftr.lua icmpv6_incoming)."""
+    sw = SW["all"]
+    sent = IPv6(src=sw[3], dst=sw[2], hlim=255, nh=4) / IP(
+        src=INET, dst=sw[0], ttl=63) / l4("udp", 53, sw[1], b"q" * 1200)
+    fr6 = []
+    for mtu in (0, 1, 39, 40, 41, 68, 576, 1280, 1500, 65535, 65575,
+                0x10000 + 1300, 0xffffffff):
+        body = struct.pack("!BBHI", 2, 0, 0, mtu) + bytes(sent)[:1232]
+        fr6.append(e6(fix6(IPv6(src="2001:db8::1", dst=sw[3], nh=58) /
+                           Raw(body))))
+    return fr6
+
+
+def vlan_misfits():
+    """Frames on the sides of a VLAN configuration (1092 on v4, 1638 on
+    v6) with the wrong tag, none, a priority or DEI bit, an 802.1ad outer
+    tag, two tags; taken whole, never tagged by snabb-corpus."""
+    sw = SW["all"]
+    d4 = e4(IP(src=INET, dst=sw[0]) / l4("udp", 9, sw[1]))
+    d6 = e6(tun(sw, IP(src=sw[0], dst=INET) / l4("udp", sw[1], 9)))
+    arp = bytes(Ether(src=INET_MAC, dst="ff:ff:ff:ff:ff:ff") /
+                ARP(op=1, hwsrc=INET_MAC, psrc=NH4_IP, pdst=AFTR4))
+    ns = e6(IPv6(src="fe80::1", dst="ff02::1:ff0e:f", hlim=255) /
+            ICMPv6ND_NS(tgt=AFTR6) / ICMPv6NDOptSrcLLAddr(lladdr=B4_MAC),
+            dst="33:33:ff:0e:00:0f")
+
+    def tagged(f, tci, tpid=0x8100):
+        return f[:12] + struct.pack("!HH", tpid, tci) + f[12:]
+    fr4, fr6 = [], []
+    for f, vid, out in ((d4, VLAN4, fr4), (arp, VLAN4, fr4),
+                        (d6, VLAN6, fr6), (ns, VLAN6, fr6)):
+        other = VLAN6 if vid == VLAN4 else VLAN4
+        out += [f, tagged(f, vid), tagged(f, other), tagged(f, 0),
+                tagged(f, vid | 0x2000), tagged(f, vid | 0x1000),
+                tagged(f, vid, 0x88a8), tagged(tagged(f, 7), vid),
+                tagged(f, vid)[:16], tagged(f, vid)[:18]]
+    return fr4, fr6
+
+
 def mutations(pool, n, rnd):
     """n random mutations of frames from pool: bytes flipped in the
     headers, cut short, or grown."""
@@ -477,6 +568,13 @@ def groups(nmut):
                      "no_icmp_with_filters_accept-vlan"],
          from_inet()[:60], from_b4()[:60]),
     ]
+    ed4, ed6 = edges()
+    g.append(("edges", ["tunnel_icmp", "tunnel_icmp_resv_flow",
+                        "small_ipv4_mtu_icmp", "tunnel_icmp-vlan"],
+              ed4, ed6))
+    g.append(("ptb", ["tunnel_icmp", "tunnel_icmp-vlan"], [], ptb()))
+    v4, v6 = vlan_misfits()
+    g.append(("vlan-misfits", ["tunnel_icmp-vlan", "tunnel_icmp"], v4, v6))
     pool4 = [f for x in g if x[0] in ("inet", "icmp4-types", "icmp4-own")
              for f in x[2] if len(f) > 34]
     pool6 = [f for x in g if x[0] in ("b4", "icmp6-types") for f in x[3]
