@@ -61,11 +61,12 @@ static const char *const memuse_name[2] = {
 /*
  * A free slot in the stage file, counted there: it holds what a
  * predecessor handed over too (its gauges, whatever we publish or not).
+ * None without a file (the fuzz target).
  */
 static int
 room(void)
 {
-	return app_stage->ncounters < STAGE_MAX_COUNTERS;
+	return app_stage != NULL && app_stage->ncounters < STAGE_MAX_COUNTERS;
 }
 
 /*
