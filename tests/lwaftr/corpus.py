@@ -416,6 +416,49 @@ def arp_ndp(v6_nh=False):
     return fr4, fr6
 
 
+def nd_malformed():
+    """ARP and neighbour discovery that ndp.lua and arp.lua check and
+    refuse, or take: bad checksum, code, hop limit and option lengths,
+    an extension header, an ARP probe, odd hardware and protocol lengths,
+    an unsolicited ARP reply from the next hop."""
+    sn, sn_mac = "ff02::1:ff0e:f", "33:33:ff:0e:00:0f"
+    fr4, fr6 = [], []
+
+    def ns(**kw):
+        ip = IPv6(src=kw.get("src", "fe80::1"), dst=sn,
+                  hlim=kw.get("hlim", 255))
+        m = ICMPv6ND_NS(tgt=kw.get("tgt", AFTR6), code=kw.get("code", 0))
+        if "cksum" in kw:
+            m.cksum = kw["cksum"]
+        o = kw.get("opt", bytes(ICMPv6NDOptSrcLLAddr(lladdr=B4_MAC)))
+        if kw.get("ext"):
+            ip = ip / IPv6ExtHdrHopByHop()
+        return e6(ip / m / Raw(o), dst=sn_mac)
+    fr6 += [ns(cksum=0x1234), ns(code=1), ns(hlim=64),
+            ns(opt=b"\x01\x00" + b"\0" * 6),           # option length 0
+            ns(opt=b"\x01\x02" + b"\0" * 14),          # 16-byte option
+            ns(opt=b""), ns(src="::"), ns(tgt="ff02::1"), ns(ext=True),
+            ns(tgt="fe80::2"), ns()[:70]]
+    for hl in (255, 254):
+        fr6.append(e6(IPv6(src=NH6_IP, dst=AFTR6, hlim=hl) /
+                      ICMPv6ND_NA(tgt=NH6_IP, R=1, S=1, O=1) /
+                      ICMPv6NDOptDstLLAddr(lladdr="44:44:44:44:44:46"),
+                      src="44:44:44:44:44:46"))
+    bc = "ff:ff:ff:ff:ff:ff"
+    for a in (ARP(op=1, hwsrc=INET_MAC, psrc="0.0.0.0", pdst=AFTR4),
+              ARP(op=1, hwsrc=INET_MAC, psrc=AFTR4, pdst=AFTR4),
+              ARP(op=1, hwlen=8, hwsrc=INET_MAC, psrc=NH4_IP, pdst=AFTR4),
+              ARP(op=1, plen=6, hwsrc=INET_MAC, psrc=NH4_IP, pdst=AFTR4),
+              ARP(op=1, ptype=0x86dd, hwsrc=INET_MAC, psrc=NH4_IP,
+                  pdst=AFTR4),
+              ARP(op=2, hwsrc="68:68:68:68:68:6a", psrc=NH4_IP,
+                  pdst=AFTR4, hwdst=bc),
+              ARP(op=1, hwsrc="68:68:68:68:68:6b", psrc=NH4_IP,
+                  pdst=NH4_IP)):
+        fr4.append(bytes(Ether(src=INET_MAC, dst=bc) / a))
+    return fr4, fr6
+
+
 def resolve_seq():
     """Traffic before, during and after the next hop answers (next hop
     by IP: the AFTR solicits, learns, and sends what waited)."""
@@ -573,6 +616,9 @@ def groups(nmut):
                         "small_ipv4_mtu_icmp", "tunnel_icmp-vlan"],
               ed4, ed6))
     g.append(("ptb", ["tunnel_icmp", "tunnel_icmp-vlan"], [], ptb()))
+    n4, n6 = nd_malformed()
+    g.append(("nd-malformed", ["tunnel_icmp", "tunnel_icmp_withoutmac",
+                               "tunnel_icmp_without_mac4-vlan"], n4, n6))
     v4, v6 = vlan_misfits()
     g.append(("vlan-misfits", ["tunnel_icmp-vlan", "tunnel_icmp"], v4, v6))
     pool4 = [f for x in g if x[0] in ("inet", "icmp4-types", "icmp4-own")
