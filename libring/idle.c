@@ -121,12 +121,8 @@ idle_sleep(struct idle *s)
 				pending = 1;
 		}
 	}
-	if (pending) {
-		if (++s->races < (n_out ? 2 : RACE_SPINS))
-			return;
-	} else
-		s->races = 0;
 	if (!pending) {
+		s->races = 0;
 		for (i = 0; i < app_nports; i++) {
 			struct port *p = &app_ports[i];
 			if (!(p->flags & PORT_IN))
@@ -135,7 +131,9 @@ idle_sleep(struct idle *s)
 				if (!ring_eof(&p->rings[j]))
 					rs[n++] = &p->rings[j];
 		}
-	} else if (n_out == 0)
+	} else if (++s->races < (n_out ? 2 : RACE_SPINS))
+		return;
+	else if (n_out == 0)
 		timeout = 1000000;	/* the nap */
 	if (wake_at_ns) {
 		now = app_now_ns();

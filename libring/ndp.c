@@ -54,14 +54,9 @@ is_unspecified(const uint8_t a[16])
 	return memcmp(a, zero, 16) == 0;
 }
 
-int
-ndp_is_solicited_node(const uint8_t a[16])
-{
-	static const uint8_t prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
-	    0, 0, 0, 0x01, 0xff };
-
-	return memcmp(a, prefix, 13) == 0;
-}
+/* ff02::1:ffXX:XXXX, a solicited-node group (RFC 4291 2.7.1) */
+static const uint8_t solicited_prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0x01, 0xff };
 
 int
 ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
@@ -116,7 +111,7 @@ ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
 		olen -= n;
 	}
 	if (m->type == SNB_ICMP6_NEIGHBOR_SOLICIT && is_unspecified(m->src) &&
-	    (!ndp_is_solicited_node(m->dst) || m->lladdr || m->lladdr_bad))
+	    (memcmp(m->dst, solicited_prefix, 13) != 0 || m->lladdr || m->lladdr_bad))
 		return NDP_INVALID;
 	return NDP_OK;
 }
@@ -124,10 +119,7 @@ ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
 void
 ndp_solicited_node(const uint8_t target[16], uint8_t out[16])
 {
-	static const uint8_t prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
-	    0, 0, 0, 0x01, 0xff };
-
-	memcpy(out, prefix, 13);
+	memcpy(out, solicited_prefix, 13);
 	memcpy(out + 13, target + 13, 3);
 }
 

@@ -60,8 +60,6 @@ struct ndp_msg {
  * multicast group with S set.  Else NDP_OK and m filled.
  */
 int	ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m);
-/* Is a an ff02::1:ffXX:XXXX group (RFC 4291 2.7.1)? */
-int	ndp_is_solicited_node(const uint8_t a[16]);
 
 /* ff02::1:ffXX:XXXX for target (RFC 4291 2.7.1). */
 void	ndp_solicited_node(const uint8_t target[16], uint8_t out[16]);
