@@ -43,18 +43,9 @@
  * refuse it runs before it says ready.  Its standard error goes to the
  * launcher until then, so a refused swap shows the replacement's words.
  *
- * Launcher options, consumed before the app sees argv:
- *	--snb-in=PORT=PATH	attach ring PATH as consumer on input PORT
- *				(repeatable: fan-in)
- *	--snb-out=PORT=PATH	attach ring PATH as producer on output PORT
- *	--snb-stats=PATH	create the stage's counter file at PATH
- *	--snb-label=LABEL	the stage's name in the graph
- *	--snb-standby-fd=FD	a replacement (swap): standard error goes to
- *				FD; after init(), write one NUL byte to FD
- *				(ready), then wait for SIGUSR1 (go: the old
- *				stage left) or SIGTERM (called off)
- *	--snb-prev=PATH		a replacement: its predecessor's stage file
- *	--snb-restarts=N	how often the launcher restarted this stage
+ * Launcher options, consumed before the app sees argv: --snb-in,
+ * --snb-out, --snb-stats, --snb-label, --snb-restarts, --snb-standby-fd
+ * and --snb-prev as snb(7) describes them, and snb-run -c's own:
  *	--snb-check=SLOTS:CAPACITY
  *				check only (snb-run -c): bind every port
  *				to a ring of this geometry in private
