@@ -4,8 +4,6 @@
  * the stage file and hand-over in stage.c, a swap's standby in standby.c.
  */
 #include <err.h>
-#include <getopt.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,24 +113,6 @@ app_room(struct port *out, uint32_t want)
 	return room < want ? room : want;
 }
 
-long long
-app_parse_num(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	/* "-1" is a number out of range, not "not a number". */
-	if (!(*s >= '0' && *s <= '9') && *s != '-')
-		end = (char *)s;
-	if (end == s || *end != '\0')
-		errx(2, "bad %s '%s': not a number", opt, s);
-	if (errno || v < min || v > max)
-		errx(2, "bad %s '%s': must be %lld..%lld", opt, s, min, max);
-	return v;
-}
-
 void
 app_require_port(const char *name, int dir)
 {
@@ -177,19 +157,6 @@ app_usage(void)
 {
 	cli_usage_lines(stderr, getprogname(), app->usage);
 	exit(2);
-}
-
-void
-app_no_words(int argc, char **argv)
-{
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
-
-	if (getopt_long(argc, argv, "+", none, NULL) != -1)
-		app_usage();
-	if (optind < argc) {
-		warnx("unexpected argument '%s'", argv[optind]);
-		app_usage();
-	}
 }
 
 static void

@@ -142,14 +142,45 @@ main(int argc, char **argv)						\
 void	app_help(void) __attribute__((noreturn));
 /* Print the app's usage lines to standard error and exit 2. */
 void	app_usage(void) __attribute__((noreturn));
-/* For apps that take no words: a bad option or any word is a usage error. */
-void	app_no_words(int argc, char **argv);
 /* 1 when the launcher only checks the words (--snb-check): see init(). */
 int	app_checking(void);
 
 /* The ports of a device app: what it receives to "out", "in" it sends. */
 extern const struct port_desc app_device_ports[];
 
+/*
+ * An app's words (appopt.c).  An option of app_options() is a word
+ * ("count": --count) or a letter ("c": -c).  Given, it sets *seen to 1
+ * (all a flag does), then calls fn(OPT, arg, var) with OPT "--count" or
+ * "-c", or stores a number in [min, max] in *var (a 32- or 64-bit
+ * integer, app_parse_num()).  Without fn or var it takes no argument.
+ */
+struct app_opt {
+	const char	*name;
+	int		*seen;
+	void		*var;
+	size_t		 size;
+	long long	 min, max;
+	void		(*fn)(const char *opt, char *arg, void *var);
+};
+#define APP_FLAG(name, seen)	{ (name), (seen), NULL, 0, 0, 0, NULL }
+#define APP_NUM(name, var, min, max)					\
+	{ (name), NULL, (var), sizeof(*(var)), (min), (max), NULL }
+#define APP_ARG(name, fn, var, seen)					\
+	{ (name), (seen), (var), 0, 0, 0, (fn) }
+#define APP_OPT_END	{ NULL, NULL, NULL, 0, 0, 0, NULL }
+
+#define APP_OPT_PERMUTE	0x1	/* options also after words */
+#define APP_OPT_WORDS	0x2	/* words after the options (else refused) */
+/*
+ * Parse argv's options by opts (ended by APP_OPT_END).  A bad option, or
+ * a word without APP_OPT_WORDS ("unexpected argument 'W'"), is a usage
+ * error (app_usage()).  Returns the index of the first word.
+ */
+int	app_options(int argc, char **argv, const struct app_opt *opts,
+	    int flags);
+/* For apps that take no words: a bad option or any word is a usage error. */
+void	app_no_words(int argc, char **argv);
 /*
  * An option's number: a decimal integer in [min, max], or
  * exit 2 with "bad OPT 'S'" naming the range.
