@@ -26,7 +26,6 @@
  * was released, as fwd_breathe() does.
  */
 #include <err.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +81,7 @@ static struct bport bports[MAX_PORTS];
 static const char *names[MAX_PORTS + 1];	/* NULL-ended, for fwd_init */
 static struct fwd fwd;
 static int nbports;
-static uint32_t age_ms = DEFAULT_AGE * 1000;
+static uint32_t age = DEFAULT_AGE, age_ms;
 static char *group_arg[MAX_GROUPS];
 static int ngroups;
 static uint32_t now;		/* ms; see clock_ms() */
@@ -92,10 +91,19 @@ static uint32_t sweep_pos, sweep_next;
 static int sweeping;
 
 /* Counters: every frame ends in exactly one of forwarded, flooded, drop-*. */
-static uint64_t *c_forwarded, *c_flooded, *c_flood_unknown, *c_flood_multi,
-    *c_flood_copies, *c_learned, *c_moved, *c_aged, *c_learn_full,
-    *c_entries, *c_drop_runt, *c_drop_bad_src, *c_drop_link_local,
-    *c_drop_same, *c_drop_split, *c_drop_no_out;
+static const char *const cnt_names[] = { "forwarded", "flooded",
+    "flood-unknown", "flood-multicast", "flood-copies", "learned", "moved",
+    "aged", "learn-table-full", "fdb-entries", "drop-runt",
+    "drop-bad-source", "drop-link-local", "drop-same-port",
+    "drop-split-horizon", "drop-no-output",
+    "drop-oversize",	/* fwd_init's, in this place */
+    NULL };
+static struct {		/* cnt_names' in order */
+	uint64_t *forwarded, *flooded, *flood_unknown, *flood_multi,
+	    *flood_copies, *learned, *moved, *aged, *learn_full, *entries,
+	    *drop_runt, *drop_bad_src, *drop_link_local, *drop_same,
+	    *drop_split, *drop_no_out, *drop_oversize;
+} c;
 
 #define USAGE	"[--age SECONDS] [--max-macs N] [--group PORT,PORT[,...]] " \
 		"[--counters-out FILE]"
@@ -103,41 +111,27 @@ static uint64_t *c_forwarded, *c_flooded, *c_flood_unknown, *c_flood_multi,
 static void	bind_ports(void);
 
 static void
+group_opt(const char *opt, char *arg, void *var)
+{
+	if (ngroups == MAX_GROUPS)
+		errx(2, "too many --group options (at most %d)", MAX_GROUPS);
+	group_arg[ngroups++] = arg;
+}
+
+static void
 bridge_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "age", required_argument, NULL, 'a' },
-		{ "max-macs", required_argument, NULL, 'm' },
-		{ "group", required_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_NUM("age", &age, 0, 1000000),
+		APP_NUM("max-macs", &max_macs, 1, MAX_MACS),
+		APP_ARG("group", group_opt, NULL, NULL),
+		APP_OPT_END
 	};
 	uint64_t slots;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'a':
-			/* 0 = never forget; the cap keeps ms differences
-			 * far from 2^32. */
-			age_ms = (uint32_t)app_parse_num("--age", optarg, 0,
-			    1000000) * 1000;
-			break;
-		case 'm':
-			max_macs = (uint32_t)app_parse_num("--max-macs", optarg,
-			    1, MAX_MACS);
-			break;
-		case 'g':
-			if (ngroups == MAX_GROUPS)
-				errx(2, "too many --group options (at most %d)",
-				    MAX_GROUPS);
-			group_arg[ngroups++] = optarg;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (optind != argc)
-		errx(2, "unexpected argument '%s'", argv[optind]);
+	app_options(argc, argv, opts, 0);
+	/* 0 = never forget; the cap keeps ms differences far from 2^32. */
+	age_ms = age * 1000;
 	for (slots = 16; slots < 2ULL * max_macs; slots <<= 1)
 		;
 	if ((fdb = calloc(slots, sizeof(*fdb))) == NULL)
@@ -146,23 +140,8 @@ bridge_init(int argc, char **argv)
 	if (getrandom(&fdb_seed, sizeof(fdb_seed), 0) != sizeof(fdb_seed))
 		err(1, "getrandom");
 
-	c_forwarded = app_counter("forwarded");
-	c_flooded = app_counter("flooded");
-	c_flood_unknown = app_counter("flood-unknown");
-	c_flood_multi = app_counter("flood-multicast");
-	c_flood_copies = app_counter("flood-copies");
-	c_learned = app_counter("learned");
-	c_moved = app_counter("moved");
-	c_aged = app_counter("aged");
-	c_learn_full = app_counter("learn-table-full");
-	c_entries = app_gauge("fdb-entries");
-	c_drop_runt = app_counter("drop-runt");
-	c_drop_bad_src = app_counter("drop-bad-source");
-	c_drop_link_local = app_counter("drop-link-local");
-	c_drop_same = app_counter("drop-same-port");
-	c_drop_split = app_counter("drop-split-horizon");
-	c_drop_no_out = app_counter("drop-no-output");
-	app_counter("drop-oversize");	/* fwd_init's, in this place */
+	app_counters((uint64_t **)&c, cnt_names);
+	app_gauge("fdb-entries");	/* made a counter above, in its place */
 	/* Ports are bound already: a replacement refuses in standby. */
 	bind_ports();
 }
@@ -171,7 +150,7 @@ bridge_init(int argc, char **argv)
 static void
 bind_ports(void)
 {
-	char *s, *w, *copy, c[48];
+	char *s, *w, *copy, cname[48];
 	int i, j, g, n;
 
 	/* Each name once: by its input, or by its output alone. */
@@ -209,12 +188,12 @@ bind_ports(void)
 			    (bports[i].groups & bports[j].groups) == 0)
 				bports[i].flood |= 1u << j;
 		/* "rx[NAME]" and so on (app_counter copies the name). */
-		snprintf(c, sizeof(c), "rx[%s]", names[i]);
-		bports[i].rx = app_counter(c);
-		snprintf(c, sizeof(c), "tx[%s]", names[i]);
-		fwd.out[i].sent = app_counter(c);
-		snprintf(c, sizeof(c), "drop[%s]", names[i]);
-		bports[i].drop = app_counter(c);
+		snprintf(cname, sizeof(cname), "rx[%s]", names[i]);
+		bports[i].rx = app_counter(cname);
+		snprintf(cname, sizeof(cname), "tx[%s]", names[i]);
+		fwd.out[i].sent = app_counter(cname);
+		snprintf(cname, sizeof(cname), "drop[%s]", names[i]);
+		bports[i].drop = app_counter(cname);
 	}
 }
 
@@ -283,7 +262,7 @@ fdb_delete(uint64_t i)
 	}
 	fdb[i].key = 0;
 	fdb_count--;
-	*c_entries = fdb_count;
+	*c.entries = fdb_count;
 }
 
 /* The slot holding key, or the free slot where it would go. */
@@ -306,7 +285,7 @@ fdb_lookup(const uint8_t *mac)
 	if (fdb[i].key == 0)
 		return -1;
 	if (expired(&fdb[i])) {
-		(*c_aged)++;
+		(*c.aged)++;
 		fdb_delete(i);
 		return -1;
 	}
@@ -323,24 +302,24 @@ fdb_learn(const uint8_t *mac, uint32_t port)
 	if (e->key == key) {
 		if (expired(e)) {
 			/* Gone and back: count both, as if swept first. */
-			(*c_aged)++;
-			(*c_learned)++;
+			(*c.aged)++;
+			(*c.learned)++;
 		} else if (e->port != port)
-			(*c_moved)++;
+			(*c.moved)++;
 		e->port = port;
 		e->seen = now;
 		return;
 	}
 	if (fdb_count >= max_macs) {
-		(*c_learn_full)++;
+		(*c.learn_full)++;
 		return;
 	}
 	e->key = key;
 	e->port = port;
 	e->seen = now;
 	fdb_count++;
-	*c_entries = fdb_count;
-	(*c_learned)++;
+	*c.entries = fdb_count;
+	(*c.learned)++;
 }
 
 /*
@@ -364,7 +343,7 @@ fdb_sweep(void)
 	for (n = 0; n < SWEEP_CHUNK && sweep_pos <= fdb_mask; n++) {
 		/* A deletion shifts a later entry into this slot: look again. */
 		if (fdb[sweep_pos].key != 0 && expired(&fdb[sweep_pos])) {
-			(*c_aged)++;
+			(*c.aged)++;
 			fdb_delete(sweep_pos);
 		} else
 			sweep_pos++;
@@ -402,18 +381,18 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 
 	*flood = *learn = 0;
 	if (len < SNB_ETH_HLEN) {
-		(*c_drop_runt)++;
+		(*c.drop_runt)++;
 		return 0;
 	}
 	/* A group or all-zero source is nobody's address. */
 	if ((f[6] & 1) || (f[6] | f[7] | f[8] | f[9] | f[10] | f[11]) == 0) {
-		(*c_drop_bad_src)++;
+		(*c.drop_bad_src)++;
 		return 0;
 	}
 	*learn = 1;
 	if (f[0] & 1) {
 		if (link_local(f)) {
-			(*c_drop_link_local)++;
+			(*c.drop_link_local)++;
 			return 0;
 		}
 		*flood = 2;
@@ -421,7 +400,7 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 	}
 	/* To itself: on this port, as learning the source says. */
 	if (memcmp(f, f + 6, SNB_ETH_ALEN) == 0) {
-		(*c_drop_same)++;
+		(*c.drop_same)++;
 		return 0;
 	}
 	if ((dst = fdb_lookup(f)) < 0) {
@@ -430,15 +409,15 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 	}
 	if (dst == src) {
 		/* The destination is on the segment it came from. */
-		(*c_drop_same)++;
+		(*c.drop_same)++;
 		return 0;
 	}
 	if (b->groups & bports[dst].groups) {
-		(*c_drop_split)++;
+		(*c.drop_split)++;
 		return 0;
 	}
 	if (fwd.out[dst].ring == NULL) {
-		(*c_drop_no_out)++;
+		(*c.drop_no_out)++;
 		return 0;
 	}
 	return 1u << dst;
@@ -471,7 +450,7 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 			fdb_learn(p->data + SNB_ETH_ALEN, (uint32_t)src);
 		if (set == 0) {
 			if (flood)
-				(*c_drop_no_out)++;
+				(*c.drop_no_out)++;
 			(*b->drop)++;
 			continue;
 		}
@@ -482,11 +461,11 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 			copies += (int)(fwd.out[k].used - used);
 		}
 		if (flood) {
-			(*c_flooded)++;
-			(*(flood == 1 ? c_flood_unknown : c_flood_multi))++;
-			*c_flood_copies += (uint64_t)copies;
+			(*c.flooded)++;
+			(*(flood == 1 ? c.flood_unknown : c.flood_multi))++;
+			*c.flood_copies += (uint64_t)copies;
 		} else if (copies)
-			(*c_forwarded)++;
+			(*c.forwarded)++;
 		if (copies == 0)
 			(*b->drop)++;
 	}

@@ -7,7 +7,6 @@
  * starts at 64) are patched incrementally (RFC 1624).
  */
 #include <err.h>
-#include <getopt.h>
 #include <string.h>
 
 #include "checksum.h"
@@ -30,12 +29,12 @@ static struct {
 static void
 echo_init(int argc, char **argv)
 {
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	static const struct app_opt none[] = { APP_OPT_END };
 	int i, v6;
 
-	if (getopt_long(argc, argv, "+", none, NULL) != -1 || optind == argc)
+	if ((i = app_options(argc, argv, none, APP_OPT_WORDS)) == argc)
 		app_usage();
-	for (i = optind; i < argc; i++) {
+	for (; i < argc; i++) {
 		if (naddr[0] + naddr[1] == MAX_ADDRS)
 			errx(2, "too many addresses (at most %d)", MAX_ADDRS);
 		v6 = strchr(argv[i], ':') != NULL;

@@ -5,7 +5,6 @@
  * drop-nomatch when nothing is bound there.
  */
 #include <err.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,25 +43,17 @@ join_words(int argc, char **argv)
 static void
 filter_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "reject-port", no_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 }
+	static int need_reject;
+	static const struct app_opt opts[] = {
+		APP_FLAG("reject-port", &need_reject),
+		APP_OPT_END
 	};
 	char errbuf[256], *expr, *msg;
 	struct bpf_program bp;
 	pcap_t *pd;
-	int ch, need_reject = 0;
+	int first = app_options(argc, argv, opts, APP_OPT_WORDS);
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'r':
-			need_reject = 1;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	expr = join_words(argc - optind, argv + optind);
+	expr = join_words(argc - first, argv + first);
 	if ((pd = pcap_open_dead(DLT_EN10MB, 65535)) == NULL)
 		errx(1, "pcap_open_dead failed");
 	if (pcap_compile(pd, &bp, expr, 1, PCAP_NETMASK_UNKNOWN) == -1) {

@@ -4,8 +4,6 @@
  * from each, so one busy input cannot starve the others even when "out"
  * has room for only part of what is waiting.
  */
-#include <err.h>
-
 #include "forward.h"
 
 static struct fwd fwd;

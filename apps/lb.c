@@ -16,9 +16,7 @@
  * flow where its predecessor did.
  */
 #include <err.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "forward.h"
@@ -32,27 +30,27 @@ static int by_softwire;		/* --key softwire */
 #define LB_ALL	UINT64_MAX	/* softwire_key(): to every output */
 
 static void
+key_opt(const char *opt, char *arg, void *var)
+{
+	if (strcmp(arg, "flow") == 0)
+		by_softwire = 0;
+	else if (strcmp(arg, "softwire") == 0)
+		by_softwire = 1;
+	else
+		errx(2, "bad --key '%s': flow or softwire", arg);
+}
+
+static void
 lb_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_ARG("key", key_opt, NULL, NULL),
+		APP_OPT_END
 	};
 	char name[64];
-	int ch, k;
+	int k;
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		if (ch == 'k' && strcmp(optarg, "flow") == 0)
-			by_softwire = 0;
-		else if (ch == 'k' && strcmp(optarg, "softwire") == 0)
-			by_softwire = 1;
-		else if (ch == 'k')
-			errx(2, "bad --key '%s': flow or softwire", optarg);
-		else
-			app_usage();
-	}
-	if (optind != argc)
-		errx(2, "unexpected argument '%s'", argv[optind]);
+	app_options(argc, argv, opts, 0);
 	fwd_init(&fwd, (const char *[]){ "in", NULL },
 	    (const char *[]){ "*", NULL });
 	/* A counter each, beside drop-oversize, packets and

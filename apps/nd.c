@@ -30,9 +30,7 @@
  * committed after the releases (forward.h).
  */
 #include <err.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <arpa/inet.h>
@@ -74,17 +72,18 @@ static struct {		/* cnt_names' counters in order, then a gauge */
 		"[--counters-out FILE]"
 
 static void
-parse_ip6(const char *opt, const char *s, uint8_t out[16])
+parse_ip6(const char *opt, char *s, void *out)
 {
 	if (inet_pton(AF_INET6, s, out) != 1)
 		errx(2, "bad %s '%s': not an IPv6 address", opt, s);
-	if (out[0] == 0xff)
+	if (((uint8_t *)out)[0] == 0xff)
 		errx(2, "bad %s '%s': a multicast address", opt, s);
 }
 
 static void
-parse_mac(const char *opt, const char *s, uint8_t out[6])
+parse_mac(const char *opt, char *s, void *var)
 {
+	uint8_t *out = var;
 	unsigned int b[6];
 	char end;
 	int i;
@@ -102,50 +101,25 @@ parse_mac(const char *opt, const char *s, uint8_t out[6])
 static void
 nd_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "address", required_argument, NULL, 'a' },
-		{ "mac", required_argument, NULL, 'm' },
-		{ "next-hop", required_argument, NULL, 'n' },
-		{ "next-hop-mac", required_argument, NULL, 'N' },
-		{ NULL, 0, NULL, 0 }
+	static int have[4];
+	static const struct app_opt opts[] = {
+		APP_ARG("address", parse_ip6, addr, &have[0]),
+		APP_ARG("mac", parse_mac, mac, &have[1]),
+		APP_ARG("next-hop", parse_ip6, nh, &have[2]),
+		APP_ARG("next-hop-mac", parse_mac, nh_mac, &have[3]),
+		APP_OPT_END
 	};
-	int ch, have = 0;
 
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'a':
-			parse_ip6("--address", optarg, addr);
-			have |= 1;
-			break;
-		case 'm':
-			parse_mac("--mac", optarg, mac);
-			have |= 2;
-			break;
-		case 'n':
-			parse_ip6("--next-hop", optarg, nh);
-			have |= 4;
-			break;
-		case 'N':
-			parse_mac("--next-hop-mac", optarg, nh_mac);
-			have |= 8;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (optind != argc) {
-		warnx("unexpected argument '%s'", argv[optind]);
+	app_options(argc, argv, opts, APP_OPT_PERMUTE);
+	if (!have[0] || !have[1]) {
+		warnx("missing --%s", have[0] ? "mac" : "address");
 		app_usage();
 	}
-	if (!(have & 1) || !(have & 2)) {
-		warnx("missing --%s", (have & 1) ? "mac" : "address");
-		app_usage();
-	}
-	if ((have & 12) == 0 || (have & 12) == 12) {
+	if (have[2] == have[3]) {
 		warnx("give one of --next-hop and --next-hop-mac");
 		app_usage();
 	}
-	resolve = (have & 4) != 0;
+	resolve = have[2];
 	resolved = !resolve;
 	fwd_init(&fwd, (const char *[]){ "north", "south", NULL },
 	    (const char *[]){ "north", "south", NULL });

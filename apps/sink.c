@@ -15,7 +15,6 @@
  * only show the state.)
  */
 #include <err.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -44,8 +43,11 @@ struct sink_state {
 	} in[SINK_MAX_IN];
 };
 
-static uint64_t *packets, *bytes, *seq_errors, *seq_lost, *skipped,
-    *unstamped;
+static const char *const names[] = { "packets", "bytes", "seq-errors",
+    "seq-lost", "resume-skipped", NULL };
+static struct {		/* names' counters in order, then --latency's */
+	uint64_t *packets, *bytes, *seq_errors, *seq_lost, *skipped, *unstamped;
+} c;
 static uint64_t expect = UINT64_MAX, lat_skip;
 static int check_seq, summary, allow_loss, latency;
 static struct port *in;
@@ -55,55 +57,24 @@ static struct lat_hist hist;		/* --latency: this process's samples */
 static void
 sink_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "check-seq", no_argument, NULL, 'c' },
-		{ "summary", no_argument, NULL, 's' },
-		{ "expect", required_argument, NULL, 'e' },
-		{ "allow-loss", no_argument, NULL, 'l' },
-		{ "latency", no_argument, NULL, 'L' },
-		{ "latency-skip", required_argument, NULL, 'K' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_FLAG("check-seq", &check_seq),
+		APP_FLAG("summary", &summary),
+		APP_NUM("expect", &expect, 0, LLONG_MAX),
+		APP_FLAG("allow-loss", &allow_loss),
+		APP_FLAG("latency", &latency),
+		APP_NUM("latency-skip", &lat_skip, 0, LLONG_MAX),
+		APP_OPT_END
 	};
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			check_seq = 1;
-			break;
-		case 's':
-			summary = 1;
-			break;
-		case 'l':
-			allow_loss = 1;
-			break;
-		case 'e':
-			expect = app_parse_num("--expect", optarg, 0, LLONG_MAX);
-			break;
-		case 'L':
-			latency = 1;
-			break;
-		case 'K':
-			lat_skip = app_parse_num("--latency-skip", optarg, 0,
-			    LLONG_MAX);
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (optind != argc)
-		errx(2, "unexpected argument '%s'", argv[optind]);
+	app_options(argc, argv, opts, 0);
 	/* Unbound, "in" is refused by the runtime after init(). */
 	if ((in = app_port("in")) != NULL && in->nrings > SINK_MAX_IN)
 		errx(2, "%d input links: at most %d (the positions a "
 		    "successor needs)", in->nrings, SINK_MAX_IN);
-	packets = app_counter("packets");
-	bytes = app_counter("bytes");
-	seq_errors = app_counter("seq-errors");
-	seq_lost = app_counter("seq-lost");
-	skipped = app_counter("resume-skipped");
+	app_counters((uint64_t **)&c, names);
 	if (latency)
-		unstamped = app_counter("unstamped");
+		c.unstamped = app_counter("unstamped");
 }
 
 /* FNV-1a: tells the rings apart should the launcher reorder them. */
@@ -122,10 +93,10 @@ ring_id(const struct ring *r)
 static void
 show(void)
 {
-	*packets = st->packets;
-	*bytes = st->bytes;
-	*seq_errors = st->seq_errors;
-	*seq_lost = st->seq_lost;
+	*c.packets = st->packets;
+	*c.bytes = st->bytes;
+	*c.seq_errors = st->seq_errors;
+	*c.seq_lost = st->seq_lost;
 }
 
 static void
@@ -155,7 +126,7 @@ sink_start(void)
 		/* What a predecessor counted but did not release. */
 		if (resumed && j < (int)st->nrings && st->in[j].id == id &&
 		    (n = app_release_to(r, st->in[j].tail)) > 0)
-			*skipped += (uint64_t)n;
+			*c.skipped += (uint64_t)n;
 		st->in[j].id = id;
 		st->in[j].tail = r->tail;
 	}
@@ -188,7 +159,7 @@ count_latency(const struct packet *p, uint64_t now)
 
 	/* 0 or not of our clock (a capture's time since the epoch). */
 	if (ts == 0 || ts > now)
-		(*unstamped)++;
+		(*c.unstamped)++;
 	else if (lat_skip > 0)
 		lat_skip--;
 	else

@@ -14,8 +14,6 @@
  * same sizes.
  */
 #include <err.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,66 +63,49 @@ parse_u64(const char *opt, const char *s)
 	return (uint64_t)(v * mul);
 }
 
+/* --count, --seed, --rate: a number with an optional k, M or G. */
+static void
+u64_opt(const char *opt, char *arg, void *var)
+{
+	*(uint64_t *)var = parse_u64(opt, arg);
+	if (var == &rate && rate == 0)
+		errx(2, "bad --rate '%s': 1 packet a second at least", arg);
+}
+
+static void
+size_opt(const char *opt, char *arg, void *var)
+{
+	char *dash;
+
+	if ((dash = strchr(arg, '-')) != NULL) {
+		*dash = '\0';
+		min_size = (uint32_t)parse_u64(opt, arg);
+		max_size = (uint32_t)parse_u64(opt, dash + 1);
+		*dash = '-';
+	} else
+		min_size = max_size = (uint32_t)parse_u64(opt, arg);
+	if (min_size < SYNTH_MIN || max_size > RING_MAX_CAPACITY ||
+	    min_size > max_size)
+		errx(2, "bad --size '%s' (%d..%d bytes)", arg, SYNTH_MIN,
+		    RING_MAX_CAPACITY);
+}
+
 static void
 source_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "seq", no_argument, NULL, 'q' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "hold", no_argument, NULL, 'H' },
-		{ "stamp", no_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_ARG("size", size_opt, NULL, NULL),
+		APP_ARG("count", u64_opt, &count, NULL),
+		APP_ARG("rate", u64_opt, &rate, NULL),
+		APP_FLAG("seq", &seq),
+		APP_ARG("seed", u64_opt, &seed, NULL),
+		APP_FLAG("hold", &hold),
+		APP_FLAG("stamp", &stamp),
+		APP_OPT_END
 	};
 	struct port *out;
-	char *dash;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 's':
-			if ((dash = strchr(optarg, '-')) != NULL) {
-				*dash = '\0';
-				min_size = (uint32_t)parse_u64("--size", optarg);
-				max_size = (uint32_t)parse_u64("--size", dash + 1);
-				*dash = '-';
-			} else
-				min_size = max_size =
-				    (uint32_t)parse_u64("--size", optarg);
-			if (min_size < SYNTH_MIN || max_size > RING_MAX_CAPACITY
-			    || min_size > max_size)
-				errx(2, "bad --size '%s' (%d..%d bytes)", optarg,
-				    SYNTH_MIN, RING_MAX_CAPACITY);
-			break;
-		case 'c':
-			count = parse_u64("--count", optarg);
-			break;
-		case 'r':
-			rate = parse_u64("--rate", optarg);
-			if (rate == 0)
-				errx(2, "bad --rate '%s': 1 packet a second at "
-				    "least", optarg);
-			break;
-		case 'q':
-			seq = 1;
-			break;
-		case 'S':
-			seed = parse_u64("--seed", optarg);
-			break;
-		case 'H':
-			hold = 1;
-			break;
-		case 't':
-			stamp = 1;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (optind != argc)
-		errx(2, "unexpected argument '%s'", argv[optind]);
+	app_options(argc, argv, opts, 0);
 	/*
 	 * Refuse here, so that a swap to a bad source leaves the old one
 	 * (unbound, "out" is refused by the runtime after init()).

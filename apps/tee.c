@@ -4,8 +4,6 @@
  * output: a packet is taken from the input only when all outputs have
  * room for it, so no copy is ever lost.
  */
-#include <err.h>
-
 #include "forward.h"
 
 static struct fwd fwd;

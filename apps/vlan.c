@@ -22,7 +22,6 @@
 #include <err.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "forward.h"
@@ -85,12 +84,23 @@ parse_vid(const char *s)
 static void	bind_ports(void);
 
 static void
+pcp_opt(const char *opt, char *arg, void *var)
+{
+	if (mode == UNTAG)
+		errx(2, "untag: --pcp is for tag and mux");
+	if (arg[0] < '0' || arg[0] > '7' || arg[1] != '\0')
+		errx(2, "%s: bad --pcp '%s': must be 0..7",
+		    mode == TAG ? "tag" : "mux", arg);
+	tci_pcp = (uint16_t)((arg[0] - '0') << SNB_VLAN_PCP_SHIFT);
+}
+
+static void
 vlan_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pcp", required_argument, NULL, 'p' },
-		{ "pass", no_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_ARG("pcp", pcp_opt, NULL, NULL),
+		APP_FLAG("pass", &pass_other),
+		APP_OPT_END
 	};
 	static const struct {
 		const char	*name;
@@ -110,7 +120,6 @@ vlan_init(int argc, char **argv)
 	};
 	const char *cmd;
 	size_t i;
-	int ch, pcp = 0;
 
 	if (argc < 2)
 		app_usage();
@@ -127,29 +136,11 @@ vlan_init(int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	/* getopt_long permutes: "tag 10 --pcp 3" and "tag --pcp 3 10". */
+	/* Permuted: "tag 10 --pcp 3" and "tag --pcp 3 10". */
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'p':
-			if (mode == UNTAG)
-				errx(2, "untag: --pcp is for tag and mux");
-			if (optarg[0] < '0' || optarg[0] > '7' ||
-			    optarg[1] != '\0')
-				errx(2, "%s: bad --pcp '%s': must be 0..7", cmd,
-				    optarg);
-			pcp = optarg[0] - '0';
-			break;
-		case 'P':
-			if (mode != UNTAG)
-				errx(2, "%s: --pass is for untag", cmd);
-			pass_other = 1;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	tci_pcp = (uint16_t)(pcp << SNB_VLAN_PCP_SHIFT);
+	app_options(argc, argv, opts, APP_OPT_PERMUTE | APP_OPT_WORDS);
+	if (pass_other && mode != UNTAG)
+		errx(2, "%s: --pass is for untag", cmd);
 	if (mode == MUX) {
 		if (optind != argc)
 			errx(2, "mux: unexpected argument '%s' (VLANs are "

@@ -27,9 +27,7 @@
 #include <arpa/inet.h>
 #include <err.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -462,16 +460,15 @@ esp_control(int argc, char **argv, FILE *out)
 static void
 esp_init(int argc, char **argv)
 {
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
 	static const char *const names[] = { "clear", "core", NULL };
 	char err[512];
 	int i;
 
 	/* No option of its own: --counters-out is the runtime's. */
-	if (getopt_long(argc, argv, "", none, NULL) != -1 ||
-	    optind + 1 != argc)
+	if (app_options(argc, argv, (const struct app_opt[]){ APP_OPT_END },
+	    APP_OPT_PERMUTE | APP_OPT_WORDS) != argc - 1)
 		app_usage();
-	safile = argv[optind];
+	safile = argv[argc - 1];
 	/* Missing or unreadable is a failure (1), bad contents a usage error. */
 	if (access(safile, R_OK) == -1)
 		errx(1, "%s: %s", safile, strerror(errno));

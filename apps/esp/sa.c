@@ -81,6 +81,19 @@ static const struct cfg_field f_top[] = {
 };
 static const struct cfg_schema s_top = CFG_S(f_top, .block = top_block);
 
+/* The value of hexadecimal digit c, or -1. */
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* Decimal, or hexadecimal after 0x; no sign. */
 static int
 parse_u64(const struct cfg_tok *v, uint64_t *out)
@@ -97,15 +110,7 @@ parse_u64(const struct cfg_tok *v, uint64_t *out)
 	if (i == v->len)
 		return -1;
 	for (; i < v->len; i++) {
-		char c = v->p[i];
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (hex && c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (hex && c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if ((d = hexval(v->p[i])) == -1 || (!hex && d > 9))
 			return -1;
 		if (hex ? x >> 60 != 0 : x > (UINT64_MAX - (uint64_t)d) / 10)
 			return -1;
@@ -120,21 +125,13 @@ static int
 parse_hex(const struct cfg_tok *v, uint8_t *out, size_t n)
 {
 	size_t i;
+	int d;
 
 	if (v->len != 2 + 2 * n || v->p[0] != '0' || (v->p[1] != 'x' &&
 	    v->p[1] != 'X'))
 		return -1;
 	for (i = 0; i < 2 * n; i++) {
-		char c = v->p[2 + i];
-		int d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if ((d = hexval(v->p[2 + i])) == -1)
 			return -1;
 		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
 	}

@@ -18,7 +18,6 @@
 
 #include <err.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,44 +51,34 @@ struct read_state {
 #define USAGE	"[--loop N] [--timing M | --rate PPS] FILE"
 
 static void
+timing_opt(const char *opt, char *arg, void *var)
+{
+	char *end;
+
+	errno = 0;
+	pace.mult = strtod(arg, &end);
+	if (end == arg || *end != '\0' || errno ||
+	    !(pace.mult >= 0.0001 && pace.mult <= 1e6))
+		errx(2, "bad --timing '%s': must be a number 0.0001..1000000",
+		    arg);
+}
+
+static void
 pcap_read_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "loop", required_argument, NULL, 'l' },
-		{ "timing", required_argument, NULL, 't' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_NUM("loop", &loops, 0, LLONG_MAX),
+		APP_ARG("timing", timing_opt, NULL, NULL),
+		APP_NUM("rate", &pace.pps, 1, 1000000000),
+		APP_OPT_END
 	};
-	char msg[PCAP_ERRBUF_SIZE + 256], *end;
-	int ch;
+	char msg[PCAP_ERRBUF_SIZE + 256];
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			loops = (uint64_t)app_parse_num("--loop", optarg, 0,
-			    LLONG_MAX);
-			break;
-		case 't':
-			errno = 0;
-			pace.mult = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || errno ||
-			    !(pace.mult >= 0.0001 && pace.mult <= 1e6))
-				errx(2, "bad --timing '%s': must be a number "
-				    "0.0001..1000000", optarg);
-			break;
-		case 'r':
-			pace.pps = (uint64_t)app_parse_num("--rate", optarg, 1,
-			    1000000000);
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (argc - optind != 1)
+	if (app_options(argc, argv, opts, APP_OPT_WORDS) != argc - 1)
 		app_usage();
 	if (pace.mult && pace.pps)
 		errx(2, "--timing and --rate are alternatives: give one");
-	file = argv[optind];
+	file = argv[argc - 1];
 	from_stdin = strcmp(file, "-") == 0;
 	if (from_stdin && loops != 1)
 		errx(2, "--loop needs a file, not standard input");

@@ -29,21 +29,13 @@
 #include <sys/stat.h>
 
 #include <err.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <bsd/string.h>
-#include <pcap/pcap.h>
 
 #include "pcap-write.h"
 
@@ -68,58 +60,40 @@ static uint32_t rings_id;
 		"[-s snaplen] [--nano] [--timestamps keep|zero|now] FILE"
 
 static void
+ts_opt(const char *opt, char *arg, void *var)
+{
+	if (strcmp(arg, "keep") == 0)
+		ts_mode = TS_KEEP;
+	else if (strcmp(arg, "zero") == 0)
+		ts_mode = TS_ZERO;
+	else if (strcmp(arg, "now") == 0)
+		ts_mode = TS_NOW;
+	else
+		errx(2, "bad --timestamps '%s' (keep, zero or now)", arg);
+}
+
+static void
 pcap_write_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "timestamps", required_argument, NULL, 't' },
-		{ "nano", no_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_NUM("c", &count, 1, LLONG_MAX),
+		APP_NUM("C", &rotate_bytes, 1, 1000000000),
+		APP_NUM("G", &rotate_secs, 1, 100 * 365 * 86400LL),
+		APP_NUM("s", &snaplen, 0, SNAPLEN),
+		APP_FLAG("nano", &nano_opt),
+		APP_ARG("timestamps", ts_opt, NULL, NULL),
+		APP_OPT_END
 	};
 	const char *b;
 	uint32_t len;
-	int ch, j;
+	int j;
 
-	while ((ch = getopt_long(argc, argv, "+c:C:G:s:", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			count = (uint64_t)app_parse_num("-c", optarg, 1,
-			    LLONG_MAX);
-			break;
-		case 'C':	/* millions of bytes, as tcpdump */
-			rotate_bytes = (uint64_t)app_parse_num("-C", optarg, 1,
-			    1000000000) * 1000000;
-			break;
-		case 'G':
-			rotate_secs = app_parse_num("-G", optarg, 1,
-			    100 * 365 * 86400LL);
-			break;
-		case 's':
-			snaplen = (uint32_t)app_parse_num("-s", optarg, 0,
-			    SNAPLEN);
-			if (snaplen == 0)
-				snaplen = SNAPLEN;
-			break;
-		case 'n':
-			nano_opt = 1;
-			break;
-		case 't':
-			if (strcmp(optarg, "keep") == 0)
-				ts_mode = TS_KEEP;
-			else if (strcmp(optarg, "zero") == 0)
-				ts_mode = TS_ZERO;
-			else if (strcmp(optarg, "now") == 0)
-				ts_mode = TS_NOW;
-			else
-				errx(2, "bad --timestamps '%s' (keep, zero or "
-				    "now)", optarg);
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (argc - optind != 1)
+	if (app_options(argc, argv, opts, APP_OPT_WORDS) != argc - 1)
 		app_usage();
-	path = argv[optind];
+	rotate_bytes *= 1000000;	/* -C: millions of bytes, as tcpdump */
+	if (snaplen == 0)
+		snaplen = SNAPLEN;
+	path = argv[argc - 1];
 	to_stdout = strcmp(path, "-") == 0;
 	name = to_stdout ? "stdout" : path;
 	if (to_stdout && (rotate_bytes || rotate_secs))
