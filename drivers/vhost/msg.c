@@ -50,43 +50,45 @@ struct vu_mem {
 
 /*
  * Each request: its name, the payload it needs (more is accepted and
- * ignored), and whether it takes descriptors (1) and keeps them (2: a
- * queue's eventfd; a mapping holds its own reference to the file).
+ * ignored), whether it takes descriptors (1) and keeps them (2: a
+ * queue's eventfd; a mapping holds its own reference to the file), and
+ * whether its payload starts with a queue index (a vu_state or vu_addr).
  */
 static const struct req {
 	const char	*name;
 	uint32_t	 need;
 	int		 fds;
+	int		 queue;
 } reqs[VU_MAX_REQUEST + 1] = {
-#define Q(r, need, fds)	[VU_##r] = { #r, need, fds }
-	Q(GET_FEATURES, 0, 0),
-	Q(SET_FEATURES, 8, 0),
-	Q(SET_OWNER, 0, 0),
-	Q(RESET_OWNER, 0, 0),
-	Q(SET_MEM_TABLE, sizeof(struct vu_mem), 1),
-	Q(SET_LOG_BASE, 0, 0),
-	Q(SET_LOG_FD, 0, 0),
-	Q(SET_VRING_NUM, sizeof(struct vu_state), 0),
-	Q(SET_VRING_ADDR, sizeof(struct vu_addr), 0),
-	Q(SET_VRING_BASE, sizeof(struct vu_state), 0),
-	Q(GET_VRING_BASE, sizeof(struct vu_state), 0),
-	Q(SET_VRING_KICK, 8, 2),
-	Q(SET_VRING_CALL, 8, 2),
-	Q(SET_VRING_ERR, 8, 2),
-	Q(GET_PROTOCOL_FEATURES, 0, 0),
-	Q(SET_PROTOCOL_FEATURES, 8, 0),
-	Q(GET_QUEUE_NUM, 0, 0),
-	Q(SET_VRING_ENABLE, sizeof(struct vu_state), 0),
-	Q(SEND_RARP, 8, 0),
-	Q(SET_STATUS, 8, 0),
-	Q(GET_STATUS, 0, 0),
+#define Q(r, need, fds, q)	[VU_##r] = { #r, need, fds, q }
+	Q(GET_FEATURES, 0, 0, 0),
+	Q(SET_FEATURES, 8, 0, 0),
+	Q(SET_OWNER, 0, 0, 0),
+	Q(RESET_OWNER, 0, 0, 0),
+	Q(SET_MEM_TABLE, sizeof(struct vu_mem), 1, 0),
+	Q(SET_LOG_BASE, 0, 0, 0),
+	Q(SET_LOG_FD, 0, 0, 0),
+	Q(SET_VRING_NUM, sizeof(struct vu_state), 0, 1),
+	Q(SET_VRING_ADDR, sizeof(struct vu_addr), 0, 1),
+	Q(SET_VRING_BASE, sizeof(struct vu_state), 0, 1),
+	Q(GET_VRING_BASE, sizeof(struct vu_state), 0, 1),
+	Q(SET_VRING_KICK, 8, 2, 0),
+	Q(SET_VRING_CALL, 8, 2, 0),
+	Q(SET_VRING_ERR, 8, 2, 0),
+	Q(GET_PROTOCOL_FEATURES, 0, 0, 0),
+	Q(SET_PROTOCOL_FEATURES, 8, 0, 0),
+	Q(GET_QUEUE_NUM, 0, 0, 0),
+	Q(SET_VRING_ENABLE, sizeof(struct vu_state), 0, 1),
+	Q(SEND_RARP, 8, 0, 0),
+	Q(SET_STATUS, 8, 0, 0),
+	Q(GET_STATUS, 0, 0, 0),
 #undef Q
 };
 
 static const struct req *
 req(uint32_t request)
 {
-	static const struct req unknown = { "unknown request", 0, 0 };
+	static const struct req unknown = { "unknown request", 0, 0, 0 };
 
 	if (request <= VU_MAX_REQUEST && reqs[request].name != NULL)
 		return &reqs[request];
@@ -183,23 +185,20 @@ vu_init(struct vu_dev *d)
 }
 
 static void
-unmap_all(struct vu_dev *d)
+unmap_regions(struct vu_region *reg, int n)
 {
 	int i;
 
-	for (i = 0; i < d->nregions; i++)
-		memguard_unmap(d->regions[i].map, d->regions[i].maplen);
-	d->nregions = 0;
+	for (i = 0; i < n; i++)
+		memguard_unmap(reg[i].map, reg[i].maplen);
 }
 
 void
 vu_reset(struct vu_dev *d)
 {
-	int i;
+	int i, ep = d->watch_ep, q = d->watch_q;
 
-	int ep = d->watch_ep, q = d->watch_q;
-
-	unmap_all(d);
+	unmap_regions(d->regions, d->nregions);
 	for (i = 0; i < VU_NQUEUES; i++)
 		vring_clear(d, i);
 	vu_init(d);
@@ -326,8 +325,7 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		nr[i].host = (uint8_t *)nr[i].map + r->offset;
 	}
 	if (i < n) {
-		for (j = 0; j < (int)i; j++)
-			memguard_unmap(nr[j].map, nr[j].maplen);
+		unmap_regions(nr, (int)i);
 		return fail(d, "SET_MEM_TABLE: region %u (size %#llx, offset "
 		    "%#llx): %s", i, (unsigned long long)mem->regions[i].size,
 		    (unsigned long long)mem->regions[i].offset, why);
@@ -341,11 +339,10 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	 */
 	for (j = 0; j < VU_NQUEUES; j++)
 		if (find_rings(d, nr, (int)n, j, &rp[j]) == -1) {
-			for (j = 0; j < (int)n; j++)
-				memguard_unmap(nr[j].map, nr[j].maplen);
+			unmap_regions(nr, (int)n);
 			return -1;
 		}
-	unmap_all(d);
+	unmap_regions(d->regions, d->nregions);
 	memcpy(d->regions, nr, sizeof(nr));
 	d->nregions = (int)n;
 	for (j = 0; j < VU_NQUEUES; j++)
@@ -415,8 +412,7 @@ vu_check_header(struct vu_dev *d, const struct vu_msg *m)
 }
 
 static void
-reply_u64(const struct vu_msg *m, struct vu_msg *reply, size_t *len,
-    uint64_t v)
+reply_u64(struct vu_msg *reply, size_t *len, uint64_t v)
 {
 	reply->p.u64 = v;
 	reply->size = 8;
@@ -431,15 +427,18 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 	struct vu_addr a;
 	struct vu_vring *vq;
 	uint64_t v = m->p.u64;
-	int i;
+	int i = 0;
 
 	if (nfds && !req(m->request)->fds)
 		return fail(d, "%s: %d unexpected descriptors",
 		    vu_request_name(m->request), nfds);
 	memcpy(&st, m->p.bytes, sizeof(st));
+	/* The index leads both vu_state and vu_addr. */
+	if (req(m->request)->queue && (i = vring_index(d, m, st.index)) < 0)
+		return -1;
 	switch (m->request) {
 	case VU_GET_FEATURES:
-		reply_u64(m, reply, rlen, VU_FEATURES);
+		reply_u64(reply, rlen, VU_FEATURES);
 		return 0;
 	case VU_SET_FEATURES:
 		if (v & ~VU_FEATURES)
@@ -452,7 +451,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		    (1ULL << VIRTIO_NET_F_MRG_RXBUF))) ? 12 : 10;
 		return 0;
 	case VU_GET_PROTOCOL_FEATURES:
-		reply_u64(m, reply, rlen, VU_PROTOCOL_FEATURES);
+		reply_u64(reply, rlen, VU_PROTOCOL_FEATURES);
 		return 0;
 	case VU_SET_PROTOCOL_FEATURES:
 		if (v & ~VU_PROTOCOL_FEATURES)
@@ -461,7 +460,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		d->proto = v;
 		return 0;
 	case VU_GET_QUEUE_NUM:
-		reply_u64(m, reply, rlen, 1);	/* queue pairs */
+		reply_u64(reply, rlen, 1);	/* queue pairs */
 		return 0;
 	case VU_SET_OWNER:
 		d->owner = 1;
@@ -475,8 +474,6 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 	case VU_SET_MEM_TABLE:
 		return set_mem_table(d, m, fds, nfds);
 	case VU_SET_VRING_NUM:
-		if ((i = vring_index(d, m, st.index)) < 0)
-			return -1;
 		/* Split rings: a power of two (virtio 1.x 2.7). */
 		if (st.num == 0 || st.num > VU_MAX_QUEUE_SIZE ||
 		    (st.num & (st.num - 1)))
@@ -485,8 +482,6 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		return map_vring(d, i);
 	case VU_SET_VRING_ADDR:
 		memcpy(&a, m->p.bytes, sizeof(a));
-		if ((i = vring_index(d, m, a.index)) < 0)
-			return -1;
 		vq = &d->vq[i];
 		vq->desc_uva = a.desc;
 		vq->avail_uva = a.avail;
@@ -494,15 +489,11 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		vq->addr_set = 1;
 		return map_vring(d, i);
 	case VU_SET_VRING_BASE:
-		if ((i = vring_index(d, m, st.index)) < 0)
-			return -1;
 		if (st.num > 0xffff)
 			return fail(d, "SET_VRING_BASE: %u", st.num);
 		d->vq[i].last_avail = d->vq[i].used_idx = (uint16_t)st.num;
 		return 0;
 	case VU_GET_VRING_BASE:
-		if ((i = vring_index(d, m, st.index)) < 0)
-			return -1;
 		/* Stops the queue; its fds are no longer to be used. */
 		d->vq[i].started = 0;
 		set_kick(d, i, -1);
@@ -516,8 +507,6 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 	case VU_SET_VRING_ERR:
 		return set_vring_fd(d, m, fds, nfds);
 	case VU_SET_VRING_ENABLE:
-		if ((i = vring_index(d, m, st.index)) < 0)
-			return -1;
 		if (st.num > 1)
 			return fail(d, "SET_VRING_ENABLE: %u", st.num);
 		d->vq[i].enabled = (int)st.num;
@@ -530,7 +519,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		d->status = (uint8_t)v;
 		return 0;
 	case VU_GET_STATUS:
-		reply_u64(m, reply, rlen, d->status);
+		reply_u64(reply, rlen, d->status);
 		return 0;
 	default:
 		return fail(d, "unsupported request %u", m->request);
@@ -561,6 +550,6 @@ vu_handle(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		return -1;
 	if (*reply_len == 0 && (d->proto & (1ULL << VU_PROTO_F_REPLY_ACK)) &&
 	    (m->flags & VU_FLAG_NEED_REPLY))
-		reply_u64(m, reply, reply_len, 0);
+		reply_u64(reply, reply_len, 0);
 	return 0;
 }

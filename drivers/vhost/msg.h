@@ -255,9 +255,8 @@ vu_region_addr(const struct vu_region *reg, int n, uint64_t a, uint64_t len,
 	}
 	return NULL;
 }
-#define vu_addr(d, a, len, uva)	\
-	vu_region_addr((d)->regions, (d)->nregions, a, len, uva)
-#define vu_gpa(d, gpa, len)	vu_addr(d, gpa, len, 0)
+#define vu_gpa(d, gpa, len)	\
+	vu_region_addr((d)->regions, (d)->nregions, gpa, len, 0)
 
 const char *vu_request_name(uint32_t request);
 
