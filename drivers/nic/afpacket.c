@@ -237,9 +237,8 @@ afp_tx(struct nic *nic, struct ring *in, uint32_t n)
 		/* The queue toward the device is full: keep the rest. */
 		if (errno == EAGAIN || errno == ENOBUFS)
 			break;
-		if (errno == ENETDOWN || errno == ENXIO) {
+		if (errno == ENETDOWN || errno == ENXIO)
 			return nic_tx_lost(nic, done, n);
-		}
 		/* This frame is refused (EMSGSIZE above the MTU, ...). */
 		(*nic->c.drop_tx_error)++;
 		done++;

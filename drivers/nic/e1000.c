@@ -402,7 +402,7 @@ e1000_drain(struct nic *nic)
 
 const struct nic_ops e1000_ops = {
 	.name = "e1000",
-	.caps = "root: sysfs PCI access, /proc/self/pagemap, hugepages",
+	.caps = "root",	/* sysfs PCI access, /proc/self/pagemap, hugepages */
 	.size = sizeof(struct e1000),
 	.match = e1000_match,
 	.open = e1000_open,

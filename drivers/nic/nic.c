@@ -374,18 +374,6 @@ open_device(void)
 	if (!nic.rx && !nic.tx)
 		errx(2, "no port is connected (in, out)");
 	nic.promisc = promisc;
-	if (pci) {
-		/* The driver's own dev-* counters come first; ours, as for
-		 * the other back-ends, once the device is open. */
-		if ((e = try_open(errbuf, sizeof(errbuf))) != 0)
-			errx(1, "%s: %s%s", nic.spec, errbuf, e == EPERM ||
-			    e == EACCES ? " (needs root)" : "");
-		make_counters();
-		nic.down = !ops->link(&nic);
-		opened = 1;
-		last_check = app_now_ns();
-		return;
-	}
 	if (ops == &tap_ops)
 		tap_owner();
 	/* Before open: native XDP refuses an MTU too big for its buffers. */
@@ -400,21 +388,23 @@ open_device(void)
 	}
 	if (e == EPERM || e == EACCES)
 		errx(1, "%s: %s (needs %s)", nic.spec, errbuf, ops->caps);
-	if (e == ENODEV)
+	if (e == ENODEV && !pci)
 		errx(1, "no such interface '%s'", nic.ifname);
 	if (e)
 		errx(1, "%s: %s", nic.spec, errbuf);
 	if (mtu && !existed)
 		set_mtu();
-	if (promisc)
+	if (promisc && !pci)	/* a PCI driver's own (nic.promisc) */
 		set_promisc();
 	if (nic.queue >= 0 && ops != &xdp_ops && !by_name)
 		fprintf(stderr, "snb-nic: %s: --queue is ignored by %s (use "
 		    "--fanout to share an interface)\n", nic.ifname,
 		    ops->name);
-	if (nic.rx)
+	if (nic.rx && !pci)
 		app_wait_fd(nic.fd, POLLIN);
 	make_counters();
+	if (pci)
+		nic.down = !ops->link(&nic);
 	opened = 1;
 	last_check = app_now_ns();
 }

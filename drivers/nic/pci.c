@@ -83,11 +83,11 @@ parse_addr(const char *s, char out[16])
 	return 0;
 }
 
-/* A sysfs file (path from fmt) holding one hex number; 0 or an errno. */
+/* A sysfs file (path from fmt) into buf, newline cut; 0 or an errno. */
 static int
-read_hex(unsigned long *v, const char *fmt, ...)
+read_str(char *buf, size_t len, const char *fmt, ...)
 {
-	char path[PATH_MAX], buf[32];
+	char path[PATH_MAX];
 	va_list ap;
 	ssize_t n;
 	int fd;
@@ -97,20 +97,19 @@ read_hex(unsigned long *v, const char *fmt, ...)
 	va_end(ap);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return EIO;
 	buf[n] = '\0';
-	*v = strtoul(buf, NULL, 16);
+	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
 }
 
 int
 pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 {
-	char path[PATH_MAX];
-	unsigned long v, dv;
+	char path[PATH_MAX], v[32], dv[32];
 	struct stat st;
 	int e;
 
@@ -128,12 +127,12 @@ pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 		    path, strerror(errno));
 		return ENODEV;
 	}
-	if ((e = read_hex(&v, SYSFS "/%s/vendor", d->addr)) != 0 ||
-	    (e = read_hex(&dv, SYSFS "/%s/device", d->addr)) != 0)
+	if ((e = read_str(v, sizeof(v), SYSFS "/%s/vendor", d->addr)) != 0 ||
+	    (e = read_str(dv, sizeof(dv), SYSFS "/%s/device", d->addr)) != 0)
 		return nic_fail(errbuf, len, e, "PCI %s: vendor/device",
 		    d->addr);
-	d->vendor = (uint16_t)v;
-	d->device = (uint16_t)dv;
+	d->vendor = (uint16_t)strtoul(v, NULL, 16);
+	d->device = (uint16_t)strtoul(dv, NULL, 16);
 	return 0;
 }
 
@@ -148,8 +147,7 @@ in_use(struct pci_dev *d, char *errbuf, size_t len)
 {
 	static const char *pats[] = { "%s/%s/net/*/flags",
 	    "%s/%s/virtio*/net/*/flags" };
-	char pat[PATH_MAX], *ifname, *slash;
-	unsigned long flags;
+	char pat[PATH_MAX], flags[32], *ifname, *slash;
 	glob_t g;
 	size_t i, k;
 	int busy = 0;
@@ -159,8 +157,8 @@ in_use(struct pci_dev *d, char *errbuf, size_t len)
 		if (glob(pat, 0, NULL, &g) != 0)
 			continue;
 		for (i = 0; i < g.gl_pathc && !busy; i++) {
-			if (read_hex(&flags, "%s", g.gl_pathv[i]) != 0 ||
-			    !(flags & 1))
+			if (read_str(flags, sizeof(flags), "%s",
+			    g.gl_pathv[i]) != 0 || !(strtoul(flags, NULL, 16) & 1))
 				continue;
 			busy = 1;
 			*strrchr(g.gl_pathv[i], '/') = '\0';
@@ -225,20 +223,6 @@ not_ours(struct pci_dev *d, char *errbuf, size_t len)
 	return EBUSY;
 }
 
-/* True when directory path exists and holds anything but . and .. */
-static int
-dir_has_entries(const char *path)
-{
-	glob_t g;
-	char pat[PATH_MAX];
-	int r;
-
-	snprintf(pat, sizeof(pat), "%s/*", path);
-	r = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-	globfree(&g);
-	return r;
-}
-
 /*
  * Our drivers give the device physical addresses (/proc/self/pagemap).
  * Behind an IOMMU that translates, those are not the addresses the device
@@ -250,22 +234,14 @@ dir_has_entries(const char *path)
 static int
 iommu_blocks(struct pci_dev *d, char *errbuf, size_t len)
 {
-	char path[PATH_MAX], type[32] = "", *nl;
+	char path[PATH_MAX], type[32] = "";
 	struct stat st;
-	ssize_t n;
-	int fd;
+	glob_t g;
+	int groups;
 
 	snprintf(path, sizeof(path), SYSFS "/%s/iommu_group", d->addr);
 	if (stat(path, &st) == 0) {
-		snprintf(path, sizeof(path), SYSFS "/%s/iommu_group/type",
-		    d->addr);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-			if ((n = read(fd, type, sizeof(type) - 1)) > 0)
-				type[n] = '\0';
-			close(fd);
-		}
-		if ((nl = strchr(type, '\n')) != NULL)
-			*nl = '\0';
+		(void)read_str(type, sizeof(type), "%s/type", path);
 		if (strcmp(type, "identity") == 0)
 			return 0;
 		snprintf(errbuf, len, "PCI %s is behind an active IOMMU (its "
@@ -276,7 +252,9 @@ iommu_blocks(struct pci_dev *d, char *errbuf, size_t len)
 		    type[0] ? type : "unknown");
 		return EOPNOTSUPP;
 	}
-	if (!dir_has_entries(IOMMU_GROUPS))
+	groups = glob(IOMMU_GROUPS "/*", 0, NULL, &g) == 0;
+	globfree(&g);
+	if (!groups)
 		return 0;
 	snprintf(errbuf, len, "PCI %s: an IOMMU is active (%s is not empty), "
 	    "so the device may not reach memory by physical address: snb's "
@@ -303,28 +281,16 @@ unbind(struct pci_dev *d, char *errbuf, size_t len)
 	return e;
 }
 
-/* A short transfer is an error too (EIO): a field was not all read. */
-static int
-config_io(ssize_t n, size_t len)
-{
-	if (n == (ssize_t)len)
-		return 0;
-	if (n >= 0)
-		errno = EIO;
-	return -1;
-}
-
 int
 pci_config_read(struct pci_dev *d, uint32_t off, void *buf, size_t len)
 {
-	return config_io(pread(d->config_fd, buf, len, off), len);
-}
+	ssize_t n = pread(d->config_fd, buf, len, off);
 
-int
-pci_config_write(struct pci_dev *d, uint32_t off, const void *buf,
-    size_t len)
-{
-	return config_io(pwrite(d->config_fd, buf, len, off), len);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		errno = EIO;	/* short: a field was not all read */
+	return -1;
 }
 
 void

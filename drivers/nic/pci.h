@@ -1,30 +1,16 @@
 /*
- * pci.h: what snb-nic's user-space PCI drivers (e1000.c, virtio.c; later
- * ixgbe) share: finding and claiming a PCI function through sysfs, mapping
- * its BARs, and DMA memory whose physical addresses the device can use.
+ * pci.h: what snb-nic's user-space PCI drivers (e1000.c, virtio.c) share:
+ * claiming a PCI function through sysfs (pci.c says whose devices we
+ * take, and why bus mastering stays off until the driver has reset the
+ * device), its config space and BARs, and DMA memory the device can use,
+ * held by a watcher process that stops the device however we exit
+ * (pci_watch.c).  nic.c checks the vendor:device with pci_probe()
+ * (read-only) and the drivers' match() before a driver's open() claims
+ * the device with pci_open(dev, nic->ifname, ...): nic->ifname holds the
+ * canonical address ("0000:00:04.0") for pci: back-ends.
  *
- * Claiming a device (pci_open):
- *	/sys/bus/pci/devices/ADDR must exist, its vendor:device must be one
- *	the caller supports; a device bound to anything but the kernel's
- *	NIC driver (vfio-pci, UIO: a VM's, DPDK's) is refused, the kernel
- *	driver unbound (writing ADDR to .../driver/unbind); memory decoding
- *	is set in the command register (config offset 4), bus mastering
- *	cleared: the driver sets it with pci_bus_master() once it has reset
- *	the device.
- *	nic.c checks the vendor:device with pci_probe() (read-only) and
- *	the back-ends' match() BEFORE the back-end's open() claims the
- *	device with pci_open(dev, nic->ifname, ...): nic->ifname holds the
- *	canonical address ("0000:00:04.0") for pci: back-ends.
- * Releasing (pci_close, and after any exit, SIGKILL included: a watcher
- *	process pci_open() forks, see pci_watch.c): bus mastering off, so
- *	the device stops DMA into memory that is about to be freed.
- *
- * DMA memory comes from a hugepage (2 MiB, physically contiguous) of a
- * hugetlb memfd (no hugetlbfs mount needed, only reserved pages), mapped
- * MAP_SHARED|MAP_LOCKED, its physical address read from
- * /proc/self/pagemap, the file held by the device's watcher until bus
- * mastering is off.  Without an IOMMU the device sees physical addresses;
- * with VFIO it would see IO virtual addresses (not done yet).
+ * Without an IOMMU the device sees physical addresses; with VFIO it would
+ * see IO virtual addresses (not done yet).
  */
 #ifndef SNB_PCI_H
 #define SNB_PCI_H
@@ -42,6 +28,8 @@ struct pci_dev {
 	int		 shared;	/* one of several processes (below) */
 	int		 last;		/* shared, and the last one left */
 };
+
+#define HUGEPAGE	(2UL << 20)
 
 /* DMA memory: virtual address for us, physical address for the device. */
 struct dma_mem {
@@ -81,10 +69,8 @@ int	pci_last(struct pci_dev *);
 void	pci_close(struct pci_dev *);
 /* Map memory BAR n (sysfs resourceN); NULL with errno set on failure. */
 void	*pci_map_bar(struct pci_dev *, int n, size_t *len);
-/* Config space access; 0 or -1 with errno. */
+/* Config space read; 0 or -1 with errno. */
 int	pci_config_read(struct pci_dev *, uint32_t off, void *buf, size_t len);
-int	pci_config_write(struct pci_dev *, uint32_t off, const void *buf,
-	    size_t len);
 /* Set or clear bus mastering (command register bit 2). */
 #define PCI_CMD_MASTER	0x0004
 int	pci_bus_master(struct pci_dev *, int on);
@@ -101,6 +87,8 @@ void	pci_pause_ms(int ms);
 int	dma_alloc(struct pci_dev *, size_t len, struct dma_mem *,
 	    char *errbuf, size_t errlen);
 void	dma_free(struct dma_mem *);
+/* The physical address of the locked page at p; 0 with errno set. */
+uint64_t pci_phys(void *p);
 /* The watcher: started by pci_open, stopped (waited for) by pci_close. */
 int	pci_watch_start(struct pci_dev *, char *errbuf, size_t len);
 void	pci_watch_stop(struct pci_dev *);

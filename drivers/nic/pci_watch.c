@@ -40,7 +40,6 @@
 #include "nic.h"
 #include "pci.h"
 
-#define HUGEPAGE	(2UL << 20)
 /* 2 MiB pages by name: the default size is 1 GiB on some hosts, and
  * HUGEPAGE is what we map. */
 #ifndef MFD_HUGE_2MB
@@ -156,6 +155,23 @@ pci_watch_hold(struct pci_dev *d, int fd)
 	return 0;
 }
 
+uint64_t
+pci_phys(void *p)
+{
+	uint64_t e = 0;
+	int fd;
+
+	if ((fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
+		e = 0;
+	close(fd);
+	/* Bit 63: present; bits 0-54: the frame number, 0 without
+	 * CAP_SYS_ADMIN. */
+	errno = EPERM;
+	return (e >> 63) ? (e & ((1ULL << 55) - 1)) * 4096 : 0;
+}
+
 /*
  * A hugepage of a memfd: locked and populated so its physical address is
  * fixed before we read it, and held by the watcher before the device can
@@ -167,9 +183,8 @@ dma_alloc(struct pci_dev *d, size_t len, struct dma_mem *m, char *errbuf,
 {
 	const char *what = "DMA memory: a 2 MiB hugepage "
 	    "(/proc/sys/vm/nr_hugepages)";
-	uint64_t entry;
 	void *p = MAP_FAILED;
-	int fd, pm, e;
+	int fd, e;
 
 	memset(m, 0, sizeof(*m));
 	if (len > HUGEPAGE)
@@ -192,24 +207,11 @@ dma_alloc(struct pci_dev *d, size_t len, struct dma_mem *m, char *errbuf,
 	close(fd);
 	fd = -1;
 	what = "DMA memory: physical address from /proc/self/pagemap";
-	if ((pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) == -1) {
+	if ((m->phys = pci_phys(p)) == 0) {
 		e = errno;
 		goto fail;
 	}
-	if (pread(pm, &entry, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8) {
-		e = errno ? errno : EIO;
-		close(pm);
-		goto fail;
-	}
-	close(pm);
-	/* Bit 63: present; bits 0-54: the frame number, 0 without
-	 * CAP_SYS_ADMIN. */
-	if (!(entry >> 63) || (entry & ((1ULL << 55) - 1)) == 0) {
-		e = EPERM;
-		goto fail;
-	}
 	m->virt = p;
-	m->phys = (entry & ((1ULL << 55) - 1)) * 4096;
 	m->len = HUGEPAGE;
 	memset(p, 0, HUGEPAGE);
 	return 0;

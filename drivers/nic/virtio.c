@@ -175,8 +175,6 @@ virtio_negotiate(struct virtio *v, uint64_t extra, char *errbuf, size_t len)
 		    "features 0x%llx (offered 0x%llx)", v->pci.addr,
 		    (unsigned long long)want, (unsigned long long)have);
 	v->features = want;
-	v->has_status = (want & F_NET_STATUS) && v->device != NULL &&
-	    v->device_len >= 8;
 	/* The MAC, read again if the device changed its configuration
 	 * meanwhile (config_generation, 4.1.4.3.1). */
 	if ((want & F_NET_MAC) && v->device != NULL && v->device_len >= 6)
@@ -222,12 +220,13 @@ virtio_vq_setup(struct virtio *v, struct vq *q, uint16_t index,
 }
 
 /* Without VIRTIO_NET_F_STATUS the link is always up (5.1.4). */
-static int
+int
 virtio_link(struct nic *nic)
 {
 	struct virtio *v = nic->priv;
 
-	return !v->has_status || (R16(v->device, 6) & NET_S_LINK_UP);
+	return !(v->features & F_NET_STATUS) || v->device == NULL ||
+	    v->device_len < 8 || (R16(v->device, 6) & NET_S_LINK_UP);
 }
 
 /* Stop the device before the memory it writes into goes away. */
@@ -237,14 +236,14 @@ virtio_release(struct nic *nic)
 	struct virtio *v = nic->priv;
 	int i;
 
-	if (v->mq) {
-		vmq_release(nic);
-		return;
-	}
-	if (v->common != NULL && virtio_reset(v) == -1)
+	/* A queue pair resets the device only as the last to leave. */
+	if ((!v->mq || vmq_last(v)) && v->common != NULL &&
+	    virtio_reset(v) == -1)
 		warnx("%s: device reset timed out", v->pci.addr);
 	pci_close(&v->pci);	/* bus mastering off */
 	dma_free(&v->mem);
+	if (v->shm != NULL)	/* the file goes with the graph */
+		munmap(v->shm, v->shm_len);
 	for (i = 0; i < 6; i++)
 		if (v->bar[i] != NULL)
 			munmap(v->bar[i], v->barlen[i]);
@@ -346,7 +345,7 @@ virtio_drain(struct nic *nic)
 
 const struct nic_ops virtio_ops = {
 	.name = "virtio",
-	.caps = "root (sysfs PCI access, hugepages)",
+	.caps = "root",	/* sysfs PCI access, hugepages */
 	.size = sizeof(struct virtio),
 	.match = virtio_match,
 	.open = virtio_open,

@@ -70,7 +70,6 @@ struct virtio {
 	size_t			 barlen[6];
 	volatile unsigned char	*common, *notify, *device;
 	uint32_t		 notify_len, notify_mult, device_len;
-	int			 has_status;	/* link state in device config */
 	struct vq		 rx, tx;
 	uint8_t			 mac[6];
 	uint64_t		*used_errors;	/* both queues' (virtio_ring.h) */
@@ -98,8 +97,11 @@ int	virtio_vq_setup(struct virtio *, struct vq *, uint16_t index,
 	    unsigned char *mem, uint64_t phys, uint32_t *noff, char *errbuf,
 	    size_t len);
 
+int	virtio_link(struct nic *);			/* 1: up */
+
 /* The shared queues, in virtio_mq.c. */
 int	vmq_open(struct nic *, char *errbuf, size_t len);
-void	vmq_release(struct nic *);
+/* 1 if this process is the last on the device: it is reset then. */
+int	vmq_last(struct virtio *);
 
 #endif

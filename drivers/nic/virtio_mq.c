@@ -55,11 +55,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <err.h>
-
 #include "virtio.h"
 
-#define HUGEPAGE	(2UL << 20)
 #define MAX_PAIRS	8
 #define CTRL_OFF	(1UL << 20)	/* control queue region in page 0 */
 #define VMQ_MAGIC	0x736e626d	/* "snbm" */
@@ -104,23 +101,6 @@ static const uint8_t rss_key[RSS_KEY] = {
 	0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
 	0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3e, 0xbe, 0xac, 0x01, 0xfa,
 };
-
-/* Physical address of the mapped page at p; 0 if unknown. */
-static uint64_t
-phys_of(void *p)
-{
-	uint64_t e = 0;
-	int fd;
-
-	if ((fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	if (pread(fd, &e, 8, (off_t)((uintptr_t)p / 4096) * 8) != 8)
-		e = 0;
-	close(fd);
-	if (!(e >> 63))
-		return 0;
-	return (e & ((1ULL << 55) - 1)) * 4096;
-}
 
 /* Map (first len bytes of) the shared file; 0 or an errno value. */
 static int
@@ -252,7 +232,7 @@ set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 		    v->pci.addr);
 	for (k = 0; k < h.pairs; k++) {
 		page = v->shm + (1 + k) * HUGEPAGE;
-		if ((phys = phys_of(page)) == 0)
+		if ((phys = pci_phys(page)) == 0)
 			return nic_fail(errbuf, len, EPERM, "%s: physical "
 			    "address of %s", v->pci.addr, v->shm_path);
 		if ((e = virtio_vq_setup(v, &q, 2 * k, page, phys,
@@ -266,7 +246,7 @@ set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 		h.qsize[2 * k + 1] = q.size;
 	}
 	/* The control queue comes after all max pairs (5.1.2). */
-	if ((phys = phys_of(v->shm)) == 0 || (e = virtio_vq_setup(v, &ctrl,
+	if ((phys = pci_phys(v->shm)) == 0 || (e = virtio_vq_setup(v, &ctrl,
 	    2 * max, v->shm + CTRL_OFF, phys + CTRL_OFF, NULL, errbuf,
 	    len)) != 0)
 		return e ? e : nic_fail(errbuf, len, EPERM, "%s: physical "
@@ -383,8 +363,6 @@ vmq_open(struct nic *nic, char *errbuf, size_t len)
 	}
 	memcpy(v->mac, h.mac, 6);
 	v->features = h.features;
-	v->has_status = (h.features & F_NET_STATUS) && v->device != NULL &&
-	    v->device_len >= 8;
 	vq_attach(&v->rx, 2 * k, h.qsize[2 * k], v->shm + (1 + k) * HUGEPAGE,
 	    (volatile uint16_t *)(v->notify + h.noff[2 * k]), v->used_errors,
 	    1);
@@ -405,8 +383,8 @@ vmq_open(struct nic *nic, char *errbuf, size_t len)
 	*v->rx.notify = v->rx.index;
 	fprintf(stderr, "snb-nic: %s: virtio-net queue pair %u of %u (%s), "
 	    "%s, link %s\n", nic->spec, k, h.pairs, h.rss ? "RSS" : "MQ",
-	    owner ? "device set up" : "attached", !v->has_status ||
-	    (R16(v->device, 6) & 1) ? "up" : "down");
+	    owner ? "device set up" : "attached", virtio_link(nic) ? "up" :
+	    "down");
 out:
 	flock(fd, LOCK_UN);
 	close(fd);
@@ -414,28 +392,15 @@ out:
 }
 
 /*
- * Leave the pair as it is, for a successor; the last one to leave stops
- * the device, its memory then free (the file goes with the graph).
+ * Leaving, the pair stays as it is for a successor; the last one to leave
+ * stops the device, and whoever comes next sets it up again.
  */
-void
-vmq_release(struct nic *nic)
+int
+vmq_last(struct virtio *v)
 {
-	struct virtio *v = nic->priv;
-	int i;
-
-	if (v->pci.config_fd != -1 && pci_last(&v->pci) &&
-	    v->common != NULL) {
-		if (virtio_reset(v) == -1)
-			warnx("%s: device reset timed out", v->pci.addr);
-		/* Whoever comes next sets it up again. */
-		if (v->shm != NULL)
-			__atomic_store_n((uint32_t *)v->shm, 0,
-			    __ATOMIC_RELEASE);
-	}
-	pci_close(&v->pci);
+	if (v->pci.config_fd == -1 || !pci_last(&v->pci))
+		return 0;
 	if (v->shm != NULL)
-		munmap(v->shm, v->shm_len);
-	for (i = 0; i < 6; i++)
-		if (v->bar[i] != NULL)
-			munmap(v->bar[i], v->barlen[i]);
+		__atomic_store_n((uint32_t *)v->shm, 0, __ATOMIC_RELEASE);
+	return 1;
 }
