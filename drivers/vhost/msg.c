@@ -253,10 +253,7 @@ use_rings(struct vu_dev *d, int i, const struct rings *p)
 	vq->desc = p->desc;
 	vq->avail = p->avail;
 	vq->used = p->used;
-	if (p->desc == NULL)
-		return;
 	vq->used_flags = 0xffff;	/* unknown: the next vq_want_kicks writes */
-	d->generation++;
 }
 
 /*
@@ -321,7 +318,6 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 		nr[i].gpa = r->gpa;
 		nr[i].size = r->size;
 		nr[i].uva = r->uva;
-		nr[i].offset = r->offset;
 		nr[i].host = (uint8_t *)nr[i].map + r->offset;
 	}
 	if (i < n) {
@@ -462,14 +458,10 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 	case VU_GET_QUEUE_NUM:
 		reply_u64(reply, rlen, 1);	/* queue pairs */
 		return 0;
-	case VU_SET_OWNER:
-		d->owner = 1;
-		return 0;
 	case VU_RESET_OWNER:
 		/* Deprecated; QEMU sends it on stop.  Forget the queues. */
 		for (i = 0; i < VU_NQUEUES; i++)
 			vring_clear(d, i);
-		d->owner = 0;
 		return 0;
 	case VU_SET_MEM_TABLE:
 		return set_mem_table(d, m, fds, nfds);
@@ -511,8 +503,9 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 			return fail(d, "SET_VRING_ENABLE: %u", st.num);
 		d->vq[i].enabled = (int)st.num;
 		return 0;
-	case VU_SEND_RARP:
-		return 0;	/* we keep no MAC table to announce */
+	case VU_SET_OWNER:	/* the one connection is the owner */
+	case VU_SEND_RARP:	/* we keep no MAC table to announce */
+		return 0;
 	case VU_SET_STATUS:
 		if (v > 0xff)
 			return fail(d, "SET_STATUS %#llx", (unsigned long long)v);

@@ -59,10 +59,8 @@ enum {
 
 /* Virtio feature bits (virtio 1.x spec, 5.1.3 and 6). */
 #define VIRTIO_NET_F_MRG_RXBUF		15
-#define VIRTIO_F_NOTIFY_ON_EMPTY	24
 #define VIRTIO_F_ANY_LAYOUT		27
 #define VIRTIO_F_RING_INDIRECT_DESC	28
-#define VIRTIO_F_RING_EVENT_IDX		29
 #define VHOST_USER_F_PROTOCOL_FEATURES	30
 #define VIRTIO_F_VERSION_1		32
 #define VU_PROTO_F_MQ			0
@@ -137,7 +135,6 @@ struct vu_region {
 	uint64_t	gpa;		/* guest-physical start */
 	uint64_t	size;
 	uint64_t	uva;		/* the frontend's virtual address */
-	uint64_t	offset;		/* of the region in the fd */
 	uint8_t		*host;		/* our address of gpa */
 	void		*map;		/* the mmap, from fd offset 0 */
 	size_t		 maplen;
@@ -169,13 +166,11 @@ struct vu_vring {
 struct vu_dev {
 	uint64_t	 features;	/* acknowledged by SET_FEATURES */
 	uint64_t	 proto;		/* acknowledged protocol features */
-	int		 owner;
 	uint8_t		 status;	/* virtio device status (SET_STATUS) */
 	uint32_t	 hdr_len;	/* virtio-net header: 10 or 12 */
 	int		 nregions;
 	struct vu_region regions[VU_MAX_REGIONS];
 	struct vu_vring	 vq[VU_NQUEUES];
-	unsigned	 generation;	/* bumped when rings are re-mapped */
 	/* The epoll set queue watch_q's kick fd is in while it lives (see
 	 * vu_watch_kicks); -1: none.  Kept across vu_reset. */
 	int		 watch_ep, watch_q;

@@ -1,14 +1,7 @@
 /*
  * snb-vhost: a vhost-user backend (the virtio-net device side) as a device
- * app.  A frontend -- QEMU for a guest, DPDK's virtio_user -- connects to
- * the UNIX socket we listen on and shares its memory; frames it transmits
- * go to port "out", packets arriving on port "in" are delivered to it.
- *
- * One frontend at a time, one queue pair.  When the frontend goes away we
- * drop its memory and queue state, count it, and accept the next one while
- * the graph keeps running.  While no frontend is ready, packets to deliver
- * are dropped and counted (drop-no-frontend), as snb-nic does for a link
- * that is down; --hold keeps them in the input ring instead (backpressure).
+ * app; snb-vhost(1) says what it does.  This file: the socket, options,
+ * the breath and counters.
  *
  * Sleeping: the runtime can only wait on descriptors registered once, but
  * ours come and go with connections, so we register one epoll descriptor
@@ -108,23 +101,14 @@ vhost_init(int argc, char **argv)
 	trace = getenv("SNB_VHOST_TRACE") != NULL;
 }
 
+/* A delete may fail: the fd may already be closed (and so gone). */
 static void
-ep_add(int fd)
+ep_ctl(int op, int fd)
 {
-	struct epoll_event ev;
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.fd = fd;
-	if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, fd, &ev) == -1)
+	if (epoll_ctl(ep_fd, op, fd, &ev) == -1 && op != EPOLL_CTL_DEL)
 		err(1, "epoll_ctl");
-}
-
-static void
-ep_del(int fd)
-{
-	/* The fd may already be closed (and so gone from the set). */
-	epoll_ctl(ep_fd, EPOLL_CTL_DEL, fd, NULL);
 }
 
 /* The listening socket, and the epoll set it is in while no one is connected. */
@@ -134,7 +118,7 @@ start_listening(void)
 	unix_sock_listen(&sock, SOCK_STREAM, 1);
 	if ((ep_fd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
-	ep_add(sock.fd);
+	ep_ctl(EPOLL_CTL_ADD, sock.fd);
 	app_wait_fd(ep_fd, POLLIN);
 }
 
@@ -144,13 +128,13 @@ drop_frontend(const char *why, const char *detail)
 	if (conn_fd == -1)
 		return;
 	logmsg(why, detail);	/* before the reset: detail may be dev.err */
-	ep_del(conn_fd);
+	ep_ctl(EPOLL_CTL_DEL, conn_fd);
 	close(conn_fd);
 	conn_fd = -1;
 	vu_rx_clear(&rx);
 	vu_reset(&dev);
 	(*c.disconnects)++;
-	ep_add(sock.fd);
+	ep_ctl(EPOLL_CTL_ADD, sock.fd);
 }
 
 static void
@@ -169,8 +153,8 @@ accept_frontend(void)
 	vu_init(&dev);
 	vu_rx_init(&rx);
 	vu_watch_kicks(&dev, ep_fd, 1);
-	ep_del(sock.fd);
-	ep_add(conn_fd);
+	ep_ctl(EPOLL_CTL_DEL, sock.fd);
+	ep_ctl(EPOLL_CTL_ADD, conn_fd);
 	(*c.connects)++;
 	logmsg("frontend connected%s", "");
 }

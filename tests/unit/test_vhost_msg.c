@@ -106,7 +106,6 @@ int
 main(void)
 {
 	struct vring_desc *d0, *d1;
-	unsigned gen;
 
 	vu_init(&dev);
 	ok(table(UVA, MEM) == 0, "a table of 64 KiB");
@@ -116,14 +115,12 @@ main(void)
 	    rings_mapped(), "both queues live, their rings in the table");
 	d0 = dev.vq[0].desc;
 	d1 = dev.vq[1].desc;
-	gen = dev.generation;
 
 	/* Queue 0's rings outside the new table, queue 1's inside. */
 	ok(table(UVA + Q1, MEM - Q1) == -1 && strstr(dev.err, "queue 0"),
 	    "a table without queue 0's rings is refused (%s)", dev.err);
 	ok(rings_mapped(), "no ring points outside the table in use");
-	ok(dev.vq[0].desc == d0 && dev.vq[1].desc == d1 &&
-	    dev.generation == gen && dev.nregions == 1 &&
+	ok(dev.vq[0].desc == d0 && dev.vq[1].desc == d1 && dev.nregions == 1 &&
 	    dev.regions[0].uva == UVA, "the old table and rings stay in use");
 	/* Readable: the old mapping is still there. */
 	ok(dev.vq[1].avail->idx == 0 && dev.vq[0].avail->idx == 0,
@@ -138,8 +135,8 @@ main(void)
 	/* A table with both: both queues move into it together. */
 	ok(table(UVA, MEM) == 0, "a new table with both queues' rings");
 	ok(rings_mapped() && dev.vq[0].desc != d0 && dev.vq[1].desc != d1 &&
-	    dev.generation == gen + 2 && vu_vring_live(&dev.vq[0]) &&
-	    vu_vring_live(&dev.vq[1]), "both queues use the new table");
+	    vu_vring_live(&dev.vq[0]) && vu_vring_live(&dev.vq[1]),
+	    "both queues use the new table");
 	vu_reset(&dev);
 	return tap_done();
 }
