@@ -72,11 +72,6 @@ ctl_send(const struct memif_msg *m, int attach)
 	    (ssize_t)sizeof(buf) ? 0 : -1;
 }
 
-/*
- * End the connection: tell the peer why when we are the one ending it
- * (reason != NULL), log one line, count, and go back to listening (master)
- * or to retrying (slave).
- */
 /* The slave's next connection attempt, a little later each time. */
 static void
 backoff(void)
@@ -86,6 +81,11 @@ backoff(void)
 		retry_ns *= 2;
 }
 
+/*
+ * End the connection: tell the peer why when we are the one ending it
+ * (reason != NULL), log one line, count, and go back to listening (master)
+ * or to retrying (slave).
+ */
 void
 conn_down(const char *reason, const char *fmt, ...)
 {
@@ -203,6 +203,7 @@ handle(const struct memif_msg *m, int *fd)
 {
 	struct memif_msg reply;
 	char why[MEMIF_REASON_LEN];
+	const char *what = "";		/* for a failed send's message */
 	uint8_t log2;
 
 	memset(&reply, 0, sizeof(reply));
@@ -242,11 +243,8 @@ handle(const struct memif_msg *m, int *fd)
 		reply.type = MEMIF_MSG_CONNECTED;
 		snprintf(reply.connect.name, sizeof(reply.connect.name),
 		    "snb-memif");
-		if (ctl_send(&reply, -1) == -1)
-			conn_down(NULL, "send CONNECTED: %s", strerror(errno));
-		else
-			went_up();
-		return;
+		what = " CONNECTED";
+		break;
 	case MEMIF_A_SEND_INIT:
 		if (memif_slave_hello(m, want_log2, &log2, why,
 		    sizeof(why)) == -1) {
@@ -263,9 +261,8 @@ handle(const struct memif_msg *m, int *fd)
 		reply.init.mode = MEMIF_MODE_ETHERNET;
 		memcpy(reply.init.secret, secret, sizeof(secret));
 		snprintf(reply.init.name, sizeof(reply.init.name), "snb-memif");
-		if (ctl_send(&reply, -1) == -1)
-			conn_down(NULL, "send INIT: %s", strerror(errno));
-		return;
+		what = " INIT";
+		break;
 	case MEMIF_A_SEND_NEXT:
 		if (slave_send(conn.s.step) == -1)
 			conn_down(NULL, "send: %s", strerror(errno));
@@ -285,7 +282,9 @@ handle(const struct memif_msg *m, int *fd)
 		return;
 	}
 	if (ctl_send(&reply, -1) == -1)
-		conn_down(NULL, "send: %s", strerror(errno));
+		conn_down(NULL, "send%s: %s", what, strerror(errno));
+	else if (reply.type == MEMIF_MSG_CONNECTED)
+		went_up();
 }
 
 /* Read every message waiting on the control socket. */

@@ -1,16 +1,12 @@
 /*
- * snb-memif: a memif interface (the shared-memory packet interface of VPP
- * and DPDK's net_memif) as a device app.  Packets the peer sends go to
- * port "out"; packets arriving on port "in" are sent to the peer.
- *
- * One interface, one queue pair.  As master (the default) we own the
- * socket and map the memory the slave made; as slave we connect, make the
- * memory (a sealed memfd) and describe it.  The control protocol is
- * decoded and checked in msg.conn.  Everything in shared memory is written by
- * a process we do not trust, so the data path reads each index and each
- * descriptor once into a local and checks it before use: a ring index that
- * moves too far or a buffer outside its region ends the connection (one
- * log line, counted), never a stray access.
+ * snb-memif: a memif interface (VPP's, DPDK's net_memif) as a device app;
+ * snb-memif(1) says what it does.  This file: options, the data path and
+ * the breath; the control protocol is decoded and checked in msg.c.
+ * Everything in shared memory is written by a process we do not trust, so
+ * the data path reads each index and each descriptor once into a local
+ * and checks it before use: a ring index that moves too far or a buffer
+ * outside its region ends the connection (one log line, counted), never a
+ * stray access.
  *
  * Rings.  A ring's producer moves head, its consumer tail (free-running
  * 16-bit indexes).  Slave to master (s2m): the slave fills buffers and
@@ -23,12 +19,6 @@
  * receive rings masked while packets flow and unmask them once idle, so an
  * idle snb-memif sleeps in ppoll() on one epoll descriptor holding the
  * socket(s) and the receive eventfd.
- *
- * Connections come and go without stopping the graph: the master keeps
- * listening, the slave retries with back-off.  Packets to send wait in the
- * input ring until the first connection; after one was lost they are
- * dropped and counted (drop-disconnected), as snb-nic does on a down link,
- * unless --lossless asks to wait then too.
  */
 #define _GNU_SOURCE
 #include <sys/epoll.h>

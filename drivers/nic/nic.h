@@ -5,27 +5,10 @@
  * link and owns the counters.  A back-end (afpacket.c, xdp.c, tap.c, and
  * the user-space PCI drivers e1000.c, virtio.c on pci.c) only opens a
  * device and moves bursts of frames between the kernel's (or the
- * hardware's) queues and ring slots:
- *
- *	open	bind the device for the directions the graph wired, in
- *		nic->priv: size zeroed bytes nic.c allocated
- *	rx	take up to a budget of frames, each into the next output slot
- *		or, when there is no room, into a counted drop (nic_rx_slot)
- *	tx	hand up to n packets of an input ring to the device and say
- *		how many it took; the caller releases that many slots
- *	check	clear a pending socket error (optional)
- *	stats	fold the device's own drop counts into ours
- *	drain	let what is queued for transmit leave (optional)
- *	release	undo open, however far it got: after a failed open too, so
- *		that open itself can just return at the first error
- *
- * PCI back-ends ("pci:ADDR") also have
- *	match	1 if the driver supports this vendor:device; nic.c asks
- *		every driver in its pci_drivers table before any is opened
- *	link	the link state from the device (1 up, 0 down)
- * and no kernel interface: nic->ifname holds the canonical PCI address
- * ("0000:00:04.0"), nic->fd stays -1 (the device is polled), --promisc
- * arrives as nic->promisc.
+ * hardware's) queues and ring slots (struct nic_ops).  A PCI back-end
+ * ("pci:ADDR") has no kernel interface: nic->ifname holds the canonical
+ * PCI address ("0000:00:04.0"), nic->fd stays -1 (the device is polled),
+ * --promisc arrives as nic->promisc.
  */
 #ifndef SNB_NIC_H
 #define SNB_NIC_H
@@ -81,15 +64,25 @@ struct nic_ops {
 	const char	*name;		/* "afpacket": also the prefix */
 	const char	*caps;		/* capabilities open() needs, for EPERM */
 	size_t		 size;		/* of the state at nic->priv */
-	/* 0, or an errno value with a message in errbuf (nic_fail()). */
+	/* Bind the device for the directions the graph wired, in nic->priv
+	 * (size zeroed bytes); 0, or an errno value with a message in
+	 * errbuf (nic_fail()). */
 	int		(*open)(struct nic *, char *errbuf, size_t len);
+	/* Take up to a budget of frames, each into the next output slot or,
+	 * when there is no room, into a counted drop (nic_rx_slot). */
 	void		(*rx)(struct nic *, struct rx_burst *);
+	/* Hand up to n packets of in to the device; returns how many it
+	 * took: the caller releases that many slots. */
 	uint32_t	(*tx)(struct nic *, struct ring *in, uint32_t n);
-	void		(*check)(struct nic *);
-	void		(*stats)(struct nic *);
-	void		(*drain)(struct nic *);
+	void		(*check)(struct nic *);	/* clear a socket error; optional */
+	void		(*stats)(struct nic *);	/* the device's drops into ours */
+	void		(*drain)(struct nic *);	/* let transmits leave; optional */
+	/* Undo open, however far it got: after a failed open too, so that
+	 * open itself can just return at the first error. */
 	void		(*release)(struct nic *);
-	/* PCI back-ends only (see above). */
+	/* PCI back-ends only: 1 if the driver supports this vendor:device
+	 * (nic.c asks every driver in its table before any is opened); the
+	 * link state from the device (1 up, 0 down). */
 	int		(*match)(uint16_t vendor, uint16_t device);
 	int		(*link)(struct nic *);
 };
