@@ -92,7 +92,7 @@ desc_buf(const char *ring, uint16_t i, const struct memif_desc *d,
     uint32_t min)
 {
 	if (d->region >= conn.nregions || d->length < min ||
-	    !memif_span_ok(conn.reg[d->region].size, d->offset, d->length)) {
+	    (uint64_t)d->offset + d->length > conn.reg[d->region].size) {
 		bad_ring("%sdescriptor %u: region %u offset %u length %u out "
 		    "of bounds", ring, i, d->region, d->offset, d->length);
 		return NULL;

@@ -297,8 +297,6 @@ memif_master_step(struct memif_session *s, const struct memif_msg *m,
 		(*n)++;
 		return MEMIF_A_ACK_RING;
 	case MEMIF_MSG_CONNECT:
-		snprintf(s->peer_if, sizeof(s->peer_if), "%s",
-		    m->connect.name);
 		if (check_rings(s, why, whylen) == MEMIF_A_ERROR)
 			return MEMIF_A_ERROR;
 		s->state = MEMIF_S_CONNECTED;
@@ -335,8 +333,6 @@ memif_slave_step(struct memif_session *s, const struct memif_msg *m,
 	case MEMIF_S_WAIT_CONNECTED:
 		if (m->type != MEMIF_MSG_CONNECTED)
 			FAIL("expected CONNECTED, got type %u", m->type);
-		snprintf(s->peer_if, sizeof(s->peer_if), "%s",
-		    m->connect.name);
 		s->state = MEMIF_S_CONNECTED;
 		return MEMIF_A_UP;
 	default:

@@ -147,7 +147,6 @@ struct memif_session {
 	uint32_t	id;		/* ours: INIT must name it */
 	char		secret[MEMIF_SECRET_LEN + 1];	/* "" = none */
 	char		peer_name[MEMIF_NAME_LEN + 1];
-	char		peer_if[MEMIF_NAME_LEN + 1];
 	unsigned	nregions;
 	uint64_t	region_size[MEMIF_MAX_REGIONS];
 	unsigned	ns2m, nm2s;
@@ -200,16 +199,6 @@ static inline uint64_t
 memif_ring_bytes(unsigned log2)
 {
 	return MEMIF_RING_HDR + ((uint64_t)MEMIF_DESC_SIZE << log2);
-}
-
-/*
- * True when [offset, offset + len) lies inside a region of size bytes:
- * the check every descriptor gets before a byte of its buffer is touched.
- */
-static inline int
-memif_span_ok(uint64_t size, uint32_t offset, uint32_t len)
-{
-	return (uint64_t)offset + len <= size;
 }
 
 #endif
