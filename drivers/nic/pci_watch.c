@@ -54,18 +54,16 @@
 static void __attribute__((noreturn))
 watch(int cfg, int sock, int shared)
 {
+	static const int ignore[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1,
+	    SIGUSR2, SIGPIPE };
 	char c, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &c, 1 };
 	struct msghdr msg;
 	ssize_t n;
 	int fd;
 
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGUSR1, SIG_IGN);
-	signal(SIGUSR2, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	for (fd = 0; fd < (int)(sizeof(ignore) / sizeof(*ignore)); fd++)
+		signal(ignore[fd], SIG_IGN);
 	setsid();
 	for (fd = 3; fd < 1024; fd++)
 		if (fd != cfg && fd != sock)

@@ -144,7 +144,7 @@ virtio_caps(struct virtio *v, char *errbuf, size_t len)
 	return 0;
 }
 
-/* Reset, acknowledge, agree on features (3.1.1 steps 1-6). */
+/* Steps 1-6 of 3.1.1. */
 int
 virtio_negotiate(struct virtio *v, uint64_t extra, char *errbuf, size_t len)
 {
@@ -186,7 +186,7 @@ virtio_negotiate(struct virtio *v, uint64_t extra, char *errbuf, size_t len)
 	return 0;
 }
 
-/* Give queue index its memory at mem/phys and tell the device (3.1.1 7). */
+/* Step 7 of 3.1.1. */
 int
 virtio_vq_setup(struct virtio *v, struct vq *q, uint16_t index,
     unsigned char *mem, uint64_t phys, uint32_t *noffp, char *errbuf,

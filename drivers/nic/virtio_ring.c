@@ -13,6 +13,8 @@ static void
 vq_layout(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
     volatile uint16_t *notify, uint64_t *used_errors)
 {
+	uint16_t i;
+
 	memset(q, 0, sizeof(*q));
 	q->index = index;
 	q->size = size;
@@ -23,6 +25,10 @@ vq_layout(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 	q->buf = mem + BUFS_OFF;
 	q->notify = notify;
 	q->used_errors = used_errors;
+	/* Transmit: every descriptor idle (receive keeps busy[] only). */
+	for (i = 0; i < size; i++)
+		q->free[i] = (uint16_t)(size - 1 - i);
+	q->nfree = size;
 }
 
 void
@@ -35,12 +41,8 @@ vq_init(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 	vq_layout(q, index, size, mem, notify, used_errors);
 	for (i = 0; i < size; i++)
 		q->desc[i].addr = phys + BUFS_OFF + (uint64_t)i * BUF_SIZE;
+	/* The headers stay zero: no offload, no GSO. */
 	q->avail->flags = AVAIL_F_NO_INTERRUPT;
-	/* Transmit: every descriptor idle.  The headers stay zero: no
-	 * offload, no GSO. */
-	for (i = 0; i < size; i++)
-		q->free[i] = (uint16_t)(size - 1 - i);
-	q->nfree = size;
 }
 
 int
@@ -61,9 +63,6 @@ vq_attach(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 	if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != avail)
 		return -1;
 	q->used_idx = avail;
-	for (i = 0; i < size; i++)
-		q->free[i] = (uint16_t)(size - 1 - i);
-	q->nfree = size;
 	return 0;
 }
 
