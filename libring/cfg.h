@@ -186,6 +186,8 @@ int	cfg_block(struct cfg *cf, const char *name, const struct cfg_schema *s,
  * capacity *cap, doubling from 16; -1 (out of memory) leaves it as it was.
  */
 int	cfg_grow(void *arrp, size_t *cap, size_t need, size_t sz);
+/* The same for text, which may hold a key: the old buffer is wiped. */
+int	cfg_grow_text(char **buf, size_t *cap, size_t need);
 
 /*
  * A whole file, NUL-terminated (a NUL inside is the parser's business),
