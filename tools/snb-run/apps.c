@@ -331,7 +331,7 @@ check_stages(const char *where)
 			err(1, "memfd_create");
 		spawn_stderr = run[j].err;
 		run[j].pid = spawn(i, procs[i].path, g.stages[i].argv,
-		    g.stages[i].argc, NULL, -1, NULL);
+		    g.stages[i].argc, NULL, NULL, NULL);
 		spawn_stderr = -1;
 		n++;
 	}

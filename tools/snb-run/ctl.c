@@ -294,7 +294,7 @@ ctl_pollfds(struct pollfd *pfd, int max)
 	return n;
 }
 
-/* pfd: the listening socket first, then whatever else was polled. */
+/* pfd: the listening socket first, then ctl_pollfds()'s. */
 void
 ctl_events(const struct pollfd *pfd, int n)
 {
@@ -302,19 +302,12 @@ ctl_events(const struct pollfd *pfd, int n)
 
 	if (pfd[0].revents & POLLIN)
 		accept_clients();
-	for (i = 1; i < n; i++) {
-		if (pfd[i].revents == 0)
-			continue;
-		if (op_pollfd_is(pfd[i].fd)) {
-			op_event(pfd[i].revents);
-			continue;
-		}
+	for (i = 1; i < n; i++)
 		for (k = 0; k < MAX_CLIENTS; k++)
-			if ((clients[k].state == C_READ ||
+			if (pfd[i].revents && (clients[k].state == C_READ ||
 			    clients[k].state == C_WRITE) &&
 			    clients[k].fd == pfd[i].fd)
 				client_io(&clients[k], pfd[i].revents);
-	}
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,20 +266,36 @@ create_rings(void)
 	}
 }
 
+/* argv[(*a)++], made as printf would. */
+static void __attribute__((format(printf, 3, 4)))
+arg(char **argv, int *a, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&argv[(*a)++], fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		err(1, NULL);
+}
+
 /*
  * Fork and exec stage i's app (exe with words), bound to the stage's
- * rings.  stats is the counter file; standby_fd >= 0 starts it in standby
- * (a swap), with prev its predecessor's stage file.  stats NULL: only
- * check the words (--snb-check, snb-run -c), the rings need not exist.
+ * rings.  stats is the counter file.  told not NULL: a pipe on which the
+ * process speaks to us, its reading end (non-blocking) into *told; with
+ * prev, its predecessor's stage file, it starts in standby (a swap),
+ * without, it only says when it has taken over (a restart).  stats NULL:
+ * only check the words (--snb-check, snb-run -c), the rings need not exist.
  */
 pid_t
 spawn(int i, const char *exe, char **words, int nwords, const char *stats,
-    int standby_fd, const char *prev)
+    int *told, const char *prev)
 {
 	struct stage *s = &g.stages[i];
 	char **argv, path[PATH_MAX];
 	sigset_t none;
-	int a = 0, nfree, j, nargs = 0;
+	int a = 0, nfree, j, nargs = 0, fds[2];
 	pid_t parent = getpid(), pid;
 
 	/* A link from the stage to itself is an input and an output. */
@@ -288,32 +305,31 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 	if (argv == NULL)
 		err(1, NULL);
 	argv[a++] = (char *)exe;
-	if (asprintf(&argv[a++], "--snb-label=%s", s->label) == -1)
-		err(1, NULL);
-	if (stats == NULL) {
-		if (asprintf(&argv[a++], "--snb-check=%u:%u", ring_slots,
-		    ring_capacity) == -1)
-			err(1, NULL);
-	} else if (asprintf(&argv[a++], "--snb-stats=%s", stats) == -1 ||
-	    asprintf(&argv[a++], "--snb-restarts=%d", procs[i].restarts) == -1)
-		err(1, NULL);
-	/* Without prev, the fd is only for "taken over" (start_stage_told). */
-	if (standby_fd >= 0 && prev == NULL &&
-	    asprintf(&argv[a++], "--snb-taken-fd=%d", standby_fd) == -1)
-		err(1, NULL);
-	if (standby_fd >= 0 && prev != NULL &&
-	    (asprintf(&argv[a++], "--snb-standby-fd=%d", standby_fd) == -1 ||
-	    asprintf(&argv[a++], "--snb-prev=%s", prev) == -1))
-		err(1, NULL);
+	arg(argv, &a, "--snb-label=%s", s->label);
+	if (stats == NULL)
+		arg(argv, &a, "--snb-check=%u:%u", ring_slots, ring_capacity);
+	else {
+		arg(argv, &a, "--snb-stats=%s", stats);
+		arg(argv, &a, "--snb-restarts=%d", procs[i].restarts);
+	}
+	if (told != NULL) {
+		if (pipe2(fds, O_CLOEXEC) == -1)
+			err(1, "pipe");
+		/* The child's end must survive exec: only it is not
+		 * close-on-exec. */
+		fcntl(fds[1], F_SETFD, 0);
+		arg(argv, &a, prev ? "--snb-standby-fd=%d" :
+		    "--snb-taken-fd=%d", fds[1]);
+		if (prev != NULL)
+			arg(argv, &a, "--snb-prev=%s", prev);
+	}
 	for (j = 0; j < g.nlinks; j++) {
 		struct link *l = &g.links[j];
 		ring_path(l, path, sizeof(path));
-		if (l->to == i && asprintf(&argv[a++], "--snb-in=%s=%s",
-		    l->to_port, path) == -1)
-			err(1, NULL);
-		if (l->from == i && asprintf(&argv[a++], "--snb-out=%s=%s",
-		    l->from_port, path) == -1)
-			err(1, NULL);
+		if (l->to == i)
+			arg(argv, &a, "--snb-in=%s=%s", l->to_port, path);
+		if (l->from == i)
+			arg(argv, &a, "--snb-out=%s=%s", l->from_port, path);
 	}
 	nfree = a;
 	for (j = 0; j < nwords; j++)
@@ -336,6 +352,11 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 		warn("%s", argv[0]);
 		_exit(127);
 	}
+	if (told != NULL) {
+		close(fds[1]);
+		fcntl(fds[0], F_SETFL, O_NONBLOCK);
+		*told = fds[0];
+	}
 	if (verbose && stats)
 		warnx("started %s (pid %ld)", s->label, (long)pid);
 	for (j = 1; j < nfree; j++)
@@ -344,42 +365,24 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 	return pid;
 }
 
-void
-start_stage(int i)
-{
-	char stats[PATH_MAX];
-
-	stage_path(i, stats, sizeof(stats));
-	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
-	    g.stages[i].argc, stats, -1, NULL);
-	procs[i].done = 0;
-	procs[i].leaving = 0;
-	procs[i].started = now_ms();
-}
-
 /*
- * Start stage i again, as start_stage(), with a pipe on which it says
- * when it has claimed its rings and started (a NUL byte): the read end,
- * non-blocking, for op.c's answer to a restart.
+ * Start stage i.  told: with a pipe on which it says when it has claimed
+ * its rings and started (a NUL byte), for op.c's answer to a restart;
+ * its reading end is returned, else -1.
  */
 int
-start_stage_told(int i)
+start_stage(int i, int told)
 {
 	char stats[PATH_MAX];
-	int fds[2];
+	int fd = -1;
 
 	stage_path(i, stats, sizeof(stats));
-	if (pipe2(fds, O_CLOEXEC) == -1)
-		err(1, "pipe");
-	fcntl(fds[1], F_SETFD, 0);	/* the child's end survives exec */
 	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
-	    g.stages[i].argc, stats, fds[1], NULL);
-	close(fds[1]);
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	    g.stages[i].argc, stats, told ? &fd : NULL, NULL);
 	procs[i].done = 0;
 	procs[i].leaving = 0;
 	procs[i].started = now_ms();
-	return fds[0];
+	return fd;
 }
 
 /*

@@ -269,7 +269,7 @@ static void
 standby(int status)
 {
 	char why[1024];
-	int fds[2], i = op.stage;
+	int i = op.stage;
 
 	if (fits(i, status, why, sizeof(why)) == -1) {
 		op_end(0, "error: %s\n", why);
@@ -277,15 +277,8 @@ standby(int status)
 	}
 	stage_path(i, op.stats, sizeof(op.stats));
 	snprintf(op.tmp, sizeof(op.tmp), "%s.new", op.stats);
-	if (pipe2(fds, O_CLOEXEC) == -1)
-		err(1, "pipe");
-	/* The child's end must survive exec: only it is not close-on-exec. */
-	fcntl(fds[1], F_SETFD, 0);
 	op.new = spawn(i, op.path, op.words + 1, op.nwords - 1, op.tmp,
-	    fds[1], op.stats);
-	close(fds[1]);
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
-	op.fd = fds[0];
+	    &op.fd, op.stats);
 	op.state = OP_STANDBY;
 	op.deadline = now_ms() + OP_READY_MS;
 }
@@ -297,20 +290,11 @@ op_restart(int i, int client)
 		retire();
 }
 
+/* The pipe the supervisor polls for op_event(), or -1. */
 int
-op_pollfd(struct pollfd *pfd)
+op_fd(void)
 {
-	if (op.fd == -1)
-		return 0;
-	pfd->fd = op.fd;
-	pfd->events = POLLIN;
-	return 1;
-}
-
-int
-op_pollfd_is(int fd)
-{
-	return op.fd != -1 && fd == op.fd;
+	return op.fd;
 }
 
 /*
@@ -339,7 +323,7 @@ describe_read(void)
  * words, then NUL (ready) or EOF.
  */
 void
-op_event(short revents)
+op_event(void)
 {
 	siginfo_t si;
 	char buf[512], *nul;
@@ -493,19 +477,14 @@ old_left(int status)
 	int i = op.stage, st = stage_exit_state(i);
 
 	procs[i].pid = 0;
-	if (status == 0 && st == STAGE_FINISHED) {
-		/* End of stream came first: nothing to take over. */
+	if (status == 0 && (st == STAGE_FINISHED || st == STAGE_ENDED)) {
+		/* End of stream, or of the graph (app_end_graph), came first:
+		   nothing to take over. */
 		procs[i].done = 1;
-		op_end(SIGTERM, "error: %s reached end of stream before the "
-		    "%s\n", g.stages[i].label, op.restart ? "restart" : "swap");
-		return;
-	}
-	if (status == 0 && st == STAGE_ENDED) {
-		/* It ended the graph (app_end_graph) before leaving. */
-		procs[i].done = 1;
-		stop_requested = 1;
-		op_end(SIGTERM, "error: %s ended the graph before the %s\n",
-		    g.stages[i].label, op.restart ? "restart" : "swap");
+		stop_requested |= st == STAGE_ENDED;
+		op_end(SIGTERM, "error: %s %s before the %s\n",
+		    g.stages[i].label, st == STAGE_ENDED ? "ended the graph" :
+		    "reached end of stream", op.restart ? "restart" : "swap");
 		return;
 	}
 	stage_left_asked(i);
@@ -519,7 +498,7 @@ old_left(int status)
 	}
 	procs[i].restarts++;
 	/* Answered once it has taken over, as a swap (took_over_read). */
-	op.fd = start_stage_told(i);
+	op.fd = start_stage(i, 1);
 	op.taker = procs[i].pid;
 	op.state = OP_TAKING;
 	op.deadline = now_ms() + OP_READY_MS;
@@ -551,7 +530,7 @@ op_child_exited(pid_t pid, int status)
 		 */
 		op.new = 0;
 		if (op.fd != -1)
-			op_event(POLLIN);	/* whatever it wrote last */
+			op_event();	/* whatever it wrote last */
 		op_end(0, "error: replacement %s failed to start (%s %d)%s%s; "
 		    "%s %s\n", op.words[0], WIFSIGNALED(status) ?
 		    "signal" : "status", WIFSIGNALED(status) ?

@@ -67,9 +67,8 @@ int	describe(const char *path, struct app_info *info, char *errbuf,
 void	stage_path(int i, char *out, size_t len);
 void	create_rings(void);
 pid_t	spawn(int i, const char *exe, char **words, int nwords,
-	    const char *stats, int standby_fd, const char *prev);
-void	start_stage(int i);
-int	start_stage_told(int i);
+	    const char *stats, int *told, const char *prev);
+int	start_stage(int i, int told);
 void	stage_left_asked(int i);
 extern int spawn_stderr;
 int	stage_exit_state(int i);
@@ -108,9 +107,8 @@ void	ctl_reply(int id, const char *fmt, ...)
 int	op_busy(void);
 void	op_swap(int i, const char *spec, int client);
 void	op_restart(int i, int client);
-int	op_pollfd(struct pollfd *pfd);
-int	op_pollfd_is(int fd);
-void	op_event(short revents);
+int	op_fd(void);
+void	op_event(void);
 int	op_child_exited(pid_t pid, int status);
 void	op_stage_left(int i, pid_t pid, int status);
 uint64_t op_timers(uint64_t now);

@@ -195,7 +195,7 @@ stage_left(int i, pid_t pid, int status, int asked)
 		p->restarts++;
 		warnx("%s left late (pid %ld): starting it again (restart %d)",
 		    g.stages[i].label, (long)pid, p->restarts);
-		start_stage(i);
+		start_stage(i, 0);
 		return;
 	}
 	if (stopping) {
@@ -356,7 +356,7 @@ restarts_due(uint64_t now)
 	for (i = 0; i < g.nstages; i++) {
 		if (procs[i].restart_at && procs[i].restart_at <= now) {
 			procs[i].restart_at = 0;
-			start_stage(i);
+			start_stage(i, 0);
 		}
 		if (procs[i].restart_at && (next == 0 ||
 		    procs[i].restart_at < next))
@@ -479,7 +479,7 @@ supervise(void)
 		read_signals(sfd);
 		if (stopping)
 			break;
-		start_stage(i);
+		start_stage(i, 0);
 	}
 	for (;;) {
 		reap();
@@ -522,15 +522,17 @@ supervise(void)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = wfd;	/* -1 (not watched): poll skips it */
 		pfd[1].events = POLLIN;
-		pfd[2].fd = cfd;
+		pfd[2].fd = op_fd();	/* -1 (none) as well */
 		pfd[2].events = POLLIN;
-		n = 3;
-		n += op_pollfd(&pfd[n]);
-		n += ctl_pollfds(&pfd[n], 64 - n);
+		pfd[3].fd = cfd;
+		pfd[3].events = POLLIN;
+		n = 4 + ctl_pollfds(&pfd[4], 64 - 4);
 		timeout = next ? (int)(next > now ? next - now : 0) : -1;
 		if (poll(pfd, (nfds_t)n, timeout) <= 0)
 			continue;
-		ctl_events(pfd + 2, n - 2);
+		if (pfd[2].revents)
+			op_event();
+		ctl_events(pfd + 3, n - 3);
 		if (pfd[1].revents)
 			graph_dir_events(wfd);
 		read_signals(sfd);
