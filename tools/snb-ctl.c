@@ -37,22 +37,6 @@ usage(void)
 	exit(2);
 }
 
-/* clean: remove the graph if its snb-run is gone. */
-static int
-clean(const char *name)
-{
-	char errbuf[PATH_MAX + 256];
-
-	if (snb_graph_clean(name, errbuf, sizeof(errbuf)) == -1)
-		errx(1, "%s", errbuf);
-	return 0;
-}
-
-/*
- * Send words to the socket at path, print the reply, each line after
- * "prefix: " when there is one; 1 when it is an error.  why(errno)
- * explains a socket that is not there.
- */
 /*
  * Send len bytes: 1 when sent, 0 when the peer left meanwhile.  A short
  * write is a peer that took part and went (or a signal): what follows
@@ -77,6 +61,11 @@ send_all(int fd, const char *p, size_t len)
 	return 1;
 }
 
+/*
+ * Send words to the socket at path, print the reply, each line after
+ * "prefix: " when there is one; 1 when it is an error.  why(errno)
+ * explains a socket that is not there.
+ */
 static int
 talk(const char *path, char **words, int n,
     void (*why)(int, const void *), const void *arg, const char *prefix)
@@ -213,7 +202,7 @@ main(int argc, char **argv)
 {
 	struct where w;
 	struct stat st;
-	char errbuf[512], path[PATH_MAX], copy1[PATH_MAX];
+	char errbuf[PATH_MAX + 256], path[PATH_MAX], copy1[PATH_MAX];
 	int nargs;
 
 	cli_begin(argc, argv);
@@ -254,8 +243,12 @@ main(int argc, char **argv)
 	if (snb_graph_name_check(argv[1], errbuf, sizeof(errbuf)) == -1)
 		errx(2, "%s", errbuf);
 	atexit(snb_run_dir_release);	/* if we made it: empty */
-	if (strcmp(argv[2], "clean") == 0)
-		return clean(argv[1]);
+	if (strcmp(argv[2], "clean") == 0) {
+		/* Only if its snb-run is gone. */
+		if (snb_graph_clean(argv[1], errbuf, sizeof(errbuf)) == -1)
+			errx(1, "%s", errbuf);
+		return 0;
+	}
 	if ((w.run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "run directory: %s", errbuf);
 	w.graph = argv[1];

@@ -51,14 +51,6 @@ print_json(struct graph_view *g, int n)
 	printf("]}\n");
 }
 
-static const char *
-stage_state(const struct graph_view *g, int j)
-{
-	if (g->stale)
-		return "stale";
-	return g->stages[j].alive ? "running" : "gone";
-}
-
 /*
  * One line per stage; a graph without stage files (stale before its
  * stages started) still gets one, so that it shows.
@@ -79,7 +71,8 @@ print_text(struct graph_view *g, int n)
 			const struct stage_file *f = g[i].stages[j].f;
 			printf("%-20s %-8ld %-16s %-12s %-8d %-7s %s\n",
 			    g[i].name, g[i].pid, f->label, f->app, f->pid,
-			    stage_state(&g[i], j), g[i].rings);
+			    g[i].stale ? "stale" : g[i].stages[j].alive ?
+			    "running" : "gone", g[i].rings);
 		}
 	}
 }

@@ -78,7 +78,7 @@ scan_dir(const char *dir, struct found **f, int *n)
 	closedir(d);
 }
 
-/* The snb-* executables where find_app() looks, in its order. */
+/* The snb-* executables where find_app() looks, sorted by name. */
 static int
 scan(struct found **f)
 {
@@ -103,6 +103,7 @@ scan(struct found **f)
 			scan_dir(d, f, &n);
 		free(dirs);
 	}
+	qsort(*f, (size_t)n, sizeof(**f), by_name);
 	return n;
 }
 
@@ -114,7 +115,6 @@ list_apps(void)
 	int i, n;
 
 	n = scan(&f);
-	qsort(f, (size_t)n, sizeof(*f), by_name);
 	for (i = 0; i < n; i++) {
 		/* Not an app if it does not describe itself. */
 		if (describe_text(f[i].path, text, sizeof(text), errbuf,
@@ -173,7 +173,6 @@ closest_app(const char *name, char *out, size_t outlen)
 
 	limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
 	n = scan(&f);
-	qsort(f, (size_t)n, sizeof(*f), by_name);
 	for (i = 0; i < n; i++)
 		if ((d = distance(name, f[i].name)) <= limit &&
 		    (best < 0 || d < best_d)) {

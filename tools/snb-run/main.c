@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bsd/stdlib.h>
 #include <bsd/string.h>
 #define LIBBSD_OPENBSD_VIS	/* vis(3) as OpenBSD has it */
 #include <bsd/vis.h>
@@ -92,14 +93,12 @@ print_plan(void)
 static uint32_t
 parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max)
 {
-	char *end;
-	unsigned long v;
+	const char *errstr;
+	uint32_t v = (uint32_t)strtonum(s, min, max, &errstr);
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno || v < min || v > max)
+	if (errstr != NULL)
 		errx(2, "bad %s '%s' (%u..%u)", opt, s, min, max);
-	return (uint32_t)v;
+	return v;
 }
 
 /* The graph's text: from -f FILE, or the words joined with spaces. */
@@ -107,7 +106,8 @@ static void
 read_graph(const char *file, int argc, char **argv)
 {
 	char errbuf[1024], shown[4 * sizeof(graph_where) + 1];
-	size_t len = 0;
+	size_t len;
+	FILE *f;
 	int i;
 
 	if (file) {
@@ -116,15 +116,12 @@ read_graph(const char *file, int argc, char **argv)
 		strvis(shown, file, VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL);
 		snprintf(graph_where, sizeof(graph_where), "%s:", shown);
 	} else {
-		for (i = 0; i < argc; i++)
-			len += strlen(argv[i]) + 1;
-		if ((text = calloc(1, len + 1)) == NULL)
+		if ((f = open_memstream(&text, &len)) == NULL)
 			err(1, NULL);
-		for (i = 0; i < argc; i++) {
-			strlcat(text, argv[i], len + 1);
-			if (i + 1 < argc)
-				strlcat(text, " ", len + 1);
-		}
+		for (i = 0; i < argc; i++)
+			fprintf(f, "%s%s", i ? " " : "", argv[i]);
+		if (fclose(f) == EOF)
+			err(1, NULL);
 	}
 	if (graph_parse(&g, text, errbuf, sizeof(errbuf)) == -1)
 		errx(2, "%s%s", graph_where, errbuf);

@@ -47,18 +47,14 @@ static int
 copy_number(const char *label, const char *base)
 {
 	size_t n = strlen(base);
-	const char *c;
+	char *end;
 	long k;
 
 	if (strncmp(label, base, n) != 0 || label[n] != '.' ||
 	    label[n + 1] < '1' || label[n + 1] > '9')
 		return 0;
-	for (c = label + n + 1; *c >= '0' && *c <= '9'; c++)
-		;
-	if (*c != '\0' || c - (label + n + 1) > 6)
-		return 0;
-	k = strtol(label + n + 1, NULL, 10);
-	return (int)k;
+	k = strtol(label + n + 1, &end, 10);
+	return *end == '\0' && end - (label + n + 1) <= 6 ? (int)k : 0;
 }
 
 int
@@ -97,10 +93,7 @@ copies(int n)
 	return n == 1 ? "copy" : "copies";
 }
 
-static void
-roll_end(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
+static void __attribute__((format(printf, 1, 2)))
 roll_end(const char *fmt, ...)
 {
 	va_list ap;

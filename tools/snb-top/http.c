@@ -120,21 +120,15 @@ static void
 reply(struct client *c, int head, const char *status, const char *extra,
     const char *type, const char *body, size_t len)
 {
-	char *hdr;
 	int n;
 
-	n = asprintf(&hdr, "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
-	    "Content-Length: %zu\r\nConnection: close\r\n%s\r\n", status, type,
-	    len, extra);
-	if (n == -1 || (c->out = malloc((size_t)n + len)) == NULL)
+	/* A body is text: no NUL in it. */
+	n = asprintf(&c->out, "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n%s\r\n%.*s", status,
+	    type, len, extra, head ? 0 : (int)len, body);
+	if (n == -1)
 		err(1, NULL);
-	memcpy(c->out, hdr, (size_t)n);
 	c->outlen = (size_t)n;
-	if (!head) {
-		memcpy(c->out + n, body, len);
-		c->outlen += len;
-	}
-	free(hdr);
 	c->outoff = 0;
 	c->state = C_WRITE;
 	c->deadline = now_s() + CLIENT_MS / 1e3;

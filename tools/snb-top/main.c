@@ -10,12 +10,15 @@
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
+
+#include <bsd/stdlib.h>
 
 #include "cli.h"
 #include "rundir.h"
@@ -161,8 +164,8 @@ main(int argc, char **argv)
 	struct sample a, b;
 	struct graph_view *g;
 	struct page page;
-	char errbuf[512], *end;
-	const char *run, *only, *listen = NULL;
+	char errbuf[512];
+	const char *run, *only, *listen = NULL, *errstr;
 	double delay = 1, next;
 	long count = -1, i;
 	int ch, batch = 0, json = 0, prom = 0, n, fd;
@@ -183,9 +186,8 @@ main(int argc, char **argv)
 			delay = seconds(optarg, "delay");
 			break;
 		case 'n':
-			errno = 0;
-			count = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || count < 1)
+			count = (long)strtonum(optarg, 1, LONG_MAX, &errstr);
+			if (errstr != NULL)
 				errx(2, "bad count '%s' (1 or more)", optarg);
 			break;
 		case 'j':
