@@ -168,18 +168,6 @@ describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
 	return 0;
 }
 
-/* `path --describe`, parsed. */
-int
-describe(const char *path, struct app_info *info, char *errbuf,
-    size_t errlen)
-{
-	char buf[DESCRIBE_MAX];
-
-	if (describe_text(path, buf, sizeof(buf), errbuf, errlen) == -1)
-		return -1;
-	return app_info_parse(info, buf, errbuf, errlen);
-}
-
 static void
 ring_path(const struct link *l, char *out, size_t len)
 {
@@ -447,26 +435,15 @@ stage_breathed(int i)
 	return 0;
 }
 
-/* Before reaping pid: no waker may signal it once its pid is free. */
+/* fn(ring, pid) on each ring of stage i (ring_forget, ring_wake_peers). */
 void
-forget_pid(int i, pid_t pid)
+stage_rings(int i, void (*fn)(struct ring *, pid_t), pid_t pid)
 {
 	int j;
 
 	for (j = 0; j < g.nlinks; j++)
 		if (g.links[j].from == i || g.links[j].to == i)
-			ring_forget(&owners[j], pid);
-}
-
-/* Stage i's process pid stopped: its peers may wait on its wake-ups. */
-void
-wake_peers_of(int i, pid_t pid)
-{
-	int j;
-
-	for (j = 0; j < g.nlinks; j++)
-		if (g.links[j].from == i || g.links[j].to == i)
-			ring_wake_peers(&owners[j], pid);
+			fn(&owners[j], pid);
 }
 
 /* Does a peer of stage i sleep on a ring where i left it work to do? */

@@ -142,7 +142,7 @@ static int		 nkinds;
 static struct app_kind *
 kind_of(const struct stage *s)
 {
-	char errbuf[1024], near[APP_NAME_MAX];
+	char errbuf[1024], near[APP_NAME_MAX], desc[DESCRIBE_MAX];
 	struct app_kind *k;
 	int i;
 
@@ -164,7 +164,9 @@ kind_of(const struct stage *s)
 		    "in SNB_PATH or PATH; snb-run --list)", graph_where,
 		    s->pos.line, s->pos.col, s->app, s->app);
 	}
-	if (describe(k->path, &k->info, errbuf, sizeof(errbuf)) == -1)
+	if (describe_text(k->path, desc, sizeof(desc), errbuf,
+	    sizeof(errbuf)) == -1 || app_info_parse(&k->info, desc, errbuf,
+	    sizeof(errbuf)) == -1)
 		errx(2, "%s%d:%d: %s: %s", graph_where, s->pos.line, s->pos.col,
 		    s->app, errbuf);
 	nkinds++;

@@ -62,8 +62,6 @@ int	find_app(const char *app, char *out, size_t outlen);
 pid_t	describe_spawn(const char *path, int *fd);
 int	describe_text(const char *path, char *buf, size_t buflen,
 	    char *errbuf, size_t errlen);
-int	describe(const char *path, struct app_info *info, char *errbuf,
-	    size_t errlen);
 void	stage_path(int i, char *out, size_t len);
 void	create_rings(void);
 pid_t	spawn(int i, const char *exe, char **words, int nwords,
@@ -73,8 +71,7 @@ void	stage_left_asked(int i);
 extern int spawn_stderr;
 int	stage_exit_state(int i);
 int	stage_breathed(int i);
-void	forget_pid(int i, pid_t pid);
-void	wake_peers_of(int i, pid_t pid);
+void	stage_rings(int i, void (*fn)(struct ring *, pid_t), pid_t pid);
 int	peer_waits_on(int i);
 int	stage_claimed(int i, pid_t pid);
 void	close_outputs(int i);

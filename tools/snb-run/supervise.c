@@ -267,9 +267,10 @@ stopped(void)
 		if (waitid(P_ALL, 0, &si, WSTOPPED | WNOHANG) == -1 ||
 		    si.si_pid == 0)
 			return;
+		/* Its peers may wait on its wake-ups. */
 		for (i = 0; i < g.nstages; i++)
 			if (procs[i].pid == si.si_pid)
-				wake_peers_of(i, si.si_pid);
+				stage_rings(i, ring_wake_peers, si.si_pid);
 	}
 }
 
@@ -308,7 +309,7 @@ traced(void)
 	for (i = 0; i < g.nstages; i++)
 		if (procs[i].pid && peer_waits_on(i) &&
 		    traced_stop(procs[i].pid))
-			wake_peers_of(i, procs[i].pid);
+			stage_rings(i, ring_wake_peers, procs[i].pid);
 }
 
 /* Reap every child that left, clearing its ring claims first. */
@@ -335,7 +336,7 @@ reap(void)
 		 * process that reuses the number.
 		 */
 		if (i < g.nstages)
-			forget_pid(i, pid);
+			stage_rings(i, ring_forget, pid);
 		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;
 		if (op_child_exited(pid, status) || i == g.nstages)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bsd/stdlib.h>
 #include <bsd/string.h>
 
 #include "top.h"
@@ -53,8 +54,8 @@ int
 http_listen(const char *addr, char *errbuf, size_t errlen)
 {
 	struct addrinfo hints, *res;
-	char host[256], *port, *end;
-	long pn;
+	char host[256], *port;
+	const char *errstr;
 	int fd, e, one = 1, zero = 0;
 
 	if (strlcpy(host, addr, sizeof(host)) >= sizeof(host) ||
@@ -66,10 +67,8 @@ http_listen(const char *addr, char *errbuf, size_t errlen)
 	}
 	*port++ = '\0';
 	/* getaddrinfo() takes 99999 for 34463: a scraper would miss us. */
-	errno = 0;
-	pn = strtol(port, &end, 10);
-	if (*port < '0' || *port > '9' || *end != '\0' || errno ||
-	    pn < 1 || pn > 65535) {
+	strtonum(port, 1, 65535, &errstr);
+	if (*port < '0' || *port > '9' || errstr != NULL) {
 		snprintf(errbuf, errlen, "--listen '%s': bad port '%s' "
 		    "(1..65535)", addr, port);
 		return -2;
