@@ -94,8 +94,6 @@ op_busy(void)
 	return op.state != OP_NONE;
 }
 
-static void	took_over_read(void);
-
 /* The replacement's own words, trimmed, for an error reply. */
 static const char *
 op_said(void)
@@ -299,11 +297,11 @@ op_fd(void)
 
 /*
  * The replacement's --describe, as much as the pipe holds now; at EOF,
- * or when it says more than an answer can be, the pipe is closed (the
- * exit status decides, op_child_exited()).
+ * when it says more than an answer can be, or (last) once it has exited,
+ * the pipe is closed (the exit status decides, op_child_exited()).
  */
 static void
-describe_read(void)
+describe_read(int last)
 {
 	ssize_t n = 0;
 
@@ -311,11 +309,46 @@ describe_read(void)
 	    (n = read(op.fd, op.desc + op.desclen, sizeof(op.desc) - 1 -
 	    op.desclen)) > 0)
 		op.desclen += (size_t)n;
-	if (op.desclen < sizeof(op.desc) - 1 && n == -1 &&
+	if (!last && op.desclen < sizeof(op.desc) - 1 && n == -1 &&
 	    (errno == EAGAIN || errno == EINTR))
 		return;
 	close(op.fd);
 	op.fd = -1;
+}
+
+/*
+ * The replacement's pipe while it takes over: a NUL byte, it has (the
+ * swap is answered), or EOF, it died (reap() and op_stage_left() see to
+ * it).  Before that (OP_RETIRING), only EOF can come.
+ */
+static void
+took_over_read(void)
+{
+	struct stage *s = &g.stages[op.stage];
+	char c;
+	ssize_t n;
+	double stall;
+
+	n = read(op.fd, &c, 1);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close(op.fd);
+	op.fd = -1;
+	if (n != 1 || op.state != OP_TAKING)
+		return;
+	if (op.restart) {
+		if (verbose)
+			warnx("restarted %s (pid %ld -> %ld)", s->label,
+			    (long)op.old, (long)op.taker);
+		op_end(0, "ok: restarted %s: pid %ld -> %ld\n", s->label,
+		    (long)op.old, (long)op.taker);
+		return;
+	}
+	stall = (app_now_ns() - op.t0) / 1e6;
+	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms", s->label,
+	    s->app, (long)op.old, (long)op.taker, stall);
+	op_end(0, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n", s->label,
+	    (long)op.old, (long)op.taker, stall);
 }
 
 /*
@@ -326,12 +359,13 @@ void
 op_event(void)
 {
 	siginfo_t si;
-	char buf[512], *nul;
+	char buf[512];
 	ssize_t n;
 	size_t k;
+	int ready;
 
 	if (op.state == OP_DESCRIBE) {
-		describe_read();
+		describe_read(0);
 		return;
 	}
 	if (op.state != OP_STANDBY) {
@@ -341,25 +375,22 @@ op_event(void)
 	n = read(op.fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n > 0) {
-		nul = memchr(buf, '\0', (size_t)n);
-		k = nul ? (size_t)(nul - buf) : (size_t)n;
-		if (k > sizeof(op.msg) - 1 - op.msglen)
-			k = sizeof(op.msg) - 1 - op.msglen;
-		memcpy(op.msg + op.msglen, buf, k);
-		op.msglen += k;
-		if (nul == NULL)
-			return;
-	}
-	/* Ready (the pipe stays open for "taken over"), or it exited (its
-	   status comes with SIGCHLD). */
-	if (n <= 0) {
+	if (n <= 0) {	/* it exited: its status comes with SIGCHLD */
 		close(op.fd);
 		op.fd = -1;
 		return;
 	}
-	/* Ready, but dead since (unreaped, or op_child_exited() reads its
-	   last words): the old stage is not retired for it. */
+	k = strnlen(buf, (size_t)n);	/* its words, up to "ready" */
+	ready = k < (size_t)n;
+	if (k > sizeof(op.msg) - 1 - op.msglen)
+		k = sizeof(op.msg) - 1 - op.msglen;
+	memcpy(op.msg + op.msglen, buf, k);
+	op.msglen += k;
+	if (!ready)
+		return;
+	/* Ready (the pipe stays open for "taken over"); dead since (unreaped,
+	   or op_child_exited() reads its last words): the old stage is not
+	   retired for it. */
 	memset(&si, 0, sizeof(si));
 	if (op.new == 0 || (waitid(P_PID, (id_t)op.new, &si, WEXITED |
 	    WNOHANG | WNOWAIT) == 0 && si.si_pid == op.new))
@@ -403,43 +434,6 @@ take_over(void)
 	op.info = NULL;
 	op.taker = op.new;
 	op.new = 0;
-	op.state = OP_TAKING;
-	op.deadline = now_ms() + OP_READY_MS;
-}
-
-/*
- * The replacement's pipe while it takes over: a NUL byte, it has (the
- * swap is answered), or EOF, it died (reap() and op_stage_left() see to
- * it).  Before that (OP_RETIRING), only EOF can come.
- */
-static void
-took_over_read(void)
-{
-	struct stage *s = &g.stages[op.stage];
-	char c;
-	ssize_t n;
-	double stall;
-
-	n = read(op.fd, &c, 1);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	close(op.fd);
-	op.fd = -1;
-	if (n != 1 || op.state != OP_TAKING)
-		return;
-	if (op.restart) {
-		if (verbose)
-			warnx("restarted %s (pid %ld -> %ld)", s->label,
-			    (long)op.old, (long)op.taker);
-		op_end(0, "ok: restarted %s: pid %ld -> %ld\n", s->label,
-		    (long)op.old, (long)op.taker);
-		return;
-	}
-	stall = (app_now_ns() - op.t0) / 1e6;
-	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms", s->label,
-	    s->app, (long)op.old, (long)op.taker, stall);
-	op_end(0, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n", s->label,
-	    (long)op.old, (long)op.taker, stall);
 }
 
 /*
@@ -492,14 +486,13 @@ old_left(int status)
 		warnx("%s (pid %ld) left with status %d", g.stages[i].label,
 		    (long)op.old, WIFEXITED(status) ? WEXITSTATUS(status) :
 		    128 + WTERMSIG(status));
-	if (!op.restart) {
+	if (op.restart) {
+		/* Answered once it has taken over, as a swap. */
+		procs[i].restarts++;
+		op.fd = start_stage(i, 1);
+		op.taker = procs[i].pid;
+	} else
 		take_over();
-		return;
-	}
-	procs[i].restarts++;
-	/* Answered once it has taken over, as a swap (took_over_read). */
-	op.fd = start_stage(i, 1);
-	op.taker = procs[i].pid;
 	op.state = OP_TAKING;
 	op.deadline = now_ms() + OP_READY_MS;
 }
@@ -513,12 +506,8 @@ op_child_exited(pid_t pid, int status)
 	if (op.state == OP_DESCRIBE && pid == op.describer) {
 		/* What it wrote is in the pipe: all of its answer. */
 		op.describer = 0;
-		if (op.fd != -1) {
-			describe_read();
-			if (op.fd != -1)
-				close(op.fd);
-			op.fd = -1;
-		}
+		if (op.fd != -1)
+			describe_read(1);
 		standby(status);
 		return 1;
 	}
