@@ -63,7 +63,7 @@ npkts() {
 # tcpdump and capinfos read FILE without a complaint.
 reads_cleanly() {
 	tcpdump -r "$1" -w /dev/null 2> "$T/td"
-	! grep -qi 'truncated\|error\|bogus' "$T/td"
+	! grep -qi 'truncated\|error\|bogus' "$T/td" || false
 	capinfos "$1" > /dev/null
 }
 
@@ -101,7 +101,7 @@ reads_cleanly() {
 	st=0; wait $pid || st=$?
 	cat "$T/err" "$T/td0"
 	[ "$st" -eq 0 ]
-	! grep -qi 'truncated\|error\|bogus' "$T/td0"
+	! grep -qi 'truncated\|error\|bogus' "$T/td0" || false
 	n=$(seqs "$T/out.pcap")
 	[ "$n" -gt 0 ]
 	reads_cleanly "$T/out.pcap"
@@ -300,7 +300,7 @@ EOF
 	wait $rpid
 	cat "$T/err"
 	[ "$st" -eq 0 ]
-	! grep -q 'called off' "$T/err"
+	! grep -q 'called off' "$T/err" || false
 	n=$(seqs "$T/out.pcap")
 	echo "$n records"
 	[ "$n" -gt 100 ]
@@ -318,6 +318,6 @@ EOF
 	cat "$T/err"
 	echo "stopped in $ms ms"
 	[ "$st" -eq 0 ]
-	! grep -q 'SIGKILL\|killed' "$T/err"
+	! grep -q 'SIGKILL\|killed' "$T/err" || false
 
 }

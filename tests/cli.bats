@@ -67,8 +67,8 @@ man_forms() {
 		[ -z "$out" ]
 		head -1 "$T/err" | grep -q "^snb-$t: .*--no-such-option"
 		grep -q "^usage: snb-$t" "$T/err"
-		! grep -q "$SNB_BUILD" "$T/err"
-		! grep -qi "^error:" "$T/err"
+		! grep -q "$SNB_BUILD" "$T/err" || false
+		! grep -qi "^error:" "$T/err" || false
 	done
 }
 
@@ -107,7 +107,7 @@ man_forms() {
 	[ "$status" -eq 1 ]
 	assert_output_has "snb-esp: $T/none.conf: No such file"
 	assert_output_has "snb-run: 1:18: stage 'esp' (esp) would not start (status 1)"
-	! echo "$output" | grep -q "refuses its words"
+	! echo "$output" | grep -q "refuses its words" || false
 	# An app that crashes checking its words is not said to refuse them.
 	mkdir "$T/apps"
 	cat > "$T/apps/snb-crashy" <<-'EOF2'
@@ -144,7 +144,7 @@ man_forms() {
 		a=${b##*/snb-}
 		case " run ctl top ps " in
 		*" $a "*)
-			! echo "$output" | grep -q "^$a " ;;
+			! echo "$output" | grep -q "^$a " || false ;;
 		*)
 			# The summary is the one --help prints after the usage.
 			sum=$("$b" --help | grep -v '^usage:\|^ \|^See ' | head -1)
@@ -165,7 +165,7 @@ man_forms() {
 	chmod +x "$T/more/snb-notapp"
 	SNB_PATH="$T/more" run snb-run --list
 	assert_output_has "mysink       Count packets"
-	! echo "$output" | grep -q notapp
+	! echo "$output" | grep -q notapp || false
 }
 
 @test "an unknown app: did you mean the closest installed one" {
@@ -180,7 +180,7 @@ man_forms() {
 	run snb-run -c "source | zzzzzz | sink"
 	[ "$status" -eq 2 ]
 	assert_output_has "unknown app 'zzzzzz'"
-	! echo "$output" | grep -q "did you mean"
+	! echo "$output" | grep -q "did you mean" || false
 }
 
 @test "snb-run -c: every app checks its own words, and nothing starts" {
@@ -189,7 +189,7 @@ man_forms() {
 	[ "$status" -eq 2 ]
 	assert_output_has "snb-filter: bad filter expression 'tcp prot 80'"
 	assert_output_has "snb-run: 1:10: stage 'filter' (filter) refuses its words"
-	! echo "$output" | grep -q "^stage "
+	! echo "$output" | grep -q "^stage " || false
 	run snb-run -c "pcap-read | sink"
 	[ "$status" -eq 2 ]
 	assert_output_has "usage: snb-pcap-read"
@@ -233,7 +233,7 @@ man_forms() {
 	[ "$(grep -c 'snb-pcap-read: /nonexistent.pcap' "$BATS_TEST_TMPDIR/w")" -eq 1 ]
 	[ "$(grep -c 'snb-run: 1:1: pcap-read' "$BATS_TEST_TMPDIR/w")" -eq 1 ]
 	# Every write to stderr ends its line.
-	! grep 'write(2, ' "$BATS_TEST_TMPDIR/st" | grep -v '\\n"' | grep -v '\.\.\., '
+	! grep 'write(2, ' "$BATS_TEST_TMPDIR/st" | grep -v '\\n"' | grep -v '\.\.\., ' || false
 }
 
 @test "an app run by hand, outside a graph: which port is missing, status 2 (a refusal, as its manual says), never a crash" {

@@ -142,7 +142,7 @@ counter() {	# FILE NAME
 	    -e udp.checksum.status -e icmp.checksum.status \
 	    -e icmpv6.checksum.status 2>/dev/null > "$T/sums"
 	cat "$T/sums"
-	! grep -q 2 "$T/sums"
+	! grep -q 2 "$T/sums" || false
 	[ "$(awk -F '\t' '$2 == 1 || $3 == 1 || $4 == 1' "$T/sums" | wc -l)" -eq $((nreq - 1)) ]
 	[ "$(awk -F '\t' '$2 == 3' "$T/sums" | wc -l)" -eq 1 ]
 }

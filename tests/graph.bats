@@ -195,7 +195,7 @@ sys.exit(p.returncode)'
 	kill -INT $pid
 	st=0; wait $pid || st=$?
 	[ "$st" -eq 130 ]
-	for k in $kids; do ! kill -0 "$k" 2>/dev/null; done
+	for k in $kids; do ! kill -0 "$k" 2>/dev/null || false; done
 	[ -z "$(ls -A "$SNB_RUN_DIR")" ]
 }
 
@@ -210,7 +210,7 @@ sys.exit(p.returncode)'
 	st=0; wait $pid || st=$?
 	[ "$st" -eq 137 ]
 	grep -q "filter (pid $f) killed by signal 9" "$T/err"
-	for k in $kids; do ! kill -0 "$k" 2>/dev/null; done
+	for k in $kids; do ! kill -0 "$k" 2>/dev/null || false; done
 	[ -z "$(ls -A "$SNB_RUN_DIR")" ]
 }
 

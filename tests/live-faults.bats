@@ -215,7 +215,7 @@ slow_apps() {
 	# tcpdump reads it all without a complaint ...
 	tcpdump -r "$FULL/x.pcap" -w /dev/null 2> "$T/td"
 	cat "$T/td"
-	! grep -qi 'truncated\|error' "$T/td"
+	! grep -qi 'truncated\|error' "$T/td" || false
 	# ... every packet written once, in order, from the first.
 	run snb-run "pcap-read $FULL/x.pcap | sink --check-seq --summary"
 	echo "$output"
@@ -235,7 +235,7 @@ slow_apps() {
 	[[ "$output" != *"failed to start"* ]]
 	nothing_left
 	tcpdump -r "$FULL/x.pcap" -w /dev/null 2> "$T/td"
-	! grep -qi 'truncated\|error' "$T/td"
+	! grep -qi 'truncated\|error' "$T/td" || false
 	[ "$(npackets "$FULL/x.pcap")" -eq "$n" ]
 	umount "$FULL"
 }
@@ -319,7 +319,7 @@ closed_pipe() {
 		cat "$T/err"
 		[ "$st" = 1 ]
 		grep -q "snb-run: $SNB_RUN_DIR/gone: the graph's directory was removed from outside: stopping the graph" "$T/err"
-		! grep -q "restarting" "$T/err"
+		! grep -q "restarting" "$T/err" || false
 		nothing_left
 		rm -rf "$T/moved"
 	done
@@ -445,7 +445,7 @@ in_standby() {
 	grep -q "^error: replacement gate failed to start (signal 9); f keeps running" "$T/swap"
 	sleep 0.5
 	[ "$(stage_pid rd f)" = "$old" ]
-	! grep -q "left late" "$T/err"
+	! grep -q "left late" "$T/err" || false
 	# Dead while the old stage leaves (stopped, its SIGTERM pending):
 	# it is started again once it has left, as the answer says.
 	kill -STOP "$old"
@@ -569,7 +569,7 @@ PYEOF
 	echo "$output"
 	[ "$status" -eq 1 ]
 	assert_output_has "snb-run: $FULL/run/full/rings/source:out=f:in: No space left on device"
-	! echo "$output" | grep -q "Bus error"
+	! echo "$output" | grep -q "Bus error" || false
 	nothing_left
 	# Rings that fit run.
 	run timeout 60 snb-run -n full --slots 64 'source --count 1000 | f: filter udp | sink --expect 1000'

@@ -378,5 +378,5 @@ small_conf() {
 	cmp "$T/six512.hex" "$T/six4.hex"
 	cmp "$T/four512.hex" "$T/four4.hex"
 	cmp "$T/c512" "$T/c4"
-	! grep drop "$T/c4"
+	! grep drop "$T/c4" || false
 }

@@ -168,7 +168,7 @@ fields() {	# PCAP: what flows.py check reads
 	run "$FLOWS" check "$n" $files
 	echo "$output"
 	[ "$status" -eq 0 ]
-	! echo "$output" | grep -q " 0 frames"
+	! echo "$output" | grep -q " 0 frames" || false
 	echo "$output" | grep -q "a.pcap.txt $a frames"
 	echo "$output" | grep -q "b.pcap.txt $b frames"
 	echo "$output" | grep -q "c.pcap.txt $c frames"

@@ -133,7 +133,7 @@ stop_exporter() {
 	kill "$xpid"; wait "$xpid" || true
 	start_exporter nosuch
 	curl -sS "http://127.0.0.1:$port/metrics" | promtool check metrics
-	! curl -sS "http://127.0.0.1:$port/metrics" | grep -q 'graph="ht"'
+	! curl -sS "http://127.0.0.1:$port/metrics" | grep -q 'graph="ht"' || false
 	stop_exporter
 	stop_graph ht
 }
@@ -142,7 +142,7 @@ stop_exporter() {
 	idle_graph sl
 	start_exporter
 	ss -Hltn "sport = :$port" | grep -q "127.0.0.1:$port"
-	! ss -Hltn "sport = :$port" | grep -qv "127.0.0.1:$port"
+	! ss -Hltn "sport = :$port" | grep -qv "127.0.0.1:$port" || false
 	# 100 connections that send nothing, 10 that send half a request,
 	# and 10 that ask and never read: each scrape still gets its answer.
 	python3 - "$port" > "$T/py" 2>&1 <<'EOF' &
@@ -206,7 +206,7 @@ EOF
 	[ "$(awk 'length > 80' "$T/screen" | wc -l)" -eq 0 ]
 	# The stage rows, with their counters, would be wider: they were cut.
 	grep -q '^  m .*drop-o' "$T/screen"
-	! grep -q 'drop-nomatch' "$T/screen"
+	! grep -q 'drop-nomatch' "$T/screen" || false
 	[ ! -e "$T/done" ]
 	tmux -S "$S" send-keys q
 	for i in $(seq 50); do [ -e "$T/done" ] && break; sleep 0.1; done
@@ -412,7 +412,7 @@ EOF
 	run snb-top -b -n 1 -d 0.05 one
 	echo "$output"
 	assert_output_has ", 1 restart"
-	! echo "$output" | grep -q "1 restarts"
+	! echo "$output" | grep -q "1 restarts" || false
 	stop_graph one
 }
 
@@ -432,7 +432,7 @@ EOF
 	cat "$T/screen" "$T/done"
 	[ "$(cat "$T/done")" = status=1 ]
 	grep -qx "snb-top: graph 'te' has ended" "$T/screen"
-	! grep -q "STAGE" "$T/screen"
+	! grep -q "STAGE" "$T/screen" || false
 	run snb-top -d 0.05 te
 	[ "$status" -eq 1 ]
 	[ "$output" = "snb-top: no graph 'te' (in $SNB_RUN_DIR)" ]

@@ -288,7 +288,7 @@ EOF
 	cat "$T/hostile.out"
 	ncases=$(grep -c '^case' "$T/hostile.out")
 	[ "$ncases" -ge 10 ]
-	! grep -q 'NOT CLOSED' "$T/hostile.out"
+	! grep -q 'NOT CLOSED' "$T/hostile.out" || false
 	wait_counter v disconnects "$ncases"
 	[ "$(counter v bad-messages)" -eq $((ncases - 1)) ]
 	[ "$(counter v ring-errors)" -eq 1 ]
