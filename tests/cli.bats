@@ -78,7 +78,8 @@ man_forms() {
 	for t in $TOOLS; do
 		h=$(help_forms "$t")
 		m=$(man_forms "$t")
-		[ -n "$m" ] && [ -n "$h" ]
+		[ -n "$m" ]
+		[ -n "$h" ]
 		[ "$h" = "$m" ] || { echo "snb-$t --help:"; echo "$h"; echo "snb-$t(1):"; echo "$m"; bad=1; }
 	done
 	[ $bad -eq 0 ]
@@ -216,7 +217,8 @@ man_forms() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	assert_output_has "stage pcap-write: snb-pcap-write '$T/out.pcap'"
-	[ ! -e "$T/out.pcap" ] && [ ! -e "$T/m.sock" ]
+	[ ! -e "$T/out.pcap" ]
+	[ ! -e "$T/m.sock" ]
 	[ -z "$(ls -A "$SNB_RUN_DIR" 2>/dev/null)" ]
 }
 

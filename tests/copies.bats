@@ -65,7 +65,8 @@ EOF
 	for k in 1 2 3 4; do
 		n=$(echo "$output" | sed -n "s/^snb-run: stage w\.$k (filter): \([0-9]*\) in,.*/\1/p")
 		echo "w.$k: $n"
-		[ -n "$n" ] && [ "$n" -gt 1000 ]
+		[ -n "$n" ]
+		[ "$n" -gt 1000 ]
 	done
 }
 

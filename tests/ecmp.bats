@@ -210,7 +210,9 @@ flows_as_predicted() {
 	[ "$status" -eq 0 ]
 	set -- ${lines[-1]}
 	# Spread: every host has a share (P(a host gets none) ~ 1e-53).
-	[ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ]
+	[ "$1" -gt 0 ]
+	[ "$2" -gt 0 ]
+	[ "$3" -gt 0 ]
 	[ $(($1 + $2 + $3)) -eq $FLOWS ]
 }
 
@@ -240,7 +242,8 @@ flows_as_predicted() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	set -- ${lines[-1]}
-	[ "$1" -eq 0 ] && [ $(($2 + $3)) -eq $FLOWS ]
+	[ "$1" -eq 0 ]
+	[ $(($2 + $3)) -eq $FLOWS ]
 	# Started again: the route comes back, and the same flows go to the
 	# same hosts as before.
 	t0=$(date +%s%N)

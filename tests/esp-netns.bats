@@ -106,7 +106,8 @@ ctr() {		# ctr STAGE NAME: a live counter of graph espnet
 	grep -q 0x00001001 "$T/spis"
 	grep -q 0x00002001 "$T/spis"
 	[ "$(tshark -r "$T/core.pcap" -Y icmpv6 2>/dev/null | wc -l)" -eq 0 ]
-	[ "$(ctr a encrypted)" -ge 6 ] && [ "$(ctr b decrypted)" -ge 6 ]
+	[ "$(ctr a encrypted)" -ge 6 ]
+	[ "$(ctr b decrypted)" -ge 6 ]
 	# site B's inbound key is wrong: its pings die there, counted
 	site b $K3 > "$T/b.conf"
 	run ip netns exec "$S" snb-ctl espnet config b reload

@@ -150,8 +150,10 @@ decrypt() {
 	r=$(grep -c 'audit: replay: ' "$T/err")
 	i=$(grep -c 'audit: icv: ' "$T/err")
 	echo "$r replay lines, $i icv lines in $s s"
-	[ "$r" -ge 1 ] && [ "$r" -le $((s + 2)) ]
-	[ "$i" -ge 1 ] && [ "$i" -le $((s + 2)) ]
+	[ "$r" -ge 1 ]
+	[ "$r" -le $((s + 2)) ]
+	[ "$i" -ge 1 ]
+	[ "$i" -le $((s + 2)) ]
 	# every event is in a line: the first of each line and those it says
 	# it suppressed
 	for k in replay icv; do

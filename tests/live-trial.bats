@@ -144,7 +144,8 @@ load helpers
 		assert_output_has "outside copies: w is no copy"
 	done
 	[ "$(stage_pid braces w)" = "$old" ]
-	[ ! -e "$T/x{}.pcap" ] && [ ! -e "$T/x{0}.pcap" ]
+	[ ! -e "$T/x{}.pcap" ]
+	[ ! -e "$T/x{0}.pcap" ]
 	snb-ctl braces stop
 	bg_wait $pid
 	[ "$st" -eq 0 ]

@@ -256,7 +256,8 @@ check_loop() {
 	check_loop
 	tp_quit
 	clean_exit
-	[ ! -e "abstract:$SOCK" ] && [ ! -e "$SOCK" ]
+	[ ! -e "abstract:$SOCK" ]
+	[ ! -e "$SOCK" ]
 	run snb-memif "abstract:"
 	[ "$status" -eq 2 ]
 	run timeout 1 snb-memif "@$SOCK" --slave	# the same name, '@' form: runs

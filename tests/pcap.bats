@@ -193,7 +193,9 @@ npkts() {
 	# With -C: the window's name, then the same with 1, 2... (tcpdump).
 	snb-run "source --count 3000 --size 1000 --seq | pcap-write -G 3600 -C 1 $T/h-%Y.pcap"
 	y=$(date +%Y)
-	[ -f "$T/h-$y.pcap" ] && [ -f "$T/h-$y.pcap1" ] && [ -f "$T/h-$y.pcap2" ]
+	[ -f "$T/h-$y.pcap" ]
+	[ -f "$T/h-$y.pcap1" ]
+	[ -f "$T/h-$y.pcap2" ]
 	run snb-run "source --count 1 | pcap-write -G 1 -"
 	[ "$status" -eq 2 ]
 }

@@ -155,7 +155,8 @@ empty() {
 	if [ "$(huge_avail)" -eq 0 ]; then
 		huge_mount || skip "cannot mount hugetlbfs"
 		graphdir_start none0
-		[ -d "$SNB_RUN_DIR/none0/rings" ] && [ ! -L "$SNB_RUN_DIR/none0/rings" ]
+		[ -d "$SNB_RUN_DIR/none0/rings" ]
+		[ ! -L "$SNB_RUN_DIR/none0/rings" ]
 		kill -TERM $GD; wait $GD
 		umount "$HUGE_MNT"; HUGE_MNT=""
 	fi
@@ -164,7 +165,8 @@ empty() {
 	graphdir_start full1 'a:out=b:in'
 	[ -L "$SNB_RUN_DIR/full1/rings" ]
 	graphdir_start full2
-	[ -d "$SNB_RUN_DIR/full2/rings" ] && [ ! -L "$SNB_RUN_DIR/full2/rings" ]
+	[ -d "$SNB_RUN_DIR/full2/rings" ]
+	[ ! -L "$SNB_RUN_DIR/full2/rings" ]
 	run snb-ps --json full2
 	[ "$(echo "$output" | jq -r '.graphs[0].rings')" = "tmpfs $SNB_RUN_DIR/full2/rings" ]
 	SNB_HUGE_DIR=none graphdir_start none1

@@ -155,9 +155,16 @@ million() {
 	stop_graph
 	echo "vhost: tx $tx ($txb bytes) rx $rx ($rxb bytes), drops $drops; sink $sb bytes, $seqerr seq errors"
 	# Our side and testpmd's side, each from its own counters.
-	[ "$tx" -eq $n ] && [ "$TP_RX" -eq $n ] && [ "$TP_RXDROP" -eq 0 ]
-	[ "$TP_TX" -eq $n ] && [ "$TP_TXDROP" -eq 0 ] && [ "$rx" -eq $n ]
-	[ "$drops" -eq 0 ] && [ "$seqerr" -eq 0 ] && [ "$rxb" -eq "$txb" ] && [ "$sb" -eq "$txb" ]
+	[ "$tx" -eq $n ]
+	[ "$TP_RX" -eq $n ]
+	[ "$TP_RXDROP" -eq 0 ]
+	[ "$TP_TX" -eq $n ]
+	[ "$TP_TXDROP" -eq 0 ]
+	[ "$rx" -eq $n ]
+	[ "$drops" -eq 0 ]
+	[ "$seqerr" -eq 0 ]
+	[ "$rxb" -eq "$txb" ]
+	[ "$sb" -eq "$txb" ]
 }
 
 # hostile SOCKET: connect as a frontend and misbehave, once per case; print
@@ -543,7 +550,8 @@ EOF
 	[ "$status" -eq 0 ]
 	assert_output_has "5 packets received"
 	# 11 echo requests (the 6000-byte ones in 5 fragments) and ARP.
-	[ "$rx" -ge 23 ] && [ "$tx" -ge 23 ]
+	[ "$rx" -ge 23 ]
+	[ "$tx" -ge 23 ]
 }
 
 @test "vhost: a missing socket directory or a socket in use is a clear error" {

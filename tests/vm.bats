@@ -549,7 +549,8 @@ EOF
 	local free0 free1
 	free0=$(sed -n 's/^busy: .* free0=\([0-9]*\) .*/\1/p' "$T/guest.out")
 	free1=$(sed -n 's/^busy: .* free1=\([0-9]*\) .*/\1/p' "$T/guest.out")
-	[ -n "$free1" ] && [ "$free1" -eq $((free0 - 2)) ]	# e1000e: rx, tx
+	[ -n "$free1" ]
+	[ "$free1" -eq $((free0 - 2)) ]	# e1000e: rx, tx
 	grep -q "^busy: rx=[0-9]* .* watcher=[0-9]" "$T/guest.out"
 	assert_output_has "held: free=$free1 master=1"
 	assert_output_has "released: free=$free0 master=0 watcher-alive=no"
