@@ -8,7 +8,8 @@
 # bare_bangs FILE...: print file:line of every "! cmd" that set -e ignores:
 # a command line (with its "\" continuations) or a "do ! cmd; done" body
 # that starts with "!" and has no "||", unless the next code line is the
-# "}" closing its test or function.
+# "}" closing its test or function; and likewise a line of tests joined
+# by "&&", "[ a ] && [ b ]".
 bare_bangs() {
 	awk '
 	function flush() { if (pend != "") print pend; pend = "" }
@@ -25,6 +26,15 @@ bare_bangs() {
 	/^[ \t]*(#.*)?$/ { next }
 	/^[ \t]*}[ \t]*$/ { pend = ""; next }
 	{ flush() }
+	# "[ a ] && [ b ]": set -e ignores a failing "[ a ]" (not the last of
+	# its && list), so only "[ b ]" is checked.
+	/^[ \t]*\[\[? .*\] && \[/ {
+		s = $0
+		sub(/.* && /, "", s)	# ends in a test, not "&& break"
+		if ($0 !~ /\|\|/ && s ~ /^\[/)
+			pend = FILENAME ":" FNR
+		next
+	}
 	/^[ \t]*! / {
 		at = FILENAME ":" FNR; text = $0
 		if ($0 ~ /\\$/) { cont = 1; next }
@@ -69,6 +79,10 @@ bare_bangs() {
 	    '	for k in 1 2; do ! kill -0 "$k" || false; done' \
 	    '	run ! grep -q x y' \
 	    '	if ! grep -q x y; then true; fi' \
+	    '	[ -n x ] && [ -n y ]' \
+	    '	[ -n x ] && y=1' \
+	    '	[ -n x ] && [ -n y ] && break' \
+	    '	[ -n x ] && [ -n y ] || false' \
 	    '	! grep -q last y' \
 	    '}' > "$f"
 	run bare_bangs "$f"
@@ -76,11 +90,14 @@ bare_bangs() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "$f:2
 $f:6
-$f:11" ]
+$f:11
+$f:15" ]
 	# The check is real: set -e ignores the first line and catches the fix.
 	run bash -ec '! true; echo ignored'
 	[ "$output" = ignored ]
 	run bash -ec '! true || false; echo ignored'
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
+	run bash -ec '[ -n "" ] && [ -n x ]; echo ignored'
+	[ "$output" = ignored ]
 }
