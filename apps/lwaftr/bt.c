@@ -71,7 +71,8 @@ bt_sort(struct bt_key *k, size_t n)
 
 /*
  * How a message names softwire i: from a file, "FILE:LINE:COL: softwire"
- * (who) and "the one at LINE:COL" (other); else by its 1-based number.
+ * (or, as the other of two, "the one at LINE:COL"); else by its 1-based
+ * number.
  */
 struct bt_names {
 	const struct cfg_pos	*at;
@@ -79,29 +80,20 @@ struct bt_names {
 };
 
 static const char *
-bt_who(const struct bt_names *nm, size_t i, char *buf, size_t len)
+bt_name(const struct bt_names *nm, size_t i, int other, char *buf,
+    size_t len)
 {
-	if (nm->at != NULL)
-		snprintf(buf, len, "%s:%d:%d: softwire", nm->file,
-		    nm->at[i].line, nm->at[i].col);
-	else
+	if (nm->at == NULL)
 		snprintf(buf, len, "softwire %zu", i + 1);
-	return buf;
-}
-
-static const char *
-bt_other(const struct bt_names *nm, size_t i, char *buf, size_t len)
-{
-	if (nm->at != NULL)
+	else if (other)
 		snprintf(buf, len, "the one at %d:%d", nm->at[i].line,
 		    nm->at[i].col);
 	else
-		snprintf(buf, len, "softwire %zu", i + 1);
+		snprintf(buf, len, "%s:%d:%d: softwire", nm->file,
+		    nm->at[i].line, nm->at[i].col);
 	return buf;
 }
 
-static struct lwaftr_bt *build(const struct softwire *, size_t,
-	    const struct bt_names *, char *, size_t);
 static int bt_index(struct lwaftr_bt *, struct softwire *, size_t,
 	    const struct bt_key *, const struct softwire *,
 	    const struct bt_names *, char *, size_t);
@@ -137,9 +129,7 @@ struct lwaftr_bt *
 lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
     size_t errlen)
 {
-	struct bt_names nm = { NULL, NULL };
-
-	return build(sw, n, &nm, err, errlen);
+	return lwaftr_bt_build_at(sw, n, NULL, NULL, err, errlen);
 }
 
 struct lwaftr_bt *
@@ -147,14 +137,6 @@ lwaftr_bt_build_at(const struct softwire *sw, size_t n,
     const struct cfg_pos *at, const char *file, char *err, size_t errlen)
 {
 	struct bt_names nm = { at, file ? file : "-" };
-
-	return build(sw, n, &nm, err, errlen);
-}
-
-static struct lwaftr_bt *
-build(const struct softwire *sw, size_t n, const struct bt_names *nm,
-    char *err, size_t errlen)
-{
 	struct lwaftr_bt *bt;
 	struct bt_key *k = NULL;
 	struct softwire *sorted;
@@ -163,15 +145,11 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (n > UINT32_MAX) {
-		snprintf(err, errlen, "binding table: too many softwires");
-		return NULL;
-	}
 	if ((bt = calloc(1, sizeof(*bt))) == NULL)
 		goto nomem;
 	for (i = 0; i < n; i++)
-		if (lwaftr_sw_check(&sw[i], bt_who(nm, i, who, sizeof(who)),
-		    err, errlen) == -1)
+		if (lwaftr_sw_check(&sw[i], bt_name(&nm, i, 0, who,
+		    sizeof(who)), err, errlen) == -1)
 			goto fail;
 	if (n > 0 && (k = malloc(n * sizeof(*k))) == NULL)
 		goto nomem;
@@ -190,7 +168,7 @@ build(const struct softwire *sw, size_t n, const struct bt_names *nm,
 		goto nomem;
 	for (i = 0; i < n; i++)
 		sorted[i] = sw[k[i].idx];
-	if (bt_index(bt, sorted, n, k, sw, nm, err, errlen) == -1)
+	if (bt_index(bt, sorted, n, k, sw, &nm, err, errlen) == -1)
 		goto fail;
 	free(k);
 	return bt;
@@ -223,6 +201,10 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 #define IDX(i)	((size_t)(k ? k[i].idx : (i)))
 	bt->nsw = n;
 	bt->sw = sorted;
+	if (n > UINT32_MAX) {
+		snprintf(err, errlen, "binding table: too many softwires");
+		return -1;
+	}
 	if ((bt->psid = calloc(n + BT_PSID_PAD, sizeof(*bt->psid))) == NULL)
 		goto nomem;
 	for (i = 0; i < n; i++)
@@ -237,43 +219,28 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 			if (s->psid == bt->sw[j - 1].psid) {
 				/* the sort is stable: k[j] is the later one */
 				snprintf(err, errlen, "%s (%s psid %u) "
-				    "duplicates %s", bt_who(nm, IDX(j), who,
-				    sizeof(who)), fmt4(s->ipv4, b1), s->psid,
-				    bt_other(nm, IDX(j - 1), other,
+				    "duplicates %s", bt_name(nm, IDX(j), 0,
+				    who, sizeof(who)), fmt4(s->ipv4, b1),
+				    s->psid, bt_name(nm, IDX(j - 1), 1, other,
 				    sizeof(other)));
 				return -1;
 			}
 			if (s->psid_length != f->psid_length ||
 			    s->reserved_bits != f->reserved_bits) {
-				size_t x = IDX(i), y = IDX(j);
+				/* named at the later of the two in sw */
+				size_t x = IDX(i) < IDX(j) ? IDX(i) : IDX(j);
+				size_t y = IDX(i) < IDX(j) ? IDX(j) : IDX(i);
 
-				if (x > y) {
-					x = IDX(j);
-					y = IDX(i);
-				}
-				if (nm->at == NULL)
-					snprintf(err, errlen, "softwires %zu and "
-					    "%zu share %s but not its port set "
-					    "(psid-length %u/%u, reserved-ports-"
-					    "bit-count %u/%u)", x + 1, y + 1,
-					    fmt4(s->ipv4, b1),
-					    sw[x].psid_length,
-					    sw[y].psid_length,
-					    sw[x].reserved_bits,
-					    sw[y].reserved_bits);
-				else
-					snprintf(err, errlen, "%s (%s psid %u) "
-					    "shares its ipv4 with %s but not "
-					    "its port set (psid-length %u "
-					    "there, %u here; reserved-ports-"
-					    "bit-count %u there, %u here)",
-					    bt_who(nm, y, who, sizeof(who)),
-					    fmt4(s->ipv4, b1), sw[y].psid,
-					    bt_other(nm, x, other,
-					    sizeof(other)), sw[x].psid_length,
-					    sw[y].psid_length,
-					    sw[x].reserved_bits,
-					    sw[y].reserved_bits);
+				snprintf(err, errlen, "%s (%s psid %u) shares "
+				    "its ipv4 with %s but not its port set "
+				    "(psid-length %u there, %u here; "
+				    "reserved-ports-bit-count %u there, %u "
+				    "here)", bt_name(nm, y, 0, who,
+				    sizeof(who)), fmt4(s->ipv4, b1),
+				    sw[y].psid, bt_name(nm, x, 1, other,
+				    sizeof(other)), sw[x].psid_length,
+				    sw[y].psid_length, sw[x].reserved_bits,
+				    sw[y].reserved_bits);
 				return -1;
 			}
 		}
@@ -327,12 +294,6 @@ lwaftr_bt_adopt(struct softwire *sorted, size_t n, char *err, size_t errlen)
 	if ((bt = calloc(1, sizeof(*bt))) == NULL) {
 		free(sorted);
 		snprintf(err, errlen, "binding table: out of memory");
-		return NULL;
-	}
-	if (n > UINT32_MAX) {
-		snprintf(err, errlen, "binding table: too many softwires");
-		bt->sw = sorted;
-		lwaftr_bt_free(bt);
 		return NULL;
 	}
 	if (bt_index(bt, sorted, n, NULL, sorted, &nm, err, errlen) == -1) {

@@ -70,16 +70,32 @@ lower_bound(const struct softwire *sw, size_t n, uint64_t key)
 	return lo;
 }
 
-const struct softwire *
-lwaftr_bt_find(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t psid)
+/* The first softwire of bt keyed (ipv4, psid) or after, or NULL. */
+static const struct softwire *
+find_ge(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t psid)
 {
 	const struct softwire *sw;
 	size_t n, i;
-	uint64_t key = (uint64_t)ntohl(ipv4) << 16 | psid;
 
 	sw = lwaftr_bt_softwires(bt, &n);
-	i = lower_bound(sw, n, key);
-	return i < n && sw_key(&sw[i]) == key ? &sw[i] : NULL;
+	i = lower_bound(sw, n, (uint64_t)ntohl(ipv4) << 16 | psid);
+	return i < n ? &sw[i] : NULL;
+}
+
+const struct softwire *
+lwaftr_bt_find(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t psid)
+{
+	const struct softwire *s = find_ge(bt, ipv4, psid);
+
+	return s != NULL && s->ipv4 == ipv4 && s->psid == psid ? s : NULL;
+}
+
+const struct softwire *
+lw_bt_of_address(const struct lwaftr_bt *bt, uint32_t ipv4)
+{
+	const struct softwire *s = find_ge(bt, ipv4, 0);
+
+	return s != NULL && s->ipv4 == ipv4 ? s : NULL;
 }
 
 /*

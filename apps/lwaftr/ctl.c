@@ -22,6 +22,7 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,12 +52,6 @@ ms_on(clockid_t clk, const struct timespec *t0)
 	    (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-static double
-ms_since(const struct timespec *t0)
-{
-	return ms_on(CLOCK_MONOTONIC, t0);
-}
-
 static void
 begin(struct began *b)
 {
@@ -83,7 +78,7 @@ commit(struct lw *lw, struct lwaftr_bt *nbt, const char *what,
 {
 	struct lwaftr_bt *old = lw->bt;
 	struct timespec t0;
-	double build_ms = ms_since(&built->wall);
+	double build_ms = ms_on(CLOCK_MONOTONIC, &built->wall);
 	double cpu_ms = ms_on(CLOCK_THREAD_CPUTIME_ID, &built->cpu);
 	size_t n;
 
@@ -98,7 +93,7 @@ commit(struct lw *lw, struct lwaftr_bt *nbt, const char *what,
 	lwaftr_bt_softwires(nbt, &n);
 	fprintf(out, "ok: %s (%zu softwires; built in %.1f ms (%.1f ms of "
 	    "CPU), in use %.3f ms later)\n", what, n, build_ms, cpu_ms,
-	    ms_since(&t0));
+	    ms_on(CLOCK_MONOTONIC, &t0));
 	return 0;
 }
 
@@ -116,7 +111,7 @@ number(const char *field, const char *v, unsigned long max,
 	return 0;
 }
 
-/* The fields given (a bit each) and their values. */
+/* The fields given (a bit each: 1 << their place in field[]). */
 #define F_IPV4	0x01
 #define F_PSID	0x02
 #define F_B4	0x04
@@ -124,83 +119,72 @@ number(const char *field, const char *v, unsigned long max,
 #define F_PLEN	0x10
 #define F_RESV	0x20
 
+/* A field's value: an address of family af, else a number up to max. */
+static const struct field {
+	const char	*name;
+	int		 af;
+	unsigned long	 max;
+	size_t		 off;
+} field[] = {
+	{ "ipv4", AF_INET, 0, offsetof(struct softwire, ipv4) },
+	{ "psid", 0, 65535, offsetof(struct softwire, psid) },
+	{ "b4-ipv6", AF_INET6, 0, offsetof(struct softwire, b4) },
+	{ "br-address", AF_INET6, 0, offsetof(struct softwire, br) },
+	{ "psid-length", 0, 16, offsetof(struct softwire, psid_length) },
+	{ "reserved-ports-bit-count", 0, 16,
+	    offsetof(struct softwire, reserved_bits) },
+};
+#define NFIELD	(sizeof(field) / sizeof(field[0]))
+
 /* FIELD VALUE pairs of argv into s; *given: which. */
 static int
 fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
 {
+	const struct field *fd;
 	unsigned long v;
-	int i, bit;
+	uint16_t psid;
+	uint8_t *p;
+	size_t j;
+	int i;
 
 	*given = 0;
 	for (i = 0; i < argc; i += 2) {
-		const char *k = argv[i], *val = argv[i + 1];
-
 		if (i + 1 == argc) {
-			fprintf(f, "'%s' without a value\n", k);
+			fprintf(f, "'%s' without a value\n", argv[i]);
 			return -1;
 		}
-		if (strcmp(k, "ipv4") == 0) {
-			bit = F_IPV4;
-			if (inet_pton(AF_INET, val, &s->ipv4) != 1)
-				goto bad;
-		} else if (strcmp(k, "psid") == 0) {
-			bit = F_PSID;
-			if (number(k, val, 65535, &v, f) == -1)
-				return -1;
-			s->psid = (uint16_t)v;
-		} else if (strcmp(k, "b4-ipv6") == 0) {
-			bit = F_B4;
-			if (inet_pton(AF_INET6, val, s->b4) != 1)
-				goto bad;
-		} else if (strcmp(k, "br-address") == 0) {
-			bit = F_BR;
-			if (inet_pton(AF_INET6, val, s->br) != 1)
-				goto bad;
-		} else if (strcmp(k, "psid-length") == 0) {
-			bit = F_PLEN;
-			if (number(k, val, 16, &v, f) == -1)
-				return -1;
-			s->psid_length = (uint8_t)v;
-		} else if (strcmp(k, "reserved-ports-bit-count") == 0) {
-			bit = F_RESV;
-			if (number(k, val, 16, &v, f) == -1)
-				return -1;
-			s->reserved_bits = (uint8_t)v;
-		} else {
+		for (j = 0; j < NFIELD && strcmp(argv[i], field[j].name); j++)
+			;
+		if (j == NFIELD) {
 			fprintf(f, "unknown field '%s' (ipv4, psid, b4-ipv6, "
 			    "br-address, psid-length, reserved-ports-bit-"
-			    "count)\n", k);
+			    "count)\n", argv[i]);
 			return -1;
 		}
-		if (*given & bit) {
-			fprintf(f, "'%s' given twice\n", k);
+		fd = &field[j];
+		p = (uint8_t *)s + fd->off;
+		if (fd->af != 0) {
+			if (inet_pton(fd->af, argv[i + 1], p) != 1) {
+				fprintf(f, "bad %s '%s'\n", fd->name,
+				    argv[i + 1]);
+				return -1;
+			}
+		} else if (number(fd->name, argv[i + 1], fd->max, &v, f) ==
+		    -1) {
+			return -1;
+		} else if (fd->max > UINT8_MAX) {
+			psid = (uint16_t)v;	/* the one 16-bit number */
+			memcpy(p, &psid, 2);
+		} else {
+			*p = (uint8_t)v;
+		}
+		if (*given & 1 << j) {
+			fprintf(f, "'%s' given twice\n", argv[i]);
 			return -1;
 		}
-		*given |= bit;
-		continue;
-bad:
-		fprintf(f, "bad %s '%s'\n", k, val);
-		return -1;
+		*given |= 1 << j;
 	}
 	return 0;
-}
-
-/* Some softwire of ipv4 (network order), or NULL: its port set. */
-const struct softwire *
-lw_bt_of_address(const struct lwaftr_bt *bt, uint32_t ipv4)
-{
-	const struct softwire *sw;
-	size_t n, lo = 0, hi, mid;
-
-	sw = lwaftr_bt_softwires(bt, &n);
-	for (hi = n; lo < hi;) {
-		mid = lo + (hi - lo) / 2;
-		if (ntohl(sw[mid].ipv4) < ntohl(ipv4))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && sw[lo].ipv4 == ipv4 ? &sw[lo] : NULL;
 }
 
 static void
@@ -345,27 +329,30 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 	return 0;
 }
 
+struct lwaftr_bt *
+lw_load_table(const char *file, char *err, size_t len)
+{
+	struct lwaftr_conf c;
+	struct lwaftr_bt *bt;
+
+	if (lwaftr_conf_load(&c, file, err, len) == -1)
+		return NULL;
+	bt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, file, err, len);
+	lwaftr_conf_free(&c);
+	return bt;
+}
+
 /* load FILE, reload: FILE's table, if it differs; reports the difference. */
 static int
 load(struct lw *lw, const char *path, const char *conf, FILE *f)
 {
-	struct lwaftr_conf c;
 	struct lwaftr_bt *nbt;
 	struct began t0;
 	size_t a, r, ch;
 	char err[1024], what[PATH_MAX + 160];
 
 	begin(&t0);
-	memset(&c, 0, sizeof(c));
-	if (lwaftr_conf_load(&c, path, err, sizeof(err)) == -1) {
-		fprintf(f, "reload failed, keeping the current binding table: "
-		    "%s\n", err);
-		return -1;
-	}
-	nbt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, path, err,
-	    sizeof(err));
-	lwaftr_conf_free(&c);
-	if (nbt == NULL) {
+	if ((nbt = lw_load_table(path, err, sizeof(err))) == NULL) {
 		fprintf(f, "reload failed, keeping the current binding table: "
 		    "%s\n", err);
 		return -1;

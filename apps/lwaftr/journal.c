@@ -256,21 +256,6 @@ fits(struct overlay *o, const struct softwire *s, char *err, size_t len)
 	return -1;
 }
 
-/* The table of file, or NULL with the reason in err. */
-static struct lwaftr_bt *
-load_table(const char *file, char *err, size_t len)
-{
-	struct lwaftr_conf c;
-	struct lwaftr_bt *bt;
-
-	memset(&c, 0, sizeof(c));
-	if (lwaftr_conf_load(&c, file, err, len) == -1)
-		return NULL;
-	bt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, file, err, len);
-	lwaftr_conf_free(&c);
-	return bt;
-}
-
 struct replay {
 	struct lwaftr_bt *bt;		/* the table below the changes */
 	struct overlay	 ov;
@@ -310,7 +295,7 @@ words:
 			snprintf(why, sizeof(why), "a load after line 2");
 			goto skip;
 		}
-		if ((nbt = load_table(argv[1], why, sizeof(why))) == NULL)
+		if ((nbt = lw_load_table(argv[1], why, sizeof(why))) == NULL)
 			goto skip;
 		lwaftr_bt_free(r->bt);
 		r->bt = nbt;

@@ -33,8 +33,8 @@ struct sw_view {
  */
 int	lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 	    struct softwire *s, FILE *f);
-const struct softwire *lw_bt_of_address(const struct lwaftr_bt *bt,
-	    uint32_t ipv4);
+/* The binding table of a softwire-config file, or NULL with why in err. */
+struct lwaftr_bt *lw_load_table(const char *file, char *err, size_t len);
 
 /* journal.c */
 /*

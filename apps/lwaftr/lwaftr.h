@@ -128,6 +128,9 @@ const char *lw_sw_exists(const struct softwire *s, char *buf, size_t len);
 /* The softwire keyed (ipv4, psid), or NULL. */
 const struct softwire *lwaftr_bt_find(const struct lwaftr_bt *bt,
 	    uint32_t ipv4, uint16_t psid);
+/* Some softwire of ipv4 (its port set), or NULL. */
+const struct softwire *lw_bt_of_address(const struct lwaftr_bt *bt,
+	    uint32_t ipv4);
 /*
  * A new table: old without the softwires keyed like del[] (each must be
  * there; only ipv4 and psid are read) and with add[] (none may be there

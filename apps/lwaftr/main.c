@@ -281,18 +281,6 @@ lw_ctl(int argc, char **argv, FILE *out)
 	return lw_control(&stage.lw, stage.path, argc, argv, out);
 }
 
-static struct port *
-find_port(const char *name, int dir)
-{
-	int i;
-
-	for (i = 0; i < app_nports; i++)
-		if (strcmp(app_ports[i].name, name) == 0 &&
-		    (app_ports[i].flags & dir))
-			return &app_ports[i];
-	return NULL;
-}
-
 /* Late, at the first breath: the fuzz target sets the ports up after init. */
 static void
 bind_ports(struct stage *st)
@@ -302,8 +290,8 @@ bind_ports(struct stage *st)
 
 	for (i = 0; i < 2; i++) {
 		s = side(&st->lw, i);
-		s->in = find_port(s->name, PORT_IN);
-		s->out = find_port(s->name, PORT_OUT);
+		s->in = app_port_dir(s->name, PORT_IN);
+		s->out = app_port_dir(s->name, PORT_OUT);
 		s->ro = s->out && s->out->nrings ? &s->out->rings[0] : NULL;
 		tx_fast(s);
 	}

@@ -258,15 +258,17 @@ test_rejects(void)
 
 	fill_sw(&sw[2], 0x01020304, 5, 5, 0, 0);
 	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
-	ok(bt == NULL && strcmp(err, "softwires 1 and 3 share 1.2.3.4 but "
-	    "not its port set (psid-length 6/5, reserved-ports-bit-count "
-	    "0/0)") == 0, "different psid-length: %s", err);
+	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.4 psid 5) shares its "
+	    "ipv4 with softwire 1 but not its port set (psid-length 6 there, "
+	    "5 here; reserved-ports-bit-count 0 there, 0 here)") == 0,
+	    "different psid-length: %s", err);
 
 	fill_sw(&sw[2], 0x01020304, 5, 6, 2, 0);
 	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
-	ok(bt == NULL && strcmp(err, "softwires 1 and 3 share 1.2.3.4 but "
-	    "not its port set (psid-length 6/6, reserved-ports-bit-count "
-	    "0/2)") == 0, "different reserved bits: %s", err);
+	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.4 psid 5) shares its "
+	    "ipv4 with softwire 1 but not its port set (psid-length 6 there, "
+	    "6 here; reserved-ports-bit-count 0 there, 2 here)") == 0,
+	    "different reserved bits: %s", err);
 
 	fill_sw(&sw[2], 0x01020306, 64, 6, 0, 0);
 	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
@@ -288,8 +290,9 @@ test_rejects(void)
 	fill_sw(&sw[0], 0x01020307, 0, 0, 0, 0);
 	fill_sw(&sw[1], 0x01020307, 1, 1, 0, 0);
 	bt = lwaftr_bt_build(sw, 2, err, sizeof(err));
-	ok(bt == NULL && strncmp(err, "softwires 1 and 2 share 1.2.3.7", 31)
-	    == 0, "whole address and a share of it: %s", err);
+	ok(bt == NULL && strncmp(err, "softwire 2 (1.2.3.7 psid 1) shares its "
+	    "ipv4 with softwire 1", 59) == 0,
+	    "whole address and a share of it: %s", err);
 	bt = lwaftr_bt_build(sw, 2, NULL, 0);
 	ok(bt == NULL, "no error buffer");
 }
