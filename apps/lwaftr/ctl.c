@@ -1,14 +1,7 @@
 /*
  * ctl.c: snb-ctl GRAPH config LABEL REQUEST..., the binding table changed
- * while the lwAFTR forwards.  The requests, as words:
- *
- *	add softwire ipv4 A psid P b4-ipv6 B br-address R
- *	    [psid-length L] [reserved-ports-bit-count N]
- *	remove softwire ipv4 A psid P
- *	set softwire ipv4 A psid P FIELD VALUE...	(the fields above)
- *	get softwire ipv4 A psid P
- *	load FILE	the binding table of FILE (a softwire-config file)
- *	reload		the same with CONF (SIGHUP sends this too)
+ * while the lwAFTR forwards (the requests: REQUESTS below, snb-lwaftr(1)
+ * CHANGING THE BINDING TABLE).
  *
  * They run in the runtime's control thread (libring/appctl.c): the new
  * table is built beside the old one while the data path keeps forwarding
@@ -17,8 +10,7 @@
  * freed.  A refused request builds nothing and changes nothing.  Only
  * this thread makes tables, so the table it reads (lw->bt) is the one the
  * data path uses, and no other change can slip in between.  A change that
- * took effect is written to the journal (journal.c), so that a restart or
- * a swap to the same conf makes it again.
+ * took effect is written to the journal (journal.c).
  */
 #include <arpa/inet.h>
 #include <limits.h>

@@ -1,30 +1,18 @@
 /*
  * journal.c: the binding-table changes made to a running snb-lwaftr, kept
- * so that they outlive its process.
+ * so that they outlive its process (snb-lwaftr(1) RESTART AND SWAP has
+ * the file's lines and what a restart does with them).
  *
  * The process is all there is of the running configuration (no leader
  * holds it, as Snabb's does), so a restart after a crash, or a swap,
- * would start again from conf and silently undo every change.  Hence a
- * journal beside the stage file, GRAPHDIR/LABEL.journal (the graph's
- * processes of this label share it, and it goes with the graph):
- *
- *	snb-lwaftr journal of CONF	conf's real path
- *	load FILE			when a load replaced conf's table
- *	add softwire ipv4 ...		each change, in the words it came in
- *
- * The control thread appends a line once a change has taken effect (one
- * write(2) before the reply: a SIGKILL loses at most the change it was
- * answering); a load or reload rewrites the journal (a new file renamed
- * over the old, so a kill leaves the old or the new whole).  Nothing is
- * synced to disk: the journal goes with the graph's directory (tmpfs by
- * default), and a graph started again, after a crash of the machine say,
- * starts from conf; only a process of the running graph reads it.  A process that continues one
- * of the same conf (app_resumed(): a restart, or a swap whose predecessor
- * was an lwAFTR too) replays the journal onto conf's table before its
- * first breath: the lines are checked one by one against the table as
- * changed so far, then made in one rebuild (a line that does not apply,
- * as conf changed underneath, is reported and dropped), and the journal
- * is rewritten with the lines that applied.
+ * would start again from conf and silently undo every change.  A line is
+ * appended once its change took effect (one write(2) before the reply: a
+ * SIGKILL loses at most the change it was answering); a load rewrites the
+ * journal as a new file renamed over the old, so a kill leaves the old or
+ * the new whole.  Nothing is synced: the journal lives in the graph's
+ * directory (tmpfs by default) and only a process of the running graph
+ * reads it.  Replay checks the lines one by one against the table as
+ * changed so far (an overlay, below), then makes them in one rebuild.
  */
 #include <err.h>
 #include <errno.h>
@@ -342,14 +330,22 @@ skip:
 	r->skipped++;
 }
 
-/* The lines of the journal f after its header, onto r->bt. */
+/*
+ * The lines of the journal f after its header, onto r->bt; *body: the
+ * lines that applied.
+ */
 static void
-replay(struct replay *r, FILE *f)
+replay(struct replay *r, FILE *f, char **body, size_t *blen)
 {
 	char *line = NULL;
 	size_t cap = 0, no = 1;
 	ssize_t len;
 
+	if ((r->kept = open_memstream(body, blen)) == NULL)
+		err(1, "journal");
+	rewind(f);
+	if (getline(&line, &cap, f) == -1)
+		err(1, "%s", jpath);
 	while ((len = getline(&line, &cap, f)) != -1) {
 		no++;
 		/* torn by a kill or a full disk mid-write: not what was said */
@@ -361,6 +357,7 @@ replay(struct replay *r, FILE *f)
 		line[len - 1] = '\0';
 		replay_line(r, line, no);
 	}
+	fclose(r->kept);
 	free(line);
 }
 
@@ -459,32 +456,20 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 			memset(&r, 0, sizeof(r));
 			r.bt = bt;
 			r.ov.base = bt;
-			if ((r.kept = open_memstream(&body, &blen)) == NULL)
-				err(1, "journal");
-			replay(&r, f);
+			replay(&r, f, &body, &blen);
 			if (rebuild(&r, why, sizeof(why)) == -1) {
 				/* Not together, though the line check sees
 				 * every clash (memory, say): one at a time,
 				 * from the top. */
 				warnx("%s: %s: the changes applied one at a "
 				    "time", jpath, why);
-				fclose(r.kept);
 				free(body);
-				body = NULL;
-				if ((r.kept = open_memstream(&body, &blen)) ==
-				    NULL)
-					err(1, "journal");
-				r.applied = r.skipped = 0;
-				r.loaded = 0;
+				r.applied = r.skipped = r.loaded = 0;
 				r.one_by_one = 1;
 				ov_clear(&r.ov);	/* from r.bt, not on it */
 				r.ov.base = r.bt;
-				rewind(f);
-				if (getline(&line, &cap, f) == -1)
-					err(1, "%s", jpath);
-				replay(&r, f);
+				replay(&r, f, &body, &blen);
 			}
-			fclose(r.kept);
 			ov_free(&r.ov);
 			bt = r.bt;
 			*skipped = r.skipped;
