@@ -184,7 +184,8 @@ run(const char *label, struct softwire *sw, size_t n)
 	size_t i, j;
 
 	t0 = cpu();
-	if ((bt = lwaftr_bt_build(sw, n, err, sizeof(err))) == NULL) {
+	if ((bt = lwaftr_bt_build(sw, n, NULL, NULL, err, sizeof(err))) ==
+	    NULL) {
 		fprintf(stderr, "lwaftr_bt_bench: %s\n", err);
 		exit(1);
 	}

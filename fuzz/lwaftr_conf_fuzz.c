@@ -74,7 +74,8 @@ check_table(const struct lwaftr_conf *c)
 	size_t i;
 	int n = 0, j;
 
-	if ((bt = lwaftr_bt_build(c->sw, c->nsw, err, sizeof(err))) == NULL)
+	if ((bt = lwaftr_bt_build(c->sw, c->nsw, NULL, NULL, err,
+	    sizeof(err))) == NULL)
 		return;
 	for (i = 0; i < c->nsw; i++) {
 		const struct softwire *w = &c->sw[i];

@@ -126,14 +126,7 @@ lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
 }
 
 struct lwaftr_bt *
-lwaftr_bt_build(const struct softwire *sw, size_t n, char *err,
-    size_t errlen)
-{
-	return lwaftr_bt_build_at(sw, n, NULL, NULL, err, errlen);
-}
-
-struct lwaftr_bt *
-lwaftr_bt_build_at(const struct softwire *sw, size_t n,
+lwaftr_bt_build(const struct softwire *sw, size_t n,
     const struct cfg_pos *at, const char *file, char *err, size_t errlen)
 {
 	struct bt_names nm = { at, file ? file : "-" };

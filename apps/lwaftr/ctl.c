@@ -329,7 +329,7 @@ lw_load_table(const char *file, char *err, size_t len)
 
 	if (lwaftr_conf_load(&c, file, err, len) == -1)
 		return NULL;
-	bt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, file, err, len);
+	bt = lwaftr_bt_build(c.sw, c.nsw, c.sw_at, file, err, len);
 	lwaftr_conf_free(&c);
 	return bt;
 }

@@ -85,14 +85,12 @@ void	lwaftr_conf_free(struct lwaftr_conf *c);
  */
 struct lwaftr_bt;
 
-struct lwaftr_bt *lwaftr_bt_build(const struct softwire *sw, size_t n,
-	    char *err, size_t errlen);
 /*
- * The same, for softwires read from file: at[i] is where sw[i] is in it,
- * and a conflict is "FILE:LINE:COL: ..." at the later softwire of the
- * two, naming the earlier one's position.
+ * at[i], when at is not NULL, is where sw[i] is in file: a conflict is
+ * then "FILE:LINE:COL: ..." at the later softwire of the two, naming the
+ * earlier one's position (else softwires are named by number).
  */
-struct lwaftr_bt *lwaftr_bt_build_at(const struct softwire *sw, size_t n,
+struct lwaftr_bt *lwaftr_bt_build(const struct softwire *sw, size_t n,
 	    const struct cfg_pos *at, const char *file, char *err,
 	    size_t errlen);
 /*

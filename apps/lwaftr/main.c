@@ -226,7 +226,7 @@ lw_init(int argc, char **argv)
 	if (lwaftr_conf_load(&st->conf, st->path, errbuf,
 	    sizeof(errbuf)) == -1)
 		errx(2, "%s", errbuf);
-	if ((lw->bt = lwaftr_bt_build_at(st->conf.sw, st->conf.nsw,
+	if ((lw->bt = lwaftr_bt_build(st->conf.sw, st->conf.nsw,
 	    st->conf.sw_at, st->path, errbuf, sizeof(errbuf))) == NULL)
 		errx(2, "%s", errbuf);
 	/* the table has its own copy: a million softwires are 40 MB */

@@ -113,7 +113,8 @@ test_random(void)
 		int naddr = 1 + rndn(trial % 4 == 0 ? 300 : 20);
 
 		n = random_table(sw, sizeof(sw) / sizeof(sw[0]), addrs, naddr);
-		if ((bt = lwaftr_bt_build(sw, n, err, sizeof(err))) == NULL) {
+		if ((bt = lwaftr_bt_build(sw, n, NULL, NULL, err,
+		    sizeof(err))) == NULL) {
 			printf("# trial %d: %s\n", trial, err);
 			continue;
 		}
@@ -185,7 +186,7 @@ test_edges(void)
 	size_t i;
 	int bad;
 
-	bt = lwaftr_bt_build(NULL, 0, err, sizeof(err));
+	bt = lwaftr_bt_build(NULL, 0, NULL, NULL, err, sizeof(err));
 	ip[0] = 0;
 	port[0] = 0;
 	out[0] = (void *)1;
@@ -200,7 +201,7 @@ test_edges(void)
 	/* 0.0.0.0 is an address like another: emptiness is count 0 */
 	fill_sw(&sw[0], 0, 0, 0, 0, 1);
 	fill_sw(&sw[1], 1, 5, 3, 0, 2);
-	bt = lwaftr_bt_build(sw, 2, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 2, NULL, NULL, err, sizeof(err));
 	ok(bt && same(lwaftr_bt_lookup(bt, 0, htons(1234)), &sw[0]) &&
 	    same(lwaftr_bt_lookup(bt, htonl(1), htons(5 << 13 | 77)),
 	    &sw[1]) && lwaftr_bt_lookup(bt, htonl(1), htons(4 << 13)) ==
@@ -211,7 +212,7 @@ test_edges(void)
 	for (i = 0; i < 65536; i++)
 		fill_sw(&sw[i], 0x0a000001, (uint32_t)(65535 - i), 16, 0,
 		    (uint32_t)i);
-	bt = lwaftr_bt_build(sw, 65536, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 65536, NULL, NULL, err, sizeof(err));
 	for (i = 0, bad = 0; bt && i < 65536; i++) {
 		s = lwaftr_bt_lookup(bt, htonl(0x0a000001), htons(i));
 		if (s == NULL || s->psid != i)
@@ -226,7 +227,7 @@ test_edges(void)
 	 */
 	for (i = 0; i < 16; i += 2)
 		fill_sw(&sw[i / 2], 0x0a000002, (uint32_t)i, 4, 12, 0);
-	bt = lwaftr_bt_build(sw, 8, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 8, NULL, NULL, err, sizeof(err));
 	for (i = 0, bad = 0; bt && i < 65536; i++) {
 		s = lwaftr_bt_lookup(bt, htonl(0x0a000002), htons(i));
 		if ((i & 1) || i < 4096 ? s != NULL :
@@ -252,36 +253,36 @@ test_rejects(void)
 	fill_sw(&sw[0], 0x01020304, 4, 6, 0, 0);
 	fill_sw(&sw[1], 0x01020305, 1, 6, 0, 0);
 	fill_sw(&sw[2], 0x01020304, 4, 6, 0, 0);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.4 psid 4) duplicates "
 	    "softwire 1") == 0, "duplicate (ipv4, psid): %s", err);
 
 	fill_sw(&sw[2], 0x01020304, 5, 5, 0, 0);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.4 psid 5) shares its "
 	    "ipv4 with softwire 1 but not its port set (psid-length 6 there, "
 	    "5 here; reserved-ports-bit-count 0 there, 0 here)") == 0,
 	    "different psid-length: %s", err);
 
 	fill_sw(&sw[2], 0x01020304, 5, 6, 2, 0);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.4 psid 5) shares its "
 	    "ipv4 with softwire 1 but not its port set (psid-length 6 there, "
 	    "6 here; reserved-ports-bit-count 0 there, 2 here)") == 0,
 	    "different reserved bits: %s", err);
 
 	fill_sw(&sw[2], 0x01020306, 64, 6, 0, 0);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.6 psid 64): psid out "
 	    "of range for psid-length 6") == 0, "psid out of range: %s", err);
 
 	fill_sw(&sw[2], 0x01020306, 0, 17, 0, 0);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strstr(err, "softwire 3 (1.2.3.6 psid 0): "
 	    "psid-length 17") == err, "psid-length 17: %s", err);
 
 	fill_sw(&sw[2], 0x01020306, 0, 8, 9, 0);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strcmp(err, "softwire 3 (1.2.3.6 psid 0): "
 	    "psid-length 8 + reserved-ports-bit-count 9 is more than 16") ==
 	    0, "psid-length + reserved > 16: %s", err);
@@ -289,11 +290,11 @@ test_rejects(void)
 	/* psid-length 0 and another softwire of the address: a conflict */
 	fill_sw(&sw[0], 0x01020307, 0, 0, 0, 0);
 	fill_sw(&sw[1], 0x01020307, 1, 1, 0, 0);
-	bt = lwaftr_bt_build(sw, 2, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 2, NULL, NULL, err, sizeof(err));
 	ok(bt == NULL && strncmp(err, "softwire 2 (1.2.3.7 psid 1) shares its "
 	    "ipv4 with softwire 1", 59) == 0,
 	    "whole address and a share of it: %s", err);
-	bt = lwaftr_bt_build(sw, 2, NULL, 0);
+	bt = lwaftr_bt_build(sw, 2, NULL, NULL, NULL, 0);
 	ok(bt == NULL, "no error buffer");
 }
 
@@ -321,7 +322,7 @@ test_million(void)
 	}
 	t0 = now();
 	c0 = cpu();
-	bt = lwaftr_bt_build(sw, n, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, n, NULL, NULL, err, sizeof(err));
 	t1 = now();
 	c1 = cpu();
 	printf("# %zu softwires (%zu addresses x 16): build %.3f s (cpu "
@@ -345,7 +346,7 @@ test_million(void)
 	for (i = 0; i < n; i++)
 		fill_sw(&sw[i], 0x0a000000 + (uint32_t)i * 7, 0, 0, 0, 0);
 	t0 = now();
-	bt = lwaftr_bt_build(sw, n, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, n, NULL, NULL, err, sizeof(err));
 	t1 = now();
 	printf("# %zu softwires (%zu addresses x 1): build %.3f s\n", n, n,
 	    t1 - t0);

@@ -108,7 +108,7 @@ test_random_changes(void)
 
 	for (trial = 0; trial < trials; trial++) {
 		n = 0;
-		bt = lwaftr_bt_build(ref, 0, err, sizeof(err));
+		bt = lwaftr_bt_build(ref, 0, NULL, NULL, err, sizeof(err));
 		for (step = 0; step < 150; step++) {
 			memcpy(prev, ref, n * sizeof(*ref));
 			pn = n;
@@ -179,7 +179,7 @@ test_refused(void)
 	fill_sw(&sw[0], 0x01020304, 4, 6, 0, 0);
 	fill_sw(&sw[1], 0x01020304, 5, 6, 0, 1);
 	fill_sw(&sw[2], 0x01020305, 1, 6, 0, 2);
-	bt = lwaftr_bt_build(sw, 3, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, 3, NULL, NULL, err, sizeof(err));
 	memset(r, 0, sizeof(r));
 	r[0].what = "add an existing softwire";
 	r[0].add[0] = sw[0];
@@ -267,7 +267,7 @@ test_million(void)
 	for (i = 0; i < n; i++)
 		fill_sw(&sw[i], 0x0a000000 + (uint32_t)(i / 16),
 		    (uint32_t)(i % 16), 4, 0, (uint32_t)i);
-	bt = lwaftr_bt_build(sw, n, err, sizeof(err));
+	bt = lwaftr_bt_build(sw, n, NULL, NULL, err, sizeof(err));
 	fill_sw(&s, 0xc0000201, 3, 4, 0, 7);
 	t0 = now();
 	nbt = lwaftr_bt_change(bt, &s, 1, NULL, 0, err, sizeof(err));

@@ -148,7 +148,7 @@ test_shipped(void)
 	ok(n >= 14, "found %d shipped .conf files", n);
 	for (i = 0; i < n; i++) {
 		rc = load(&c, dir, names[i]);
-		bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, err,
+		bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, NULL, NULL, err,
 		    sizeof(err)) : NULL;
 		ok(rc == 0 && c.nsw == 12 && bt != NULL,
 		    "%s parses, 12 softwires, binding table builds", names[i]);
@@ -259,7 +259,8 @@ test_shipped(void)
 
 	snprintf(dir, sizeof(dir), "%s/bench/lwaftr", shared);
 	rc = load(&c, dir, "bench.conf");
-	bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, err, sizeof(err)) : NULL;
+	bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, NULL, NULL, err,
+	    sizeof(err)) : NULL;
 	ok(rc == 0 && bt != NULL && c.nsw > 0,
 	    "bench.conf parses (%zu softwires) and builds", c.nsw);
 	lwaftr_bt_free(bt);
@@ -316,7 +317,7 @@ test_old_layout(void)
 	    c.in.has_nh_mac, "old layout: addresses in softwire-config");
 	ok(streq(c.in.ingress_filter, "ip6 and \"x\"\n") &&
 	    streq(c.in.egress_filter, "a\\b"), "string escapes");
-	bt = lwaftr_bt_build(c.sw, c.nsw, err, sizeof(err));
+	bt = lwaftr_bt_build(c.sw, c.nsw, NULL, NULL, err, sizeof(err));
 	ok(bt && lwaftr_bt_lookup(bt, c.sw[1].ipv4, htons(1 << 10 | 1023)) ==
 	    &bt->sw[lwaftr_bt_lookup(bt, c.sw[1].ipv4, htons(1 << 10)) -
 	    bt->sw] && lwaftr_bt_lookup(bt, c.sw[1].ipv4, htons(1 << 10)) !=
@@ -564,7 +565,7 @@ bt_error(const struct ecase *e)
 	err[0] = '\0';
 	rc = lwaftr_conf_parse(&c, text, "t.conf", err, sizeof(err));
 	if (rc == 0)
-		bt = lwaftr_bt_build_at(c.sw, c.nsw, c.sw_at, "t.conf", err,
+		bt = lwaftr_bt_build(c.sw, c.nsw, c.sw_at, "t.conf", err,
 		    sizeof(err));
 	ok(rc == 0 && bt == NULL && strcmp(err, e->want) == 0, "%s", e->want);
 	if (strcmp(err, e->want) != 0)
@@ -651,7 +652,8 @@ test_errors(void)
 	    "    softwire { ipv4 178.79.150.3; psid 4; b4-ipv6 ::1;\n"
 	    "      br-address ::2; port-set { psid-length 6; } }\n");
 	rc = lwaftr_conf_parse(&c, text, "t.conf", err, sizeof(err));
-	bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, err, sizeof(err)) : NULL;
+	bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, NULL, NULL, err,
+	    sizeof(err)) : NULL;
 	ok(rc == 0 && bt == NULL && strcmp(err, "softwire 2 (178.79.150.3 "
 	    "psid 4) duplicates softwire 1") == 0, "duplicate softwire: %s",
 	    err);
@@ -801,7 +803,8 @@ test_mutations(const char *seed, size_t seedlen)
 		if (lwaftr_conf_parse(&c, buf, "m.conf", err,
 		    sizeof(err)) == 0) {
 			parsed++;
-			bt = lwaftr_bt_build(c.sw, c.nsw, err, sizeof(err));
+			bt = lwaftr_bt_build(c.sw, c.nsw, NULL, NULL, err,
+			    sizeof(err));
 			if (bt) {
 				built++;
 				if (c.nsw)
@@ -854,7 +857,8 @@ test_big(void)
 	rc = lwaftr_conf_parse(&c, text, "big.conf", err, sizeof(err));
 	t1 = now();
 	c1 = cpu();
-	bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, err, sizeof(err)) : NULL;
+	bt = rc == 0 ? lwaftr_bt_build(c.sw, c.nsw, NULL, NULL, err,
+	    sizeof(err)) : NULL;
 	t2 = now();
 	printf("# %zu softwires, %.1f MB: parse %.3f s (cpu %.3f s), build "
 	    "%.3f s\n", n, len / 1e6, t1 - t0, c1 - c0, t2 - t1);
