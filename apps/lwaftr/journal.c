@@ -391,8 +391,9 @@ rebuild(struct replay *r, char *why, size_t len)
 }
 
 /*
- * A new journal (header, then body), renamed over the old; jfd is it.  -1 if it could not be written: the old one is emptied
- * then, as a later start replaying it would undo what this one did.
+ * A new journal (header, then body), renamed over the old; jfd is it.
+ * -1 if it could not be written: the old one is emptied then, as a later
+ * start replaying it would undo what this one did.
  */
 static int
 rewrite(const char *conf, const char *body, size_t len)

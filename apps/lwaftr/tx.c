@@ -64,14 +64,10 @@ slot_fits(const struct side *s, size_t flen)
 	return flen + (s->vlan ? 4 : 0) <= s->ro->capacity;
 }
 
-/* Where the next output slot's frame starts (after room for a tag). */
-static inline uint8_t *
-slot_frame(struct side *s)
-{
-	return ring_slot(s->ro, s->nout)->data + (s->vlan ? 4 : 0);
-}
-
-/* slot_frame() for flen bytes, or NULL (counted) if no slot takes it. */
+/*
+ * Where the next output slot's frame of flen bytes starts (after room for
+ * a tag), or NULL (counted) if no slot takes it.
+ */
 static uint8_t *
 next_slot(struct side *s, size_t flen)
 {
@@ -79,7 +75,7 @@ next_slot(struct side *s, size_t flen)
 		s->lw->ctr[DROP_OUTPUT_FULL]++;
 		return NULL;
 	}
-	return slot_frame(s);
+	return ring_slot(s->ro, s->nout)->data + (s->vlan ? 4 : 0);
 }
 
 /* tx_begin() when the frame cannot simply go to the next slot. */
