@@ -1,10 +1,7 @@
 /*
- * dp.h: the lwAFTR data path's internals.  Calls run one way:
+ * dp.h: the lwAFTR data path's internals (lwaftr.h maps the other files).
+ * Calls run one way:
  *
- *	main.c	app glue: options, configuration, ports, the breathe loop,
- *		counters
- *	ctl.c	config requests (snb-ctl, SIGHUP): binding-table changes,
- *		made beside the data path and switched between breaths
  *	rx.c	ingress: bursts with batched lookups, VLAN, reassembly,
  *		ARP/NDP, echo, filters
  *	xlate.c	the softwire core: IPv4 -> B4 (encapsulation), B4 -> IPv4

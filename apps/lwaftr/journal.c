@@ -262,7 +262,7 @@ replay_line(struct replay *r, char *line, size_t no)
 	struct lwaftr_bt *nbt;
 	struct softwire s;
 	FILE *f;
-	int argc = 0, op, put;
+	int argc = 0, op, put, rc;
 
 	snprintf(words, sizeof(words), "%s", line);
 	if (strncmp(line, "load ", 5) == 0) {	/* a path may hold spaces */
@@ -286,8 +286,7 @@ words:
 		if ((nbt = lw_load_table(argv[1], why, sizeof(why))) == NULL)
 			goto skip;
 		lwaftr_bt_free(r->bt);
-		r->bt = nbt;
-		r->ov.base = nbt;
+		r->ov.base = r->bt = nbt;
 		r->loaded = 1;
 		fprintf(r->kept, "%s\n", words);
 		return;
@@ -299,12 +298,12 @@ words:
 	}
 	if ((f = fmemopen(why, sizeof(why), "w")) == NULL)
 		err(1, "journal");
-	if (lw_sw_words(&v, argc, argv, &op, &s, f) == -1) {
-		fclose(f);
+	rc = lw_sw_words(&v, argc, argv, &op, &s, f);
+	fclose(f);
+	if (rc == -1) {
 		why[strcspn(why, "\n")] = '\0';
 		goto skip;
 	}
-	fclose(f);
 	put = op != LW_REMOVE;
 	/* One by one, lwaftr_bt_change() checks, on the table itself. */
 	if (put && !r->one_by_one && fits(&r->ov, &s, why, sizeof(why)) == -1)
@@ -455,8 +454,7 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				    "over: new conf", n, prev);
 		} else {
 			memset(&r, 0, sizeof(r));
-			r.bt = bt;
-			r.ov.base = bt;
+			r.ov.base = r.bt = bt;
 			replay(&r, f, &body, &blen);
 			if (rebuild(&r, why, sizeof(why)) == -1) {
 				/* Not together, though the line check sees
