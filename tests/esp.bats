@@ -372,7 +372,9 @@ decrypt() {
 	snb-run -n espfails --restart=on-failure "pcap-read $T/in | [core] \
 	    d: esp $T/b.conf [clear] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
-	exec 7> "$T/in"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in"
 	head -c 24 "$T/p1.pcap" >&7
 	wait_for test -S "$SNB_RUN_DIR/espfails/d.ctl"
 	cat "$T/p1" >&7
@@ -508,7 +510,9 @@ decrypt() {
 	    [core] | [core] b: esp --counters-out $T/b.ctr $T/b.conf [clear] | \
 	    pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
-	exec 7> "$T/in"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in"
 	cat "$T/hdr" >&7
 	wait_for test -S "$SNB_RUN_DIR/esprekey/b.ctl"
 	# 64 frames every 10 ms or so, until told to stop
@@ -655,7 +659,9 @@ chaos() {
 	snb-run -n espnonce "pcap-read $T/in | [clear] e: esp $T/a.conf \
 	    [core] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
-	exec 7> "$T/in"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in"
 	# a pcap header, no packet
 	printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\0\0\0\0\0\0\0\0\xff\xff\0\0\x01\0\0\0' >&7
 	wait_for test -S "$SNB_RUN_DIR/espnonce/e.ctl"
@@ -694,7 +700,9 @@ chaos() {
 	snb-run -n espinner --restart=on-failure "pcap-read $T/in | [core] \
 	    d: esp $T/b.conf [clear] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
-	exec 7> "$T/in"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in"
 	head -c 24 "$T/p1.pcap" >&7
 	wait_for test -S "$SNB_RUN_DIR/espinner/d.ctl"
 	cat "$T/p1" >&7
@@ -715,7 +723,9 @@ chaos() {
 	snb-run -n espgone "pcap-read $T/in | [clear] e: esp $T/a.conf \
 	    [core] | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
-	exec 7> "$T/in"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in"
 	printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\0\0\0\0\0\0\0\0\xff\xff\0\0\x01\0\0\0' >&7
 	wait_for test -S "$SNB_RUN_DIR/espgone/e.ctl"
 	# K1 is replaced by K2: K1's nonces from 1 up are spent

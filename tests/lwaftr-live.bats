@@ -96,7 +96,9 @@ start_graph() {
 	snb-run -n "$1" ${2:-} "pcap-read $T/in4 | [v4] lw: lwaftr --counters-out \
 	    $T/ctrs $T/lw.conf [v6] | pcap-write $T/out6.pcap" 2> "$T/err" 3>&- &
 	gpid=$!
-	exec 7> "$T/in4"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in4"
 	cat "$T/hdr" >&7
 	# its socket is there once the stage has taken its rings over
 	wait_for test -S "$SNB_RUN_DIR/$1/lw.ctl"

@@ -271,7 +271,9 @@ memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 	    $D/lwaftr.conf [v4] | sink ; pcap-read $D/empty.pcap | [v6] @lw \
 	    [v6] | sink" 2> "$T/err" 3>&- &
 	pid=$!
-	exec 7> "$T/in4"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in4"
 	head -c 24 "$T/frag.pcap" >&7
 	wait_for eval '[ "$(snb-top --json --once -i 0.01 lwicmpmem 2>/dev/null | jq ".graphs | length")" = 1 ]'
 	[ "$(memuse)" = 0 ]

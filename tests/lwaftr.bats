@@ -328,7 +328,9 @@ small_conf() {
 	    sink ; pcap-read $V/empty.pcap | [v6] @lw [v6] | pcap-write \
 	    $T/out6.pcap" 2> "$T/err" 3>&- &
 	pid=$!
-	exec 7> "$T/in4"
+	# read-write: an open that waits for no reader (a graph that fails
+	# before pcap-read opens the FIFO fails the test instead of hanging it)
+	exec 7<> "$T/in4"
 	head -c 24 "$pkt" >&7
 	cat "$T/64" >&7
 	wait_for eval '[ "$(npackets "$T/out6.pcap")" -eq 64 ]'

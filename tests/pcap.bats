@@ -285,7 +285,9 @@ has_pkts() {
 			timeout 60 snb-run -n prf$$ "pcap-read $T/in | pcap-write $T/out.pcap" 2> "$T/err" 3>&- &
 		fi
 		pid=$!
-		exec 4> "$T/in"
+		# read-write: an open that waits for no reader (a graph that fails
+		# before pcap-read opens the FIFO fails the test instead of hanging it)
+		exec 4<> "$T/in"
 		# One record (after the header): nothing else comes for now.
 		cat "$T/one.pcap" >&4
 		wait_for has_pkts "$T/out.pcap" 1
