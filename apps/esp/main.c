@@ -362,27 +362,21 @@ reload(FILE *out)
 	for (i = 0; i < next_db.nsa; i++) {
 		const struct esp_sa *sa = &next_db.sa[i];
 		struct esp_sa *o = esp_sadb_same(&sadb, sa);
+		const char *why = NULL;
 
-		/* A new SA starts at the file's number: under a running
-		 * outbound SA's key and salt, it would use that SA's
-		 * nonces again. */
-		if (o == NULL && sa->dir == ESP_OUT &&
-		    esp_sadb_keyed(&sadb, sa) != NULL) {
+		/* A new SA starts at the file's number: under the key and
+		 * salt of a running or a removed outbound SA, it would use
+		 * that SA's nonces again. */
+		if (o == NULL && sa->dir == ESP_OUT)
+			why = esp_sadb_keyed(&sadb, sa) != NULL ? "a running "
+			    "outbound SA: a new SPI or address needs a new key" :
+			    esp_key_retired(sa->keyprint) ? "an outbound SA "
+			    "removed earlier: a removed key is gone for good" :
+			    NULL;
+		if (why != NULL) {
 			fprintf(out, "%s:%d:%d: sa spi 0x%x: the key and salt "
-			    "of a running outbound SA: a new SPI or address "
-			    "needs a new key (GCM would use its nonces "
-			    "twice)\n", safile, sa->at.line, sa->at.col,
-			    sa->spi);
-			esp_sadb_free(&next_db);
-			return -1;
-		}
-		if (o == NULL && sa->dir == ESP_OUT &&
-		    esp_key_retired(sa->keyprint)) {
-			fprintf(out, "%s:%d:%d: sa spi 0x%x: the key and salt "
-			    "of an outbound SA removed earlier: a removed key "
-			    "is gone for good (GCM would use its nonces "
-			    "twice)\n", safile, sa->at.line, sa->at.col,
-			    sa->spi);
+			    "of %s (GCM would use its nonces twice)\n", safile,
+			    sa->at.line, sa->at.col, sa->spi, why);
 			esp_sadb_free(&next_db);
 			return -1;
 		}
