@@ -143,8 +143,7 @@ fuzz_rings(const uint8_t *data, size_t size)
 	conn.reg[0].fd = -1;
 	conn.nrx = conn.ntx = 0;	/* so conn_down() closes nothing */
 	for (i = 0; i < MEMIF_MAX_RINGS; i++)
-		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd =
-		    conn.tx[i].efd = -1;
+		conn.rx[i].efd = conn.tx[i].efd = -1;
 	/* As master we receive on the s2m ring (first), as slave on m2s. */
 	conn.rx[0].base = mem + (master ? 0 : rb);
 	conn.tx[0].base = mem + (master ? rb : 0);
@@ -405,8 +404,7 @@ fuzz_ctl(const uint8_t *d, size_t n)
 	memset(&conn, 0, sizeof(conn));
 	conn.fd = -1;
 	for (i = 0; i < MEMIF_MAX_RINGS; i++)
-		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd =
-		    conn.tx[i].efd = -1;
+		conn.rx[i].efd = conn.tx[i].efd = -1;
 	master = 1;
 	id = 0;
 	secret[0] = '\0';
@@ -536,7 +534,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[MEMIF_REASON_LEN];
 	enum memif_action a;
 	int is_master;
-	uint8_t log2, want;
+	uint8_t want;
 	size_t len;
 
 	if (size < 1)
@@ -561,6 +559,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.nsteps = 4;
 	}
 	want = (uint8_t)(1 + (data[0] >> 1) % MEMIF_MAX_LOG2_RING);
+	s.log2 = want;
 	data++, size--;
 	while (size > 0) {
 		len = data[0];
@@ -573,6 +572,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    sizeof(why)) != 0)
 				abort();
 			same(&m, &m2);
+			if (m.type == MEMIF_MSG_DISCONNECT)
+				break;	/* ctl.c closes, in any state */
 			if (is_master) {
 				a = memif_master_step(&s, &m, why, sizeof(why));
 				if (a == MEMIF_A_CONNECT)
@@ -581,17 +582,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			} else {
 				a = memif_slave_step(&s, &m, why, sizeof(why));
-				if (a == MEMIF_A_SEND_INIT &&
-				    memif_slave_hello(&m, want, &log2, why,
-				    sizeof(why)) == 0 && (log2 > want ||
-				    log2 > m.hello.max_log2_ring_size ||
-				    log2 < 1))
+				if (a == MEMIF_A_SEND_INIT && (s.log2 > want ||
+				    s.log2 > m.hello.max_log2_ring_size ||
+				    s.log2 < 1))
 					abort();
 				if (a == MEMIF_A_SEND_NEXT &&
 				    (s.step < 1 || s.step > s.nsteps))
 					abort();
 			}
-			if (a == MEMIF_A_ERROR || a == MEMIF_A_PEER_GONE)
+			if (a == MEMIF_A_ERROR)
 				break;	/* the connection is closed */
 		} else if (why[0] == '\0')
 			abort();

@@ -46,7 +46,7 @@ closefd(int *fd)
 /* --- control socket --- */
 
 static int
-ctl_send(const struct memif_msg *m, int attach)
+ctl_send(int fd, const struct memif_msg *m, int attach)
 {
 	unsigned char buf[MEMIF_MSG_SIZE];
 	union {
@@ -68,7 +68,7 @@ ctl_send(const struct memif_msg *m, int attach)
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &attach, sizeof(int));
 	}
-	return sendmsg(conn.fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) ==
 	    (ssize_t)sizeof(buf) ? 0 : -1;
 }
 
@@ -98,7 +98,7 @@ conn_down(const char *reason, const char *fmt, ...)
 	va_end(ap);
 	if (conn.fd >= 0 && reason) {
 		memif_msg_disconnect(&m, reason);
-		(void)ctl_send(&m, -1);
+		(void)ctl_send(conn.fd, &m, -1);
 	}
 	fprintf(stderr, "snb-memif: %s: %s\n", sock.name, why);
 	if (conn.state == C_UP)
@@ -166,7 +166,7 @@ slave_send(unsigned step)
 		m.type = MEMIF_MSG_ADD_REGION;
 		m.add_region.index = 0;
 		m.add_region.size = conn.reg[0].size;
-		return ctl_send(&m, conn.reg[0].fd);
+		return ctl_send(conn.fd, &m, conn.reg[0].fd);
 	case 2:
 	case 3:
 		r = step == 2 ? &conn.tx[0] : &conn.rx[0];
@@ -174,11 +174,11 @@ slave_send(unsigned step)
 		m.add_ring.flags = step == 2 ? MEMIF_RING_FLAG_S2M : 0;
 		m.add_ring.offset = (uint32_t)(r->base - conn.reg[0].addr);
 		m.add_ring.log2_ring_size = (uint8_t)__builtin_ctz(r->size);
-		return ctl_send(&m, r->efd);
+		return ctl_send(conn.fd, &m, r->efd);
 	default:
 		m.type = MEMIF_MSG_CONNECT;
 		snprintf(m.connect.name, sizeof(m.connect.name), "snb-memif");
-		return ctl_send(&m, -1);
+		return ctl_send(conn.fd, &m, -1);
 	}
 }
 
@@ -204,8 +204,11 @@ handle(const struct memif_msg *m, int *fd)
 	struct memif_msg reply;
 	char why[MEMIF_REASON_LEN];
 	const char *what = "";		/* for a failed send's message */
-	uint8_t log2;
 
+	if (m->type == MEMIF_MSG_DISCONNECT) {
+		conn_down(NULL, "peer disconnected: %s", m->disconnect.reason);
+		return;
+	}
 	memset(&reply, 0, sizeof(reply));
 	reply.type = MEMIF_MSG_ACK;
 	switch (master ? memif_master_step(&conn.s, m, why, sizeof(why)) :
@@ -229,10 +232,11 @@ handle(const struct memif_msg *m, int *fd)
 			bad_message("ring interrupt fd is not an eventfd");
 			return;
 		}
+		/* s2m rings are the ones we receive on. */
 		if (m->add_ring.flags & MEMIF_RING_FLAG_S2M)
-			conn.s2m_fd[conn.s.ns2m - 1] = *fd;
+			conn.rx[conn.s.ns2m - 1].efd = *fd;
 		else
-			conn.m2s_fd[conn.s.nm2s - 1] = *fd;
+			conn.tx[conn.s.nm2s - 1].efd = *fd;
 		*fd = -1;
 		break;
 	case MEMIF_A_CONNECT:
@@ -246,12 +250,7 @@ handle(const struct memif_msg *m, int *fd)
 		what = " CONNECTED";
 		break;
 	case MEMIF_A_SEND_INIT:
-		if (memif_slave_hello(m, want_log2, &log2, why,
-		    sizeof(why)) == -1) {
-			bad_message(why);
-			return;
-		}
-		if (slave_memory(log2, why, sizeof(why)) == -1) {
+		if (slave_memory(conn.s.log2, why, sizeof(why)) == -1) {
 			conn_down("Client error", "%s", why);
 			return;
 		}
@@ -274,14 +273,11 @@ handle(const struct memif_msg *m, int *fd)
 		    memory_order_release);
 		went_up();
 		return;
-	case MEMIF_A_PEER_GONE:
-		conn_down(NULL, "peer disconnected: %s", why);
-		return;
 	default:
 		bad_message(why);
 		return;
 	}
-	if (ctl_send(&reply, -1) == -1)
+	if (ctl_send(conn.fd, &reply, -1) == -1)
 		conn_down(NULL, "send%s: %s", what, strerror(errno));
 	else if (reply.type == MEMIF_MSG_CONNECTED)
 		went_up();
@@ -300,7 +296,7 @@ ctl_read(void)
 	struct msghdr mh;
 	struct memif_msg m;
 	char why[MEMIF_REASON_LEN];
-	int nfd, fd;
+	int nfd, fd, r;
 	ssize_t n;
 
 	while (conn.fd >= 0) {
@@ -321,31 +317,26 @@ ctl_read(void)
 			return;
 		}
 		/* A message carries one descriptor at most. */
+		fd = -1;
 		nfd = 0;
-		if (unix_take_fds(&mh, &fd, &nfd, 1) ||
-		    (mh.msg_flags & MSG_TRUNC)) {
-			if (nfd)
-				close(fd);
-			bad_message(mh.msg_flags & MSG_TRUNC ?
-			    "Invalid message size" : "too many descriptors");
-			return;
-		}
-		if (nfd == 0)
-			fd = -1;
-		if (n != MEMIF_MSG_SIZE ||
-		    memif_msg_decode(buf, (size_t)n, &m, why,
-		    sizeof(why)) == -1) {
-			if (n != MEMIF_MSG_SIZE)
-				snprintf(why, sizeof(why), "Invalid message "
-				    "size %zd", n);
-			if (fd >= 0)
-				close(fd);
+		r = unix_take_fds(&mh, &fd, &nfd, 1);
+		if (mh.msg_flags & MSG_TRUNC)
+			r = memif_why(why, sizeof(why), "Invalid message size");
+		else if (r)
+			r = memif_why(why, sizeof(why), "too many descriptors");
+		else if (n != MEMIF_MSG_SIZE)
+			r = memif_why(why, sizeof(why), "Invalid message size "
+			    "%zd", n);
+		else if ((r = memif_msg_decode(buf, (size_t)n, &m, why,
+		    sizeof(why))) == 0)
+			handle(&m, &fd);
+		/* Refused, or attached to a message that takes none. */
+		if (fd >= 0)
+			close(fd);
+		if (r == -1) {
 			bad_message(why);
 			return;
 		}
-		handle(&m, &fd);
-		if (fd >= 0)
-			close(fd);	/* attached to a message that takes none */
 	}
 }
 
@@ -371,10 +362,8 @@ master_accept(void)
 		return;
 	if (conn.fd >= 0) {
 		/* One peer at a time: say why to the second one. */
-		unsigned char buf[MEMIF_MSG_SIZE];
 		memif_msg_disconnect(&m, "Already connected");
-		memif_msg_encode(&m, buf);
-		(void)send(fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)ctl_send(fd, &m, -1);
 		close(fd);
 		fprintf(stderr, "snb-memif: %s: refused a second peer\n",
 		    sock.name);
@@ -382,7 +371,7 @@ master_accept(void)
 	}
 	conn_setup(fd);
 	memif_master_hello(&m, "snb-memif");
-	if (ctl_send(&m, -1) == -1)
+	if (ctl_send(conn.fd, &m, -1) == -1)
 		conn_down(NULL, "send HELLO: %s", strerror(errno));
 }
 
@@ -402,6 +391,7 @@ slave_connect(void)
 	conn_setup(fd);
 	conn.s.state = MEMIF_S_WAIT_HELLO;
 	conn.s.nsteps = 4;		/* region, s2m ring, m2s ring, CONNECT */
+	conn.s.log2 = want_log2;
 }
 
 /* Everything that is not packets: sockets, eventfds, timers. */

@@ -45,17 +45,12 @@ release_memory(void)
 	conn.nregions = 0;
 	memset(conn.reg, 0, sizeof(conn.reg));
 	conn.mem_lost = 0;	/* what faulted is unmapped */
-	for (i = 0; i < conn.nrx; i++) {
+	for (i = 0; i < MEMIF_MAX_RINGS; i++) {
 		epoll_set(EPOLL_CTL_DEL, conn.rx[i].efd);
 		closefd(&conn.rx[i].efd);
-	}
-	for (i = 0; i < conn.ntx; i++)
 		closefd(&conn.tx[i].efd);
-	conn.nrx = conn.ntx = 0;
-	for (i = 0; i < MEMIF_MAX_RINGS; i++) {
-		closefd(&conn.s2m_fd[i]);
-		closefd(&conn.m2s_fd[i]);
 	}
+	conn.nrx = conn.ntx = 0;
 }
 
 /*
@@ -81,9 +76,12 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 	return 0;
 }
 
+/* Ring r where cfg puts it; its eventfd (ADD_RING's or ours) stays. */
 static void
-ring_use(struct mring *r, const struct memif_ring_cfg *cfg, int efd)
+ring_use(struct mring *r, const struct memif_ring_cfg *cfg)
 {
+	int efd = r->efd;
+
 	memset(r, 0, sizeof(*r));
 	r->base = conn.reg[cfg->region].addr + cfg->offset;
 	r->size = 1U << cfg->log2;
@@ -95,33 +93,46 @@ ring_use(struct mring *r, const struct memif_ring_cfg *cfg, int efd)
 int
 master_connect(char *why, size_t whylen)
 {
+	struct mring *r;
+	uint32_t cookie;
 	unsigned i;
 
-	for (i = 0; i < conn.s.ns2m; i++) {
-		ring_use(&conn.rx[i], &conn.s.s2m[i], conn.s2m_fd[i]);
-		conn.s2m_fd[i] = -1;
-		conn.nrx++;
-		epoll_set(EPOLL_CTL_ADD, conn.rx[i].efd);
-	}
-	for (i = 0; i < conn.s.nm2s; i++) {
-		ring_use(&conn.tx[i], &conn.s.m2s[i], conn.m2s_fd[i]);
-		conn.m2s_fd[i] = -1;
-		conn.ntx++;
-	}
+	conn.nrx = conn.s.ns2m;
+	conn.ntx = conn.s.nm2s;
 	for (i = 0; i < conn.nrx + conn.ntx; i++) {
-		struct mring *r = i < conn.nrx ? &conn.rx[i] : &conn.tx[i - conn.nrx];
-		uint32_t cookie;
-
+		r = i < conn.nrx ? &conn.rx[i] : &conn.tx[i - conn.nrx];
+		ring_use(r, i < conn.nrx ? &conn.s.s2m[i] :
+		    &conn.s.m2s[i - conn.nrx]);
 		memcpy(&cookie, r->base + MEMIF_RING_COOKIE_OFF, 4);
 		if (cookie != MEMIF_COOKIE)
 			return WHY("ring without the memif cookie");
 		/* Both sides start from 0, as the slave initialised them;
 		 * our receive rings start unmasked (kicks wanted). */
 		atomic_store_explicit(r_tail(r), 0, memory_order_release);
-		if (i < conn.nrx)
+		if (i < conn.nrx) {
 			*r_flags(r) = 0;
+			epoll_set(EPOLL_CTL_ADD, r->efd);
+		}
 	}
 	return 0;
+}
+
+/*
+ * Slave: slots from .. to - 1 of ring r get their own buffers (slot i's
+ * at buf0 + i * bufsize), whatever the master wrote there.
+ */
+void
+slave_post(struct mring *r, uint16_t from, uint16_t to)
+{
+	volatile struct memif_desc *d;
+
+	for (; from != to; from++) {
+		d = r_desc(r, from);
+		d->flags = 0;
+		d->region = 0;
+		d->length = bufsize;
+		d->offset = r->buf0 + (uint32_t)(from & r->mask) * bufsize;
+	}
 }
 
 /*
@@ -132,7 +143,7 @@ int
 slave_memory(uint8_t log2, char *why, size_t whylen)
 {
 	uint64_t rb = (memif_ring_bytes(log2) + 63) & ~63ULL, size;
-	uint32_t n = 1U << log2, i, j;
+	uint32_t n = 1U << log2, i;
 	struct mring *rs[2] = { &conn.tx[0], &conn.rx[0] };
 	int fd;
 	void *a;
@@ -172,18 +183,12 @@ slave_memory(uint8_t log2, char *why, size_t whylen)
 
 		*cfg = (struct memif_ring_cfg){ 1, 0, (uint32_t)(i * rb),
 		    log2 };
-		ring_use(r, cfg, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-		if (r->efd == -1)
+		ring_use(r, cfg);
+		if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
 			return WHY("eventfd: %s", strerror(errno));
 		r->buf0 = (uint32_t)(2 * rb + (uint64_t)i * n * bufsize);
 		memcpy(r->base + MEMIF_RING_COOKIE_OFF, &cookie, 4);
-		for (j = 0; j < n; j++) {
-			volatile struct memif_desc *d = r_desc(r, (uint16_t)j);
-			d->flags = 0;
-			d->region = 0;
-			d->length = bufsize;
-			d->offset = r->buf0 + j * bufsize;
-		}
+		slave_post(r, 0, (uint16_t)n);
 	}
 	conn.s.ns2m = conn.s.nm2s = 1;
 	epoll_set(EPOLL_CTL_ADD, conn.rx[0].efd);

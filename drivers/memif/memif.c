@@ -25,7 +25,6 @@
 
 #include <err.h>
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -202,14 +201,7 @@ incomplete:
 		atomic_store_explicit(r_tail(r), s, memory_order_release);
 	else {
 		/* Give the slots back with their buffers, as we made them. */
-		for (e = r->posted; e != (uint16_t)(s + r->size); e++) {
-			volatile struct memif_desc *vd = r_desc(r, e);
-			vd->flags = 0;
-			vd->region = 0;
-			vd->length = bufsize;
-			vd->offset = r->buf0 + (uint32_t)(e & r->mask) *
-			    bufsize;
-		}
+		slave_post(r, r->posted, (uint16_t)(s + r->size));
 		r->posted = (uint16_t)(s + r->size);
 		atomic_store_explicit(r_head(r), r->posted,
 		    memory_order_release);
@@ -410,72 +402,48 @@ memif_stop(int eof)
 }
 
 static void
+secret_opt(const char *opt, char *arg, void *var)
+{
+	if (strlen(arg) > MEMIF_SECRET_LEN)
+		errx(2, "bad --secret: longer than %d bytes", MEMIF_SECRET_LEN);
+	snprintf(secret, sizeof(secret), "%s", arg);
+}
+
+static void
+ring_size_opt(const char *opt, char *arg, void *var)
+{
+	long long v = app_parse_num(opt, arg, 2, 1LL << MEMIF_MAX_LOG2_RING);
+
+	if (v & (v - 1))
+		errx(2, "bad --ring-size '%s': not a power of two", arg);
+	want_log2 = (uint8_t)__builtin_ctzll((unsigned long long)v);
+}
+
+static void
 memif_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "id", required_argument, NULL, 'i' },
-		{ "master", no_argument, NULL, 'M' },
-		{ "slave", no_argument, NULL, 'S' },
-		{ "secret", required_argument, NULL, 's' },
-		{ "ring-size", required_argument, NULL, 'r' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "lossless", no_argument, NULL, 'l' },
-		{ "linger", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	static int slave;
+	static const struct app_opt opts[] = {
+		APP_NUM("id", &id, 0, UINT32_MAX),
+		APP_FLAG("master", NULL),
+		APP_FLAG("slave", &slave),
+		APP_ARG("secret", secret_opt, NULL, NULL),
+		APP_ARG("ring-size", ring_size_opt, NULL, NULL),
+		APP_NUM("buffer-size", &bufsize, 64, 65535),
+		APP_FLAG("lossless", &lossless),
+		APP_NUM("linger", &linger_ms, 0, 3600000),
+		APP_OPT_END
 	};
-	long long v;
-	int ch, i;
+	int i;
 
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'i':
-			id = (uint32_t)app_parse_num("--id", optarg, 0,
-			    UINT32_MAX);
-			break;
-		case 'M':
-			master = 1;
-			break;
-		case 'S':
-			master = 0;
-			break;
-		case 's':
-			if (strlen(optarg) > MEMIF_SECRET_LEN)
-				errx(2, "bad --secret: longer than %d bytes",
-				    MEMIF_SECRET_LEN);
-			snprintf(secret, sizeof(secret), "%s", optarg);
-			break;
-		case 'r':
-			v = app_parse_num("--ring-size", optarg, 2,
-			    1LL << MEMIF_MAX_LOG2_RING);
-			if (v & (v - 1))
-				errx(2, "bad --ring-size '%s': not a power of "
-				    "two", optarg);
-			want_log2 = (uint8_t)__builtin_ctzll((unsigned long long)v);
-			break;
-		case 'b':
-			bufsize = (uint32_t)app_parse_num("--buffer-size", optarg,
-			    64, 65535);
-			bufsize = (bufsize + 63) & ~63U;
-			break;
-		case 'l':
-			lossless = 1;
-			break;
-		case 'L':
-			linger_ms = (uint32_t)app_parse_num("--linger", optarg, 0,
-			    3600000);
-			break;
-		case 'h':
-			app_help();
-		default:
-			app_usage();
-		}
-	}
-	if (optind != argc - 1)
+	if (app_options(argc, argv, opts, APP_OPT_PERMUTE | APP_OPT_WORDS) !=
+	    argc - 1)
 		app_usage();
-	unix_sock_addr(&sock, argv[optind], UNIX_ABSTRACT);
+	master = !slave;
+	bufsize = (bufsize + 63) & ~63U;
+	unix_sock_addr(&sock, argv[argc - 1], UNIX_ABSTRACT);
 	for (i = 0; i < MEMIF_MAX_RINGS; i++)
-		conn.s2m_fd[i] = conn.m2s_fd[i] = conn.rx[i].efd = conn.tx[i].efd = -1;
+		conn.rx[i].efd = conn.tx[i].efd = -1;
 	if (app_checking())
 		return;		/* snb-run -c: the words hold; bind nothing */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)

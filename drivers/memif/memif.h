@@ -49,8 +49,7 @@ struct memif_conn {
 	struct memif_session s;
 	unsigned	 nregions;
 	struct region	 reg[MEMIF_MAX_REGIONS];
-	int		 s2m_fd[MEMIF_MAX_RINGS], m2s_fd[MEMIF_MAX_RINGS];
-	unsigned	 nrx, ntx;
+	unsigned	 nrx, ntx;	/* rings in use (all hold an efd or -1) */
 	struct mring	 rx[MEMIF_MAX_RINGS], tx[MEMIF_MAX_RINGS];
 	/* Set by the SIGBUS guard (libring/memguard.h; every region is
 	 * guarded while mapped): a region lost pages under us and is now
@@ -137,6 +136,7 @@ int	memory_lost(void);	/* 1: the peer's memory faulted, conn ended */
 int	map_region(unsigned i, int fd, char *why, size_t whylen);
 int	master_connect(char *why, size_t whylen);	/* CONNECT came */
 int	slave_memory(uint8_t log2, char *why, size_t whylen);
+void	slave_post(struct mring *r, uint16_t from, uint16_t to);
 void	release_memory(void);	/* unmap, close; the socket stays */
 
 #endif

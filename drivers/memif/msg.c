@@ -176,7 +176,6 @@ memif_master_hello(struct memif_msg *m, const char *name)
 
 #define FAIL(...) do {						\
 	snprintf(why, whylen, __VA_ARGS__);			\
-	s->state = MEMIF_S_CLOSED;				\
 	return MEMIF_A_ERROR;					\
 } while (0)
 
@@ -223,13 +222,6 @@ memif_master_step(struct memif_session *s, const struct memif_msg *m,
 	struct memif_ring_cfg *r;
 	unsigned *n;
 
-	if (s->state == MEMIF_S_CLOSED)
-		FAIL("message after close");
-	if (m->type == MEMIF_MSG_DISCONNECT) {
-		snprintf(why, whylen, "%s", m->disconnect.reason);
-		s->state = MEMIF_S_CLOSED;
-		return MEMIF_A_PEER_GONE;
-	}
 	if (m->type == MEMIF_MSG_ACK)
 		return MEMIF_A_NONE;
 	switch (s->state) {
@@ -310,15 +302,20 @@ enum memif_action
 memif_slave_step(struct memif_session *s, const struct memif_msg *m,
     char *why, size_t whylen)
 {
-	if (m->type == MEMIF_MSG_DISCONNECT) {
-		snprintf(why, whylen, "%s", m->disconnect.reason);
-		s->state = MEMIF_S_CLOSED;
-		return MEMIF_A_PEER_GONE;
-	}
 	switch (s->state) {
 	case MEMIF_S_WAIT_HELLO:
 		if (m->type != MEMIF_MSG_HELLO)
 			FAIL("expected HELLO, got type %u", m->type);
+		if (m->hello.min_version > MEMIF_VERSION ||
+		    m->hello.max_version < MEMIF_VERSION)
+			FAIL("Incompatible memif version (peer %#x..%#x, ours "
+			    "%#x)", m->hello.min_version, m->hello.max_version,
+			    MEMIF_VERSION);
+		if (m->hello.max_log2_ring_size < 1)
+			FAIL("HELLO: ring size limit %u",
+			    m->hello.max_log2_ring_size);
+		if (s->log2 > m->hello.max_log2_ring_size)
+			s->log2 = m->hello.max_log2_ring_size;
 		snprintf(s->peer_name, sizeof(s->peer_name), "%s",
 		    m->hello.name);
 		s->state = MEMIF_S_WAIT_ACK;
@@ -338,23 +335,4 @@ memif_slave_step(struct memif_session *s, const struct memif_msg *m,
 	default:
 		FAIL("unexpected message type %u", m->type);
 	}
-}
-
-int
-memif_slave_hello(const struct memif_msg *m, uint8_t want_log2, uint8_t *log2,
-    char *why, size_t whylen)
-{
-	if (m->type != MEMIF_MSG_HELLO)
-		return WHY("expected HELLO, got type %u", m->type);
-	if (m->hello.min_version > MEMIF_VERSION ||
-	    m->hello.max_version < MEMIF_VERSION)
-		return WHY("Incompatible memif version (peer %#x..%#x, ours "
-		    "%#x)", m->hello.min_version, m->hello.max_version,
-		    MEMIF_VERSION);
-	if (m->hello.max_log2_ring_size < 1)
-		return WHY("HELLO: ring size limit %u",
-		    m->hello.max_log2_ring_size);
-	*log2 = want_log2 < m->hello.max_log2_ring_size ? want_log2 :
-	    m->hello.max_log2_ring_size;
-	return 0;
 }

@@ -151,11 +151,12 @@ struct memif_session {
 	uint64_t	region_size[MEMIF_MAX_REGIONS];
 	unsigned	ns2m, nm2s;
 	unsigned	step, nsteps;	/* slave: set-up messages after INIT */
+	uint8_t		log2;		/* slave: ring size wanted, then the
+					   one HELLO allows */
 	struct memif_ring_cfg s2m[MEMIF_MAX_RINGS], m2s[MEMIF_MAX_RINGS];
 };
 
 enum { MEMIF_S_HELLO_SENT, MEMIF_S_INIT_DONE, MEMIF_S_CONNECTED,
-    MEMIF_S_CLOSED,
     /* the slave's side: waiting for HELLO, then for ACKs (step counts
      * them), then for CONNECTED */
     MEMIF_S_WAIT_HELLO, MEMIF_S_WAIT_ACK, MEMIF_S_WAIT_CONNECTED };
@@ -167,7 +168,6 @@ enum memif_action {
 	MEMIF_A_ACK_REGION,	/* check and keep the region fd, send ACK */
 	MEMIF_A_ACK_RING,	/* keep the ring's eventfd, send ACK */
 	MEMIF_A_CONNECT,	/* map, check rings, send CONNECTED */
-	MEMIF_A_PEER_GONE,	/* the peer said DISCONNECT: close */
 	MEMIF_A_SEND_INIT,	/* slave: HELLO accepted, set up, send INIT */
 	MEMIF_A_SEND_NEXT,	/* slave: send set-up message number step */
 	MEMIF_A_UP,		/* slave: CONNECTED: start moving packets */
@@ -178,21 +178,19 @@ void	memif_session_init(struct memif_session *s, uint32_t id,
 	    const char *secret);
 /* Our HELLO as a master. */
 void	memif_master_hello(struct memif_msg *m, const char *name);
-/* One message from the slave: what to do, and why on MEMIF_A_ERROR. */
+/*
+ * One message from the slave: what to do, and why on MEMIF_A_ERROR.
+ * DISCONNECT, valid in any state, is the caller's to handle.
+ */
 enum memif_action memif_master_step(struct memif_session *s,
 	    const struct memif_msg *m, char *why, size_t whylen);
 /*
  * One message from the master (s->state starts at MEMIF_S_WAIT_HELLO,
- * s->nsteps says how many messages follow INIT: regions, rings, CONNECT).
+ * s->nsteps says how many messages follow INIT: regions, rings, CONNECT;
+ * HELLO may lower s->log2).
  */
 enum memif_action memif_slave_step(struct memif_session *s,
 	    const struct memif_msg *m, char *why, size_t whylen);
-/*
- * The slave's answer to a HELLO: 0 and the ring size to use in *log2
- * (ours, lowered to the master's limit), or -1 with a reason.
- */
-int	memif_slave_hello(const struct memif_msg *m, uint8_t want_log2,
-	    uint8_t *log2, char *why, size_t whylen);
 
 /* Bytes a ring of 2^log2 slots takes in its region. */
 static inline uint64_t
