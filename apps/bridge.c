@@ -22,8 +22,7 @@
  * same names bound as inputs and as outputs), so "from" and an output k
  * are bridge ports.  Bridging is not fwd_breathe()'s one route per frame
  * (a flood goes to a set, learning follows the taking), so each ring's
- * burst is ours (fwd_take); the outputs are committed after every input
- * was released, as fwd_breathe() does.
+ * burst is ours (fwd_take).
  */
 #include <err.h>
 #include <stdio.h>
@@ -104,9 +103,6 @@ static struct {		/* cnt_names' in order */
 	    *drop_runt, *drop_bad_src, *drop_link_local, *drop_same,
 	    *drop_split, *drop_no_out, *drop_oversize;
 } c;
-
-#define USAGE	"[--age SECONDS] [--max-macs N] [--group PORT,PORT[,...]] " \
-		"[--counters-out FILE]"
 
 static void	bind_ports(void);
 
@@ -486,8 +482,6 @@ bridge_breathe(void)
 
 	now_read = 0;
 	total = fwd_take(&fwd, from_ring, NULL);
-	/* Inputs released above, outputs published now (forward.h). */
-	fwd_commit(&fwd);
 	/*
 	 * Idle, the sweep looks at the clock every 16th breath while the
 	 * runtime spins, and every breath once it sleeps (after some 80
@@ -503,7 +497,8 @@ bridge_breathe(void)
 
 static const struct app_desc desc = {
 	.name = "bridge",
-	.usage = USAGE,
+	.usage = "[--age SECONDS] [--max-macs N] [--group PORT,PORT[,...]] "
+	    "[--counters-out FILE]",
 	.counters_out = 1,
 	.summary = "Learning Ethernet bridge: every port name is an input and "
 	    "an output.",

@@ -237,10 +237,7 @@ from_ring(void *ctx, int from, struct ring *r, uint32_t n)
 static int
 echo_breathe(void)
 {
-	int total = fwd_take(&fwd, from_ring, NULL);
-
-	fwd_commit(&fwd);	/* after the releases (forward.h) */
-	return total;
+	return fwd_take(&fwd, from_ring, NULL);
 }
 
 static const struct app_desc desc = {

@@ -100,19 +100,14 @@ filter_breathe(void)
 	return fwd_breathe(&fwd, classify, NULL);
 }
 
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN | PORT_REQUIRED },
-	{ "out", PORT_OUT | PORT_REQUIRED },
-	{ "reject", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "filter",
 	.usage = "[--reject-port] [EXPRESSION ...]",
 	.summary = "Pass packets matching a tcpdump filter expression; "
 	    "send the rest to 'reject' or drop them.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "in", PORT_IN | PORT_REQUIRED },
+	    { "out", PORT_OUT | PORT_REQUIRED }, { "reject", PORT_OUT },
+	    { NULL, 0 } },
 	.init = filter_init,
 	.breathe = filter_breathe,
 };

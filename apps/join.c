@@ -29,17 +29,12 @@ join_breathe(void)
 	return fwd_breathe(&fwd, to_out, NULL);
 }
 
-static const struct port_desc ports[] = {
-	{ "*", PORT_IN },
-	{ "out", PORT_OUT | PORT_REQUIRED },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "join",
 	.usage = "",
 	.summary = "Merge all input ports and rings into 'out', round-robin.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "*", PORT_IN },
+	    { "out", PORT_OUT | PORT_REQUIRED }, { NULL, 0 } },
 	.init = join_init,
 	.breathe = join_breathe,
 };

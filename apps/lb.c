@@ -221,24 +221,15 @@ spread(void *ctx, int from, struct ring *r, uint32_t n)
 static int
 lb_breathe(void)
 {
-	int n = fwd_take(&fwd, spread, NULL);
-
-	/* Inputs released by fwd_take(), outputs published now. */
-	fwd_commit(&fwd);
-	return n;
+	return fwd_take(&fwd, spread, NULL);
 }
-
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN | PORT_REQUIRED },
-	{ "*", PORT_OUT },
-	{ NULL, 0 }
-};
 
 static const struct app_desc desc = {
 	.name = "lb",
 	.usage = "[--key flow|softwire]",
 	.summary = "Spread packets over the bound output ports by flow hash.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "in", PORT_IN | PORT_REQUIRED },
+	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = lb_init,
 	.breathe = lb_breathe,
 };

@@ -26,8 +26,7 @@
  * drops while it would resolve again.
  *
  * Flow control is exact, as in snb-vlan: a frame is taken only when the
- * port it goes to has room, bursts with fwd_take(), the outputs
- * committed after the releases (forward.h).
+ * port it goes to has room, bursts with fwd_take() (forward.h).
  */
 #include <err.h>
 #include <stdio.h>
@@ -65,11 +64,6 @@ static struct {		/* cnt_names' counters in order, then a gauge */
 	    *unresolved, *not_ours, *runt, *nd_invalid, *nd_other, *no_port,
 	    *resolved;
 } c;
-
-#define USAGE	"--address IP6 --mac MAC --next-hop IP6 " \
-		"[--counters-out FILE]\n" \
-		"--address IP6 --mac MAC --next-hop-mac MAC " \
-		"[--counters-out FILE]"
 
 static void
 parse_ip6(const char *opt, char *s, void *out)
@@ -357,7 +351,7 @@ take(void *ctx, int from, struct ring *r, uint32_t n)
 static int
 nd_breathe(void)
 {
-	int total, sent = 0;
+	int sent = 0;
 
 	if (resolve && !resolved) {
 		if (app_now_ns() >= sol_due && fwd_room(&fwd, SOUTH)) {
@@ -366,28 +360,22 @@ nd_breathe(void)
 		}
 		app_wake_at(sol_due);
 	}
-	total = fwd_take(&fwd, take, NULL);
-	/* Inputs released above, outputs published now (forward.h). */
-	fwd_commit(&fwd);
-	return total + sent;
+	return fwd_take(&fwd, take, NULL) + sent;
 }
-
-static const struct port_desc ports[] = {
-	{ "north", PORT_IN },
-	{ "north", PORT_OUT },
-	{ "south", PORT_IN },
-	{ "south", PORT_OUT },
-	{ NULL, 0 }
-};
 
 static const struct app_desc desc = {
 	.name = "nd",
-	.usage = USAGE,
+	.usage = "--address IP6 --mac MAC --next-hop IP6 "
+	    "[--counters-out FILE]\n"
+	    "--address IP6 --mac MAC --next-hop-mac MAC "
+	    "[--counters-out FILE]",
 	.counters_out = 1,
 	.summary = "IPv6 neighbour discovery for one address toward the "
 	    "core: answer solicitations, resolve the next hop, set the "
 	    "Ethernet addresses of frames going south.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "north", PORT_IN },
+	    { "north", PORT_OUT }, { "south", PORT_IN }, { "south", PORT_OUT },
+	    { NULL, 0 } },
 	.init = nd_init,
 	.start = nd_start,
 	.breathe = nd_breathe,

@@ -29,17 +29,12 @@ tee_breathe(void)
 	return fwd_breathe(&fwd, every_output, NULL);
 }
 
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN | PORT_REQUIRED },
-	{ "*", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "tee",
 	.usage = "",
 	.summary = "Copy every packet to all bound output ports.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "in", PORT_IN | PORT_REQUIRED },
+	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = tee_init,
 	.breathe = tee_breathe,
 };

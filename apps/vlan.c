@@ -17,7 +17,7 @@
  * input only when the port it goes to has room.  As there, a port is one
  * index of forward.h's struct fwd in both directions; the frames are ours
  * to copy (a tag is pushed or popped on the way), so each ring's burst is
- * taken with fwd_take() and the outputs committed after the releases.
+ * taken with fwd_take().
  */
 #include <err.h>
 #include <getopt.h>
@@ -55,10 +55,6 @@ static uint64_t *c_tagged, *c_untagged, *c_passed, *c_drop_runt,
     *c_drop_oversize, *c_drop_untagged, *c_drop_other_vid,
     *c_drop_unknown_vid, *c_drop_no_trunk, *c_to_native;
 static uint64_t scratch;	/* per-port counts tag and untag do not keep */
-
-#define USAGE	"tag VID [--pcp N] [--counters-out FILE]\n" \
-		"untag VID [--pass] [--counters-out FILE]\n" \
-		"mux [--pcp N] [--counters-out FILE]"
 
 /*
  * A VLAN id from the command line or a port name: decimal 1..4094, no
@@ -373,16 +369,14 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 static int
 vlan_breathe(void)
 {
-	int total = fwd_take(&fwd, from_ring, NULL);
-
-	/* Inputs released above, outputs published now (forward.h). */
-	fwd_commit(&fwd);
-	return total;
+	return fwd_take(&fwd, from_ring, NULL);
 }
 
 static const struct app_desc desc = {
 	.name = "vlan",
-	.usage = USAGE,
+	.usage = "tag VID [--pcp N] [--counters-out FILE]\n"
+	    "untag VID [--pass] [--counters-out FILE]\n"
+	    "mux [--pcp N] [--counters-out FILE]",
 	.counters_out = 1,
 	.summary = "802.1Q tags: push (tag), pop (untag), or split a trunk "
 	    "into one port per VLAN (mux).",

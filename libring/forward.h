@@ -39,7 +39,8 @@
  *
  * An app that consumes a burst whole (a device's transmit, a file writer)
  * calls fwd_take() instead: the same fan-in, and take() returns how many
- * packets of the burst it consumed; those are released.
+ * packets of the burst it consumed; those are released, and what take()
+ * put in the outputs is committed after every release.
  *
  * All of it is inline: route() and take() are the app's static functions,
  * and the compiler folds them into the loop (no indirect call per packet).
@@ -233,6 +234,7 @@ fwd_take(struct fwd *f, fwd_take_fn *take, void *ctx)
 		ring_release(r, n);
 		total += n;
 	}
+	fwd_commit(f);
 	fwd_turn(f);
 	if (f->packets != NULL)
 		*f->packets += total;

@@ -286,10 +286,6 @@ take(void *ctx, int from, struct ring *r, uint32_t n)
 int
 pwstage_breathe(void)
 {
-	int total = fwd_take(&fwd, take, NULL);
-
-	/* Inputs released above, outputs published now (forward.h). */
-	fwd_commit(&fwd);
-	return total;
+	return fwd_take(&fwd, take, NULL);
 }
 

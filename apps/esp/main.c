@@ -293,7 +293,6 @@ esp_breathe(void)
 	uint64_t before = judged();
 	int n = fwd_take(&fwd, take, NULL);
 
-	fwd_commit(&fwd);
 	/* The windows or the failures in a row moved: a successor must
 	 * not take those packets again, nor start the count over. */
 	if (judged() != before)
@@ -505,20 +504,14 @@ esp_stop(int eof)
 	esp_sadb_free(&sadb);
 }
 
-static const struct port_desc ports[] = {
-	{ "clear", PORT_IN },
-	{ "clear", PORT_OUT },
-	{ "core", PORT_IN },
-	{ "core", PORT_OUT },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "esp",
 	.usage = "[--counters-out FILE] SAFILE",
 	.summary = "IPsec ESP tunnel mode for IPv6 (AES-128-GCM, extended "
 	    "sequence numbers): port clear <-> port core.",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "clear", PORT_IN },
+	    { "clear", PORT_OUT }, { "core", PORT_IN }, { "core", PORT_OUT },
+	    { NULL, 0 } },
 	.init = esp_init,
 	.start = esp_start,
 	.breathe = esp_breathe,

@@ -48,8 +48,6 @@ struct read_state {
 	uint64_t	nonether0;
 };
 
-#define USAGE	"[--loop N] [--timing M | --rate PPS] FILE"
-
 static void
 timing_opt(const char *opt, char *arg, void *var)
 {
@@ -264,7 +262,7 @@ pcap_read_stop(int eof)
 
 static const struct app_desc desc = {
 	.name = "pcap-read",
-	.usage = USAGE,
+	.usage = "[--loop N] [--timing M | --rate PPS] FILE",
 	.summary = "Replay a pcap/pcapng file (--loop 0: forever), paced or "
 	    "not.",
 	.ports = (const struct port_desc[]){ { "out", PORT_OUT | PORT_REQUIRED },

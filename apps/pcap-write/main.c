@@ -56,9 +56,6 @@ struct write_state *st;
 static size_t st_size;
 static uint32_t rings_id;
 
-#define USAGE	"[-c count] [-C file_size] [-G rotate_seconds] " \
-		"[-s snaplen] [--nano] [--timestamps keep|zero|now] FILE"
-
 static void
 ts_opt(const char *opt, char *arg, void *var)
 {
@@ -271,16 +268,13 @@ pcap_write_stop(int eof)
 	fd = -1;
 }
 
-static const struct port_desc ports[] = {
-	{ "in", PORT_IN | PORT_REQUIRED },
-	{ NULL, 0 }
-};
-
 static const struct app_desc desc = {
 	.name = "pcap-write",
-	.usage = USAGE,
+	.usage = "[-c count] [-C file_size] [-G rotate_seconds] "
+	    "[-s snaplen] [--nano] [--timestamps keep|zero|now] FILE",
 	.summary = "Write packets to a pcap file ('-': standard output).",
-	.ports = ports,
+	.ports = (const struct port_desc[]){ { "in", PORT_IN | PORT_REQUIRED },
+	    { NULL, 0 } },
 	.init = pcap_write_init,
 	.start = pcap_write_start,
 	.breathe = pcap_write_breathe,
