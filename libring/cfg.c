@@ -322,13 +322,30 @@ bad:
 	    name, "");
 }
 
-static int
-hexval(int ch)
+int
+cfg_hexval(int ch)
 {
 	if (ch >= '0' && ch <= '9')
 		return ch - '0';
 	ch |= 0x20;	/* 'A'-'F' and only they become 'a'-'f' */
 	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+int
+cfg_hex(const struct cfg_tok *v, uint8_t *out, size_t n)
+{
+	size_t i;
+	int d;
+
+	if (v->len != 2 + 2 * n || v->p[0] != '0' || (v->p[1] != 'x' &&
+	    v->p[1] != 'X'))
+		return -1;
+	for (i = 0; i < 2 * n; i++) {
+		if ((d = cfg_hexval(v->p[2 + i])) == -1)
+			return -1;
+		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
+	}
+	return 0;
 }
 
 int
@@ -342,7 +359,7 @@ cfg_mac(struct cfg *cf, const char *name, const struct cfg_tok *v,
 		if (k > 0 && (i >= v->len || v->p[i++] != ':'))
 			break;
 		for (d = 0, out[k] = 0; d < 2 && i < v->len &&
-		    (h = hexval((unsigned char)v->p[i])) >= 0; d++, i++)
+		    (h = cfg_hexval(v->p[i])) >= 0; d++, i++)
 			out[k] = out[k] << 4 | h;
 		if (d == 0)
 			break;

@@ -109,6 +109,10 @@ int	cfg_addr(struct cfg *cf, const char *name, const struct cfg_tok *v,
 int	cfg_mac(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	    uint8_t out[6]);
 int	cfg_str(struct cfg *cf, const struct cfg_tok *v, char **out);
+/* A hex digit's value, or -1. */
+int	cfg_hexval(int ch);
+/* "0x" and exactly 2 * n hex digits into n bytes, in order; 0 or -1. */
+int	cfg_hex(const struct cfg_tok *v, uint8_t *out, size_t n);
 
 /* ---- schemas ---- */
 

@@ -1,7 +1,7 @@
 /*
  * cfg_read.c: a configuration file's text, whole, in memory (cfg.h).  It
- * may hold keys, so no copy is left behind: no stdio buffer, and every
- * buffer outgrown is wiped before it is freed.
+ * may hold keys, so no copy is left behind: read(2), no stdio buffer, and
+ * every buffer outgrown is wiped before it is freed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,22 +32,24 @@ cfg_grow_text(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* One block, its copies wiped (cfg_grow_text, no stdio buffer): a key's
-   text is left in buf alone, which the caller wipes if it must.  f is
-   closed; name is what an error names. */
-static char *
-read_all(FILE *f, const char *name, size_t *len, char *err, size_t errlen)
+/*
+ * fd itself, not a path to it: /dev/stdin cannot be opened on a socket.
+ * One block, its copies wiped (cfg_grow_text): a key's text is left in
+ * buf alone, which the caller wipes if it must.
+ */
+char *
+cfg_read_fd(int fd, const char *name, size_t *len, char *err, size_t errlen)
 {
 	char *buf = NULL;
-	size_t cap = 0, n;
+	size_t cap = 0;
 	struct stat sb;
+	ssize_t n;
 
 	*len = 0;
-	if (f == NULL)
+	if (fd == -1)
 		goto fail;
-	setvbuf(f, NULL, _IONBF, 0);
 	/* a regular file's size at once; a pipe's by doubling */
-	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode))
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
 		cap = (size_t)sb.st_size + 2;
 	if ((buf = malloc(cap ? cap : 1)) == NULL)
 		goto fail;
@@ -57,18 +59,15 @@ read_all(FILE *f, const char *name, size_t *len, char *err, size_t errlen)
 			errno = ENOMEM;
 			goto fail;
 		}
-		*len += (n = fread(buf + *len, 1, cap - *len - 1, f));
+		if ((n = read(fd, buf + *len, cap - *len - 1)) == -1)
+			goto fail;
+		*len += (size_t)n;
 	} while (n > 0);
-	if (ferror(f))
-		goto fail;
-	fclose(f);
 	buf[*len] = '\0';
 	return buf;
 fail:
 	if (err && errlen)
 		snprintf(err, errlen, "%s: %s", name, strerror(errno));
-	if (f != NULL)
-		fclose(f);
 	if (buf != NULL)
 		explicit_bzero(buf, cap);
 	free(buf);
@@ -78,20 +77,12 @@ fail:
 char *
 cfg_read(const char *path, size_t *len, char *err, size_t errlen)
 {
-	return read_all(fopen(path, "re"), path, len, err, errlen);
-}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf = cfg_read_fd(fd, path, len, err, errlen);
 
-/* fd itself, not a path to it: /dev/stdin cannot be opened on a socket. */
-char *
-cfg_read_fd(int fd, const char *name, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = NULL;
-	int d;
-
-	if ((d = fcntl(fd, F_DUPFD_CLOEXEC, 0)) != -1 &&
-	    (f = fdopen(d, "r")) == NULL)
-		close(d);
-	return read_all(f, name, len, err, errlen);
+	if (fd != -1)
+		close(fd);
+	return buf;
 }
 
 int

@@ -108,31 +108,28 @@ empty_dir(int fd, const char *path, int depth, char *errbuf, size_t errlen)
 {
 	struct dirent *de;
 	DIR *d;
-	int dfd, pass, left = 1;
+	int dfd, pass, left = 1, r = 0;
 
-	for (pass = 0; pass < 3 && left; pass++) {
-		if ((dfd = dup(fd)) == -1 || (d = fdopendir(dfd)) == NULL) {
-			rd_fail(errbuf, errlen, path, NULL);
-			if (dfd != -1)
-				close(dfd);
-			return -1;
-		}
+	if ((dfd = dup(fd)) == -1 || (d = fdopendir(dfd)) == NULL) {
+		r = rd_fail(errbuf, errlen, path, NULL);
+		if (dfd != -1)
+			close(dfd);
+		return r;
+	}
+	/* The dup shares fd's offset: each pass reads from the start. */
+	for (pass = 0; pass < 3 && left && r == 0; pass++) {
 		rewinddir(d);
-		left = 0;
-		while ((de = readdir(d)) != NULL) {
+		for (left = 0; r == 0 && (de = readdir(d)) != NULL; ) {
 			if (strcmp(de->d_name, ".") == 0 ||
 			    strcmp(de->d_name, "..") == 0)
 				continue;
 			left = 1;
-			if (remove_entry(fd, path, de->d_name, depth, errbuf,
-			    errlen) == -1) {
-				closedir(d);
-				return -1;
-			}
+			r = remove_entry(fd, path, de->d_name, depth, errbuf,
+			    errlen);
 		}
-		closedir(d);
 	}
-	return 0;
+	closedir(d);
+	return r;
 }
 
 /* Remove directory name (path) of the directory at and all it holds. */
@@ -163,26 +160,19 @@ remove_dir(int at, const char *name, const char *path, int depth,
 static int
 rename_and_remove(const char *dir, char *errbuf, size_t errlen)
 {
-	char tmp[PATH_MAX], *slash;
+	const char *slash = strrchr(dir, '/');
+	char tmp[PATH_MAX];
+	int r;
 
-	strlcpy(tmp, dir, sizeof(tmp));
-	if ((slash = strrchr(tmp, '/')) != NULL)
-		slash[1] = '\0';
-	else
-		tmp[0] = '\0';
-	snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
-	    ".rm-%ld-XXXXXX", (long)getpid());
+	snprintf(tmp, sizeof(tmp), "%.*s.rm-%ld-XXXXXX",
+	    slash ? (int)(slash + 1 - dir) : 0, dir, (long)getpid());
 	if (mkdtemp(tmp) == NULL)
 		return rd_fail(errbuf, errlen, tmp, NULL);
-	if (rename(dir, tmp) == -1) {
-		int e = errno;
-
-		rmdir(tmp);
-		if (e == ENOENT)
-			return 0;
-		return rd_fail(errbuf, errlen, dir, "%s", strerror(e));
-	}
-	return remove_tree(tmp, errbuf, errlen);
+	if (rename(dir, tmp) == 0)
+		return remove_tree(tmp, errbuf, errlen);
+	r = errno == ENOENT ? 0 : rd_fail(errbuf, errlen, dir, NULL);
+	rmdir(tmp);
+	return r;
 }
 
 int
@@ -222,59 +212,44 @@ snb_graph_stale(const char *dir)
 	return unlocked;
 }
 
-#define LOCK_LIVE	(-1)	/* lock_for_removal(): its snb-run holds it */
-#define LOCK_NONE	(-2)	/* no pid file, nothing to lock: stale */
-#define LOCK_ERROR	(-3)
-
 /*
- * Lock the pid file of the graph directory dir for removal.  Returns its
- * descriptor or LOCK_*; *pid gets the pid in the file.
+ * Remove the graph run/name if it is stale (saying so): its pid file
+ * locked for removal (*pid gets the pid in it), or none there (nothing to
+ * lock: stale).
  */
-static int
-lock_for_removal(const char *dir, long *pid, char *errbuf, size_t errlen)
+static enum reap
+reap(const char *run, const char *name, long *pid, char *errbuf,
+    size_t errlen)
 {
 	const struct timespec pause = { 0, 5 * 1000 * 1000 };
-	char path[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX];
 	struct stat a, b;
-	int fd, i;
+	int fd, i, r;
 
+	snprintf(dir, sizeof(dir), "%s/%s", run, name);
+	if (rd_check_dir(dir, errbuf, errlen) == -1)
+		return errno == ENOENT ? REAP_GONE : REAP_ERROR;
+	*pid = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, PID_FILE);
-	for (i = 0; i < LOCK_TRIES; i++) {
+	for (i = 0;; i++) {
+		if (i == LOCK_TRIES)
+			return REAP_LIVE;
 		if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
 		    -1) {
 			if (errno == ENOENT)
-				return LOCK_NONE;
+				break;
 			rd_fail(errbuf, errlen, path, NULL);
-			return LOCK_ERROR;
+			return REAP_ERROR;
 		}
 		*pid = read_pid(fd);
 		/* Still the file of the graph called dir (not replaced)? */
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 		    stat(path, &b) == 0 && a.st_dev == b.st_dev &&
 		    a.st_ino == b.st_ino)
-			return fd;
+			break;
 		close(fd);
 		nanosleep(&pause, NULL);
 	}
-	return LOCK_LIVE;
-}
-
-/* Remove the graph run/name if it is stale. */
-static enum reap
-reap(const char *run, const char *name, long *pid, char *errbuf,
-    size_t errlen)
-{
-	char dir[PATH_MAX];
-	int fd, r;
-
-	snprintf(dir, sizeof(dir), "%s/%s", run, name);
-	if (rd_check_dir(dir, errbuf, errlen) == -1)
-		return errno == ENOENT ? REAP_GONE : REAP_ERROR;
-	*pid = 0;
-	if ((fd = lock_for_removal(dir, pid, errbuf, errlen)) == LOCK_LIVE)
-		return REAP_LIVE;
-	if (fd == LOCK_ERROR)
-		return REAP_ERROR;
 	reaping = 1;
 	r = rename_and_remove(dir, errbuf, errlen);
 	reaping = 0;
@@ -283,6 +258,7 @@ reap(const char *run, const char *name, long *pid, char *errbuf,
 	if (r == -1)
 		return REAP_ERROR;
 	rd_adopt_dirs(NULL);
+	fprintf(stderr, "snb: removed stale graph %s\n", name);
 	return REAP_REMOVED;
 }
 
@@ -366,8 +342,6 @@ snb_graph_create(const char *name, char *dir, size_t dirlen, char *errbuf,
 		}
 		if (r == REAP_ERROR)
 			break;
-		if (r == REAP_REMOVED)
-			fprintf(stderr, "snb: removed stale graph %s\n", name);
 	}
 	if (i == 4)
 		rd_fail(errbuf, errlen, dir, "keeps coming back, giving up");
@@ -382,15 +356,14 @@ fail:
 static int
 orphan(const char *name)
 {
-	long pid;
+	const char *p = strncmp(name, ".new-", 5) == 0 ? name + 5 :
+	    strncmp(name, ".rm-", 4) == 0 ? name + 4 : NULL;
 	char *end;
+	long pid;
 
-	if (strncmp(name, ".new-", 5) == 0)
-		pid = strtol(name + 5, &end, 10);
-	else if (strncmp(name, ".rm-", 4) == 0)
-		pid = strtol(name + 4, &end, 10);
-	else
+	if (p == NULL)
 		return 0;
+	pid = strtol(p, &end, 10);
 	return *end == '-' && pid > 0 && pid != getpid() &&
 	    kill((pid_t)pid, 0) == -1 && errno == ESRCH;
 }
@@ -401,6 +374,7 @@ clean_all(const char *run, char *errbuf, size_t errlen)
 	char path[PATH_MAX], why[512];
 	struct dirent *de;
 	struct stat st;
+	enum reap r;
 	long pid;
 	int n = 0;
 	DIR *d;
@@ -420,18 +394,10 @@ clean_all(const char *run, char *errbuf, size_t errlen)
 		}
 		if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
-		switch (reap(run, de->d_name, &pid, why, sizeof(why))) {
-		case REAP_REMOVED:
-			fprintf(stderr, "snb: removed stale graph %s\n",
-			    de->d_name);
-			n++;
-			break;
-		case REAP_ERROR:
+		if ((r = reap(run, de->d_name, &pid, why, sizeof(why))) ==
+		    REAP_ERROR)
 			fprintf(stderr, "snb: %s\n", why);
-			break;
-		default:
-			break;
-		}
+		n += r == REAP_REMOVED;
 	}
 	closedir(d);
 	return n;
@@ -460,11 +426,9 @@ snb_graph_clean(const char *only, char *errbuf, size_t errlen)
 		return -1;
 	case REAP_ERROR:
 		return -1;
-	case REAP_REMOVED:
-		break;
+	default:
+		return 1;
 	}
-	fprintf(stderr, "snb: removed stale graph %s\n", only);
-	return 1;
 }
 
 int

@@ -55,18 +55,6 @@ static const struct cfg_field f_top[] = {
 static const struct cfg_schema s_top = CFG_S(f_top, .leaf = top_leaf,
     .block = pseudowire);
 
-static int
-hexdigit(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /*
  * A 64-bit cookie: 0x and exactly 16 hex digits, put on the wire most
  * significant byte first (0x0011223344556677 is 00 11 22 .. 77, as
@@ -79,28 +67,12 @@ static int
 cookie(struct cfg *cf, const char *name, const struct cfg_tok *v,
     uint8_t out[8])
 {
-	uint64_t x = 0;
-	size_t i;
-	int d, b;
+	char s[CFG_SHOW];
 
-	if (v->len != 18 || v->p[0] != '0' ||
-	    (v->p[1] != 'x' && v->p[1] != 'X'))
-		goto bad;
-	for (i = 2; i < v->len; i++) {
-		if ((d = hexdigit((unsigned char)v->p[i])) < 0)
-			goto bad;
-		x = x << 4 | (uint64_t)d;
-	}
-	for (b = 7; b >= 0; b--, x >>= 8)
-		out[b] = (uint8_t)x;
-	return 0;
-bad:
-	{
-		char s[CFG_SHOW];
-
-		return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 16 hex "
-		    "digits (a 64-bit cookie)", name, cfg_show(v, s));
-	}
+	if (cfg_hex(v, out, 8) == 0)
+		return 0;
+	return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 16 hex digits "
+	    "(a 64-bit cookie)", name, cfg_show(v, s));
 }
 
 static int

@@ -33,7 +33,7 @@
  * snb_run_dir_release(): only those go, and only while empty.
  */
 static char	run_made[PATH_MAX], huge_made[PATH_MAX];
-static char	dir_of_run[PATH_MAX];	/* snb_run_dir()'s answer */
+static char	run_dir[PATH_MAX];	/* snb_run_dir()'s answer */
 
 int
 rd_fail(char *errbuf, size_t errlen, const char *path, const char *fmt, ...)
@@ -106,20 +106,14 @@ rd_open_dir(int at, const char *name, const char *path, char *errbuf,
     size_t errlen)
 {
 	struct stat st;
-	int fd, e;
+	int fd;
 
 	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1) {
-		e = errno;
-		/* O_NOFOLLOW on a symlink: ELOOP (or ENOTDIR). */
-		if (e == ELOOP || e == ENOTDIR)
-			rd_fail(errbuf, errlen, path, "not a directory (or a "
-			    "symbolic link), refused");
-		else
-			rd_fail(errbuf, errlen, path, "%s", strerror(e));
-		errno = e;
-		return -1;
-	}
+	/* O_NOFOLLOW on a symlink: ELOOP (or ENOTDIR). */
+	if (fd == -1)
+		return rd_fail(errbuf, errlen, path, errno == ELOOP ||
+		    errno == ENOTDIR ? "not a directory (or a symbolic link), "
+		    "refused" : NULL);
 	if (fstat(fd, &st) == -1 || rd_check_stat(path, &st, errbuf, errlen)) {
 		close(fd);
 		errno = EPERM;
@@ -131,22 +125,21 @@ rd_open_dir(int at, const char *name, const char *path, char *errbuf,
 const char *
 snb_run_dir(char *errbuf, size_t errlen)
 {
-	static char dir[PATH_MAX];
 	const char *env = getenv("SNB_RUN_DIR");
 
-	if (dir[0])
-		return dir;
+	if (run_dir[0])
+		return run_dir;
 	if (env && *env)
-		strlcpy(dir, env, sizeof(dir));
+		strlcpy(run_dir, env, sizeof(run_dir));
 	else
-		snprintf(dir, sizeof(dir), "/dev/shm/snb-%u",
+		snprintf(run_dir, sizeof(run_dir), "/dev/shm/snb-%u",
 		    (unsigned)geteuid());
-	if (make_dir(dir, run_made, sizeof(run_made), errbuf, errlen) == -1) {
-		dir[0] = '\0';
+	if (make_dir(run_dir, run_made, sizeof(run_made), errbuf, errlen) ==
+	    -1) {
+		run_dir[0] = '\0';
 		return NULL;
 	}
-	strlcpy(dir_of_run, dir, sizeof(dir_of_run));
-	return dir;
+	return run_dir;
 }
 
 int
@@ -178,8 +171,8 @@ release_dir(char *made)
 void
 rd_adopt_dirs(const char *huge_parent)
 {
-	if (dir_of_run[0] && !run_made[0])
-		strlcpy(run_made, dir_of_run, sizeof(run_made));
+	if (run_dir[0] && !run_made[0])
+		strlcpy(run_made, run_dir, sizeof(run_made));
 	if (huge_parent && !huge_made[0])
 		strlcpy(huge_made, huge_parent, sizeof(huge_made));
 }
@@ -204,12 +197,16 @@ huge_mount(void)
 	return env && *env ? env : "/dev/hugepages";
 }
 
+/* The pool's count of what (free, resv) huge pages of size page. */
 static long
-read_long(const char *path)
+read_long(size_t page, const char *what)
 {
+	char path[128];
 	FILE *f;
 	long v;
 
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
+	    "hugepages-%zukB/%s_hugepages", page / 1024, what);
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	if (fscanf(f, "%ld", &v) != 1)
@@ -226,17 +223,12 @@ read_long(const char *path)
 static long
 huge_pages_free(const char *mnt, size_t page)
 {
-	char path[128];
 	struct statfs sf;
 	long avail, resv;
 
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
-	    "hugepages-%zukB/free_hugepages", page / 1024);
-	if ((avail = read_long(path)) <= 0)
+	if ((avail = read_long(page, "free")) <= 0)
 		return 0;
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/"
-	    "hugepages-%zukB/resv_hugepages", page / 1024);
-	if ((resv = read_long(path)) > 0)
+	if ((resv = read_long(page, "resv")) > 0)
 		avail -= resv;
 	if (statfs(mnt, &sf) == 0 && sf.f_blocks > 0 &&
 	    sf.f_blocks != (fsblkcnt_t)-1 && (long)sf.f_bfree < avail)
@@ -258,19 +250,12 @@ huge_user_dir(const char *mnt, char *top, size_t len)
 	if (realpath(mnt, real) == NULL)
 		return -1;
 	snprintf(top, len, "%s/snb-%u", real, (unsigned)geteuid());
-	if (mkdir(top, 0700) == 0)
-		strlcpy(huge_made, top, sizeof(huge_made));
-	else if (errno != EEXIST) {
-		if (errno != EACCES && errno != EPERM && errno != EROFS)
-			fprintf(stderr, "snb: %s: %s; rings in tmpfs\n", top,
-			    strerror(errno));
-		return -1;
-	}
-	if (rd_check_dir(top, why, sizeof(why)) == -1) {
+	errno = 0;	/* a check that fails keeps it */
+	if (make_dir(top, huge_made, sizeof(huge_made), why, sizeof(why)) == 0)
+		return 0;
+	if (errno != EACCES && errno != EPERM && errno != EROFS)
 		fprintf(stderr, "snb: %s; rings in tmpfs\n", why);
-		return -1;
-	}
-	return 0;
+	return -1;
 }
 
 /*

@@ -81,19 +81,6 @@ static const struct cfg_field f_top[] = {
 };
 static const struct cfg_schema s_top = CFG_S(f_top, .block = top_block);
 
-/* The value of hexadecimal digit c, or -1. */
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decimal, or hexadecimal after 0x; no sign. */
 static int
 parse_u64(const struct cfg_tok *v, uint64_t *out)
@@ -110,31 +97,13 @@ parse_u64(const struct cfg_tok *v, uint64_t *out)
 	if (i == v->len)
 		return -1;
 	for (; i < v->len; i++) {
-		if ((d = hexval(v->p[i])) == -1 || (!hex && d > 9))
+		if ((d = cfg_hexval(v->p[i])) == -1 || (!hex && d > 9))
 			return -1;
 		if (hex ? x >> 60 != 0 : x > (UINT64_MAX - (uint64_t)d) / 10)
 			return -1;
 		x = hex ? x << 4 | (uint64_t)d : x * 10 + (uint64_t)d;
 	}
 	*out = x;
-	return 0;
-}
-
-/* 0x and 2 * n hex digits into n bytes. */
-static int
-parse_hex(const struct cfg_tok *v, uint8_t *out, size_t n)
-{
-	size_t i;
-	int d;
-
-	if (v->len != 2 + 2 * n || v->p[0] != '0' || (v->p[1] != 'x' &&
-	    v->p[1] != 'X'))
-		return -1;
-	for (i = 0; i < 2 * n; i++) {
-		if ((d = hexval(v->p[2 + i])) == -1)
-			return -1;
-		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
-	}
 	return 0;
 }
 
@@ -199,7 +168,7 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 		x->sa.spi = (uint32_t)u;
 		return 0;
 	case ID_KEY:
-		if (parse_hex(v, kb, sizeof(kb)) == -1)
+		if (cfg_hex(v, kb, sizeof(kb)) == -1)
 			/* Not shown: a mistyped key is still most of
 			 * the key, and errors go to logs and replies. */
 			return cfg_err(cf, &v->at, "bad key: 0x and 40 hex "
