@@ -94,10 +94,6 @@ bt_name(const struct bt_names *nm, size_t i, int other, char *buf,
 	return buf;
 }
 
-static int bt_index(struct lwaftr_bt *, struct softwire *, size_t,
-	    const struct bt_key *, const struct softwire *,
-	    const struct bt_names *, char *, size_t);
-
 /*
  * The checks of one softwire alone: a port set that fits 16 bits, a PSID
  * that fits its length.  who names it in the message.
@@ -125,65 +121,18 @@ lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
 	return 0;
 }
 
-struct lwaftr_bt *
-lwaftr_bt_build(const struct softwire *sw, size_t n,
-    const struct cfg_pos *at, const char *file, char *err, size_t errlen)
-{
-	struct bt_names nm = { at, file ? file : "-" };
-	struct lwaftr_bt *bt;
-	struct bt_key *k = NULL;
-	struct softwire *sorted;
-	size_t i;
-	char who[300];
-
-	if (err && errlen)
-		err[0] = '\0';
-	if ((bt = calloc(1, sizeof(*bt))) == NULL)
-		goto nomem;
-	for (i = 0; i < n; i++)
-		if (lwaftr_sw_check(&sw[i], bt_name(&nm, i, 0, who,
-		    sizeof(who)), err, errlen) == -1)
-			goto fail;
-	if (n > 0 && (k = malloc(n * sizeof(*k))) == NULL)
-		goto nomem;
-	for (i = 0; i < n; i++) {
-		k[i].key = (uint64_t)ntohl(sw[i].ipv4) << 16 | sw[i].psid;
-		k[i].idx = i;
-	}
-	if (bt_sort(k, n) == -1)
-		goto nomem;
-
-	/*
-	 * The sorted copy first: one pass of scattered reads, after which
-	 * the checks and the records walk memory in order.
-	 */
-	if ((sorted = malloc((n ? n : 1) * sizeof(*sorted))) == NULL)
-		goto nomem;
-	for (i = 0; i < n; i++)
-		sorted[i] = sw[k[i].idx];
-	if (bt_index(bt, sorted, n, k, sw, &nm, err, errlen) == -1)
-		goto fail;
-	free(k);
-	return bt;
-nomem:
-	snprintf(err, errlen, "binding table: out of memory");
-fail:
-	free(k);
-	lwaftr_bt_free(bt);
-	return NULL;
-}
-
 /*
- * Make bt the table of sorted (n softwires in (address, PSID) order,
- * malloc'd: bt owns it from here on, also on failure).  k gives each
+ * The table of sorted (n softwires in (address, PSID) order, malloc'd:
+ * the table owns it from here on, also on failure).  k gives each
  * softwire's position in sw, for messages (nm names it); NULL: their own
  * positions.
  */
-static int
-bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
-    const struct bt_key *k, const struct softwire *sw,
-    const struct bt_names *nm, char *err, size_t errlen)
+static struct lwaftr_bt *
+bt_index(struct softwire *sorted, size_t n, const struct bt_key *k,
+    const struct softwire *sw, const struct bt_names *nm, char *err,
+    size_t errlen)
 {
+	struct lwaftr_bt *bt;
 	struct bt_bucket *b;
 	const struct softwire *s, *f;
 	size_t i, j, g, naddr, slots;
@@ -192,11 +141,17 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 	char b1[16], who[300], other[48];
 
 #define IDX(i)	((size_t)(k ? k[i].idx : (i)))
+	if (err && errlen)
+		err[0] = '\0';
+	if ((bt = calloc(1, sizeof(*bt))) == NULL) {
+		free(sorted);
+		goto nomem;
+	}
 	bt->nsw = n;
 	bt->sw = sorted;
 	if (n > UINT32_MAX) {
 		snprintf(err, errlen, "binding table: too many softwires");
-		return -1;
+		goto fail;
 	}
 	if ((bt->psid = calloc(n + BT_PSID_PAD, sizeof(*bt->psid))) == NULL)
 		goto nomem;
@@ -216,7 +171,7 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 				    who, sizeof(who)), fmt4(s->ipv4, b1),
 				    s->psid, bt_name(nm, IDX(j - 1), 1, other,
 				    sizeof(other)));
-				return -1;
+				goto fail;
 			}
 			if (s->psid_length != f->psid_length ||
 			    s->reserved_bits != f->reserved_bits) {
@@ -234,7 +189,7 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 				    sizeof(other)), sw[x].psid_length,
 				    sw[y].psid_length, sw[x].reserved_bits,
 				    sw[y].reserved_bits);
-				return -1;
+				goto fail;
 			}
 		}
 		naddr++;
@@ -270,30 +225,61 @@ bt_index(struct lwaftr_bt *bt, struct softwire *sorted, size_t n,
 		b->resv[w] = f->reserved_bits;
 	}
 #undef IDX
-	return 0;
+	return bt;
 nomem:
 	snprintf(err, errlen, "binding table: out of memory");
-	return -1;
+fail:
+	lwaftr_bt_free(bt);
+	return NULL;
+}
+
+struct lwaftr_bt *
+lwaftr_bt_build(const struct softwire *sw, size_t n,
+    const struct cfg_pos *at, const char *file, char *err, size_t errlen)
+{
+	struct bt_names nm = { at, file ? file : "-" };
+	struct lwaftr_bt *bt = NULL;
+	struct bt_key *k = NULL;
+	struct softwire *sorted;
+	size_t i;
+	char who[300];
+
+	for (i = 0; i < n; i++)
+		if (lwaftr_sw_check(&sw[i], bt_name(&nm, i, 0, who,
+		    sizeof(who)), err, errlen) == -1)
+			return NULL;
+	if (n > 0 && (k = malloc(n * sizeof(*k))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		k[i].key = (uint64_t)ntohl(sw[i].ipv4) << 16 | sw[i].psid;
+		k[i].idx = i;
+	}
+	if (bt_sort(k, n) == -1)
+		goto nomem;
+
+	/*
+	 * The sorted copy first: one pass of scattered reads, after which
+	 * the checks and the records walk memory in order.
+	 */
+	if ((sorted = malloc((n ? n : 1) * sizeof(*sorted))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		sorted[i] = sw[k[i].idx];
+	bt = bt_index(sorted, n, k, sw, &nm, err, errlen);
+	free(k);
+	return bt;
+nomem:
+	snprintf(err, errlen, "binding table: out of memory");
+	free(k);
+	return NULL;
 }
 
 struct lwaftr_bt *
 lwaftr_bt_adopt(struct softwire *sorted, size_t n, char *err, size_t errlen)
 {
 	static const struct bt_names nm = { NULL, NULL };
-	struct lwaftr_bt *bt;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if ((bt = calloc(1, sizeof(*bt))) == NULL) {
-		free(sorted);
-		snprintf(err, errlen, "binding table: out of memory");
-		return NULL;
-	}
-	if (bt_index(bt, sorted, n, NULL, sorted, &nm, err, errlen) == -1) {
-		lwaftr_bt_free(bt);
-		return NULL;
-	}
-	return bt;
+	return bt_index(sorted, n, NULL, sorted, &nm, err, errlen);
 }
 
 const struct softwire *

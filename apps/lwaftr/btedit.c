@@ -70,32 +70,17 @@ lower_bound(const struct softwire *sw, size_t n, uint64_t key)
 	return lo;
 }
 
-/* The first softwire of bt keyed (ipv4, psid) or after, or NULL. */
-static const struct softwire *
-find_ge(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t psid)
+const struct softwire *
+lwaftr_bt_find(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t psid,
+    int any)
 {
 	const struct softwire *sw;
 	size_t n, i;
 
 	sw = lwaftr_bt_softwires(bt, &n);
-	i = lower_bound(sw, n, (uint64_t)ntohl(ipv4) << 16 | psid);
-	return i < n ? &sw[i] : NULL;
-}
-
-const struct softwire *
-lwaftr_bt_find(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t psid)
-{
-	const struct softwire *s = find_ge(bt, ipv4, psid);
-
-	return s != NULL && s->ipv4 == ipv4 && s->psid == psid ? s : NULL;
-}
-
-const struct softwire *
-lw_bt_of_address(const struct lwaftr_bt *bt, uint32_t ipv4)
-{
-	const struct softwire *s = find_ge(bt, ipv4, 0);
-
-	return s != NULL && s->ipv4 == ipv4 ? s : NULL;
+	i = lower_bound(sw, n, (uint64_t)ntohl(ipv4) << 16 | (any ? 0 : psid));
+	return i < n && sw[i].ipv4 == ipv4 && (any || sw[i].psid == psid) ?
+	    &sw[i] : NULL;
 }
 
 /*
@@ -202,7 +187,7 @@ lwaftr_bt_change(const struct lwaftr_bt *old, const struct softwire *add,
 			    lw_sw_name(&d[i], b1, sizeof(b1)));
 			goto fail;
 		}
-		if (lwaftr_bt_find(old, d[i].ipv4, d[i].psid) == NULL) {
+		if (lwaftr_bt_find(old, d[i].ipv4, d[i].psid, 0) == NULL) {
 			snprintf(err, errlen, "no %s in the binding table",
 			    lw_sw_name(&d[i], b1, sizeof(b1)));
 			goto fail;

@@ -553,18 +553,8 @@ out:
 	free(ps.brs);
 	free(ps.maps);
 	free(ps.fix);
-	if (rc == -1) {
+	if (rc == -1)
 		lwaftr_conf_free(c);
-	} else if (c->nsw > 0 && ps.swcap > c->nsw) {
-		/* give back the doubling slack of a big table */
-		struct softwire *s = realloc(c->sw, c->nsw * sizeof(*s));
-		struct cfg_pos *a = realloc(c->sw_at, c->nsw * sizeof(*a));
-
-		if (s != NULL)
-			c->sw = s;
-		if (a != NULL)
-			c->sw_at = a;
-	}
 	return rc;
 }
 

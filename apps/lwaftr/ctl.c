@@ -108,8 +108,6 @@ number(const char *field, const char *v, unsigned long max,
 #define F_PSID	0x02
 #define F_B4	0x04
 #define F_BR	0x08
-#define F_PLEN	0x10
-#define F_RESV	0x20
 
 /* A field's value: an address of family af, else a number up to max. */
 static const struct field {
@@ -248,25 +246,19 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 		    "br-address" : "b4-ipv6");
 		return -1;
 	}
-	if (set) {
-		/* what is not given stays as it is */
-		struct softwire t = *cur;
-
-		if (given & F_B4)
-			memcpy(t.b4, s.b4, 16);
-		if (given & F_BR)
-			memcpy(t.br, s.br, 16);
-		if (given & F_PLEN)
-			t.psid_length = s.psid_length;
-		if (given & F_RESV)
-			t.reserved_bits = s.reserved_bits;
-		s = t;
-	} else if (add && (o = v->find(v->ctx, s.ipv4, 0, 1)) != NULL) {
-		/* an address's port set, unless given, is its own */
-		if (!(given & F_PLEN))
+	if (set || (add && (o = v->find(v->ctx, s.ipv4, 0, 1)) != NULL)) {
+		/*
+		 * The words again, over what they leave as it is: the
+		 * softwire set, the port set of the address added to.
+		 */
+		if (set)
+			s = *cur;
+		else {
+			memset(&s, 0, sizeof(s));
 			s.psid_length = o->psid_length;
-		if (!(given & F_RESV))
 			s.reserved_bits = o->reserved_bits;
+		}
+		(void)fields(argc - 2, argv + 2, &s, &given, f);
 	}
 	*op = add ? LW_ADD : set ? LW_SET : LW_REMOVE;
 	*sp = s;
@@ -278,8 +270,7 @@ live_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 {
 	const struct lwaftr_bt *bt = ctx;
 
-	return any ? lw_bt_of_address(bt, ipv4) : lwaftr_bt_find(bt, ipv4,
-	    psid);
+	return lwaftr_bt_find(bt, ipv4, psid, any);
 }
 
 /* add, remove, set, get: argv[0] is the verb, argv[1] "softwire". */
@@ -336,7 +327,7 @@ lw_load_table(const char *file, char *err, size_t len)
 
 /* load FILE, reload: FILE's table, if it differs; reports the difference. */
 static int
-load(struct lw *lw, const char *path, const char *conf, FILE *f)
+load_table(struct lw *lw, const char *path, const char *conf, FILE *f)
 {
 	struct lwaftr_bt *nbt;
 	struct began t0;
@@ -373,22 +364,17 @@ int
 lw_control(struct lw *lw, const char *conf, int argc, char **argv, FILE *f)
 {
 	const char *v = argv[0];
+	int load = strcmp(v, "load") == 0;
 
 	if (strcmp(v, "add") == 0 || strcmp(v, "remove") == 0 ||
 	    strcmp(v, "set") == 0 || strcmp(v, "get") == 0)
 		return softwire_request(lw, argc, argv, f);
-	if (strcmp(v, "reload") == 0 && argc == 1)
-		return load(lw, conf, conf, f);
-	if (strcmp(v, "load") == 0 && argc == 2)
-		return load(lw, argv[1], conf, f);
-	/* Known, with the wrong number of words: not "unknown". */
-	if (strcmp(v, "reload") == 0) {
-		fprintf(f, "reload takes no words, not %d\n", argc - 1);
-		return -1;
-	}
-	if (strcmp(v, "load") == 0) {
-		fprintf(f, "load takes one word, the FILE, not %d\n",
-		    argc - 1);
+	if (load || strcmp(v, "reload") == 0) {
+		if (argc == 1 + load)
+			return load_table(lw, load ? argv[1] : conf, conf, f);
+		/* Known, with the wrong number of words: not "unknown". */
+		fprintf(f, load ? "load takes one word, the FILE, not %d\n" :
+		    "reload takes no words, not %d\n", argc - 1);
 		return -1;
 	}
 	fprintf(f, "unknown request '%s' (%s)\n", v, REQUESTS);

@@ -24,14 +24,6 @@
 #define ICMP6_ERR_MAX	SNB_IPV6_MIN_MTU /* RFC 4443 2.4 (c) */
 
 static int
-is_icmp4_error_type(uint8_t t)
-{
-	return t == SNB_ICMP_DEST_UNREACH || t == SNB_ICMP_TIME_EXCEEDED ||
-	    t == SNB_ICMP_PARAM_PROBLEM || t == 4 /* source quench */ ||
-	    t == 5 /* redirect */;
-}
-
-static int
 ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
     int depth)
 {
@@ -163,9 +155,12 @@ static int
 no_error_about(const uint8_t *ip, size_t len)
 {
 	size_t hlen = (ip[0] & 0x0f) * 4u;
+	uint8_t t = len > hlen ? ip[hlen] : SNB_ICMP_DEST_UNREACH;
 
-	return (ip[9] == SNB_IPPROTO_ICMP && (len < hlen + 1 ||
-	    is_icmp4_error_type(ip[hlen]))) || reasm_is_fragment4(ip, len) ||
+	/* types 4 and 5: source quench, redirect */
+	return (ip[9] == SNB_IPPROTO_ICMP && (t == SNB_ICMP_DEST_UNREACH ||
+	    t == SNB_ICMP_TIME_EXCEEDED || t == SNB_ICMP_PARAM_PROBLEM ||
+	    t == 4 || t == 5)) || reasm_is_fragment4(ip, len) ||
 	    ip[12] >= 224 || ip[12] == 0 || ip[12] == 127;
 }
 
@@ -190,11 +185,10 @@ icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
 	if (!error_ok(&lw->s4, no_error_about(ip, len), relay,
 	    SNB_ETH_HLEN + total))
 		return 0;
+	memset(e, 0, SNB_IPV4_HLEN + SNB_ICMP_HLEN);	/* id 0, no flags */
 	e[0] = 0x45;
-	e[1] = 0;
 	v = htons((uint16_t)total);
 	memcpy(e + 2, &v, 2);
-	memset(e + 4, 0, 4);		/* id 0, no flags */
 	e[8] = 255;
 	e[9] = SNB_IPPROTO_ICMP;
 	memcpy(e + 12, lw->s4.cf->ip, 4);
@@ -203,7 +197,6 @@ icmp4_error(struct lw *lw, const uint8_t *ip, size_t len, uint8_t type,
 	memcpy(e + 10, &v, 2);
 	icmp[0] = type;
 	icmp[1] = code;
-	memset(icmp + 2, 0, 6);
 	v = htons(mtu);
 	memcpy(icmp + 6, &v, 2);
 	memcpy(icmp + SNB_ICMP_HLEN, ip, quote);

@@ -35,181 +35,151 @@ static int	jfd = -1;		/* O_APPEND; -1: no journal */
 static char	jpath[PATH_MAX];
 
 /*
- * Changes on top of a table, by key: what replay builds.  Two hash
- * indexes (open addressing, at most half full) keep each line's work
- * constant, so a journal replays in time linear in its lines: by key, a
- * change; by address, what the changes so far leave of it (how many
- * softwires, and one of them for its port set), counted from the table
- * the first time the address comes up.  So each line is checked against
- * every other softwire of its address, its own earlier self aside, and
- * the changes that pass go in together (rebuild()).
+ * Changes on top of a table: what replay builds.  One hash index (open
+ * addressing, at most half full) keeps each line's work constant, so a
+ * journal replays in time linear in its lines.  It holds two kinds of
+ * entry: a key's change, and an address's count of softwires as the
+ * changes so far leave it (with one of them, for its port set), counted
+ * from the table the first time the address comes up.  So each line is
+ * checked against every other softwire of its address, its own earlier
+ * self aside, and the changes that pass go in together (rebuild()).
  */
-struct change {
-	struct softwire	s;
-	int		present;	/* put (add, set), else removed */
-	int		in_base;	/* the key is in the table below */
-};
-
-struct address {
-	struct softwire	one;		/* one of them: its port set */
-	uint32_t	n;		/* softwires of the address now */
+struct entry {
+	struct softwire	s;		/* an address's: one of its softwires */
+	int		addr;		/* an address's entry, not a key's */
+	int		present;	/* a key's: put (add, set), else removed */
+	int		in_base;	/* a key's: in the table below */
+	uint32_t	n;		/* an address's: its softwires now */
 };
 
 struct overlay {
 	const struct lwaftr_bt	*base;
-	struct change		*c;
-	struct address		*a;
-	size_t			 n, na, cap;
-	uint32_t		*bykey, *byaddr;	/* index + 1; 0: free */
+	struct entry		*e;
+	size_t			 n, cap;
+	uint32_t		*idx;		/* index + 1; 0: free */
 	size_t			 mask;
 };
 
-static size_t
-ov_hash(uint64_t k, size_t mask)
-{
-	return (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
-}
-
-/* The slot of key (ipv4, psid), or of ipv4 alone (byaddr). */
+/* The slot of key (ipv4, psid), or of address ipv4's entry (addr). */
 static uint32_t *
-ov_slot(const struct overlay *o, uint32_t ipv4, uint16_t psid, int byaddr)
+ov_slot(const struct overlay *o, uint32_t ipv4, uint16_t psid, int addr)
 {
-	uint64_t k = byaddr ? ipv4 : (uint64_t)ipv4 << 16 | psid;
-	uint32_t *t = byaddr ? o->byaddr : o->bykey;
-	const struct softwire *s;
+	uint64_t k = (uint64_t)ipv4 << 17 | (addr ? 1u << 16 : psid);
+	const struct entry *e;
 	size_t h;
 
-	if (t == NULL)
-		return NULL;
-	for (h = ov_hash(k, o->mask); t[h] != 0; h = (h + 1) & o->mask) {
-		s = byaddr ? &o->a[t[h] - 1].one : &o->c[t[h] - 1].s;
-		if (s->ipv4 == ipv4 && (byaddr || s->psid == psid))
-			return &t[h];
+	for (h = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 32) & o->mask;
+	    o->idx[h] != 0; h = (h + 1) & o->mask) {
+		e = &o->e[o->idx[h] - 1];
+		if (e->s.ipv4 == ipv4 && e->addr == addr &&
+		    (addr || e->s.psid == psid))
+			return &o->idx[h];
 	}
-	return &t[h];
+	return &o->idx[h];
 }
 
-static struct change *
-ov_get(struct overlay *o, uint32_t ipv4, uint16_t psid)
-{
-	uint32_t *slot = ov_slot(o, ipv4, psid, 0);
-
-	return slot != NULL && *slot != 0 ? &o->c[*slot - 1] : NULL;
-}
-
-/*
- * Room for one more change and one more address: the arrays, and the
- * indexes at most half full.
- */
+/* Room for two more entries (an address's and a key's). */
 static void
 ov_grow(struct overlay *o)
 {
-	size_t i, slots;
+	size_t i;
 
-	if (o->n < o->cap && o->na < o->cap)
+	if (o->n + 2 <= o->cap)
 		return;
 	if (o->cap >= UINT32_MAX / 4)
 		errx(1, "journal: too many changes");
 	o->cap = o->cap ? o->cap * 2 : 64;
-	if ((o->c = reallocarray(o->c, o->cap, sizeof(*o->c))) == NULL ||
-	    (o->a = reallocarray(o->a, o->cap, sizeof(*o->a))) == NULL)
-		err(1, "journal");
-	free(o->bykey);
-	free(o->byaddr);
-	slots = o->cap * 2;
-	o->mask = slots - 1;
-	if ((o->bykey = calloc(slots, sizeof(uint32_t))) == NULL ||
-	    (o->byaddr = calloc(slots, sizeof(uint32_t))) == NULL)
+	o->mask = o->cap * 2 - 1;
+	free(o->idx);
+	if ((o->e = reallocarray(o->e, o->cap, sizeof(*o->e))) == NULL ||
+	    (o->idx = calloc(o->mask + 1, sizeof(*o->idx))) == NULL)
 		err(1, "journal");
 	for (i = 0; i < o->n; i++)
-		*ov_slot(o, o->c[i].s.ipv4, o->c[i].s.psid, 0) =
+		*ov_slot(o, o->e[i].s.ipv4, o->e[i].s.psid, o->e[i].addr) =
 		    (uint32_t)i + 1;
-	for (i = 0; i < o->na; i++)
-		*ov_slot(o, o->a[i].one.ipv4, 0, 1) = (uint32_t)i + 1;
+}
+
+/* No changes on top of base. */
+static void
+ov_reset(struct overlay *o, const struct lwaftr_bt *base)
+{
+	free(o->e);
+	free(o->idx);
+	memset(o, 0, sizeof(*o));
+	o->base = base;
+	ov_grow(o);
+}
+
+static struct entry *
+ov_get(struct overlay *o, uint32_t ipv4, uint16_t psid)
+{
+	uint32_t *slot = ov_slot(o, ipv4, psid, 0);
+
+	return *slot != 0 ? &o->e[*slot - 1] : NULL;
 }
 
 /*
  * What the changes leave of address ipv4: counted from the table below
  * the first time (its softwires are together there, sorted by address).
  */
-static struct address *
+static struct entry *
 ov_address(struct overlay *o, uint32_t ipv4)
 {
 	const struct softwire *b, *end;
-	struct address *a;
+	struct entry *a;
 	uint32_t *slot;
 	size_t n;
 
 	ov_grow(o);
 	slot = ov_slot(o, ipv4, 0, 1);
 	if (*slot != 0)
-		return &o->a[*slot - 1];
-	a = &o->a[o->na++];
+		return &o->e[*slot - 1];
+	a = &o->e[o->n++];
 	memset(a, 0, sizeof(*a));
-	a->one.ipv4 = ipv4;
-	if ((b = lw_bt_of_address(o->base, ipv4)) != NULL) {
-		a->one = *b;
+	a->addr = 1;
+	a->s.ipv4 = ipv4;
+	if ((b = lwaftr_bt_find(o->base, ipv4, 0, 1)) != NULL) {
+		a->s = *b;
 		end = lwaftr_bt_softwires(o->base, &n) + n;
 		for (; b < end && b->ipv4 == ipv4; b++)
 			a->n++;
 	}
-	*slot = (uint32_t)o->na;
+	*slot = (uint32_t)o->n;
 	return a;
-}
-
-/* Forget every change (the indexes stay, emptied). */
-static void
-ov_clear(struct overlay *o)
-{
-	if (o->bykey != NULL) {
-		memset(o->bykey, 0, (o->mask + 1) * sizeof(uint32_t));
-		memset(o->byaddr, 0, (o->mask + 1) * sizeof(uint32_t));
-	}
-	o->n = o->na = 0;
-}
-
-static void
-ov_free(struct overlay *o)
-{
-	free(o->c);
-	free(o->a);
-	free(o->bykey);
-	free(o->byaddr);
 }
 
 /* Is key (ipv4, psid) in the table, changes included? */
 static int
 ov_present(struct overlay *o, uint32_t ipv4, uint16_t psid)
 {
-	struct change *c = ov_get(o, ipv4, psid);
+	struct entry *c = ov_get(o, ipv4, psid);
 
-	return c != NULL ? c->present : lwaftr_bt_find(o->base, ipv4,
-	    psid) != NULL;
+	return c != NULL ? c->present : lwaftr_bt_find(o->base, ipv4, psid,
+	    0) != NULL;
 }
 
 static const struct softwire *
 ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 {
 	struct overlay *o = ctx;
-	struct address *a;
-	struct change *c;
+	struct entry *e;
 
 	if (any)	/* for its port set: one softwire is all of them */
-		return (a = ov_address(o, ipv4))->n > 0 ? &a->one : NULL;
-	if ((c = ov_get(o, ipv4, psid)) != NULL)
-		return c->present ? &c->s : NULL;
-	return lwaftr_bt_find(o->base, ipv4, psid);
+		return (e = ov_address(o, ipv4))->n > 0 ? &e->s : NULL;
+	if ((e = ov_get(o, ipv4, psid)) != NULL)
+		return e->present ? &e->s : NULL;
+	return lwaftr_bt_find(o->base, ipv4, psid, 0);
 }
 
 static void
 ov_put(struct overlay *o, const struct softwire *s, int present)
 {
-	struct address *a = ov_address(o, s->ipv4);
-	struct change *c;
+	struct entry *a = ov_address(o, s->ipv4), *c;
 	int was = ov_present(o, s->ipv4, s->psid);
 
 	if ((c = ov_get(o, s->ipv4, s->psid)) == NULL) {
-		c = &o->c[o->n++];	/* room: ov_address() grew it */
+		c = &o->e[o->n++];	/* room: ov_address() grew it */
+		memset(c, 0, sizeof(*c));
 		c->in_base = was;
 		*ov_slot(o, s->ipv4, s->psid, 0) = (uint32_t)o->n;
 	}
@@ -217,7 +187,7 @@ ov_put(struct overlay *o, const struct softwire *s, int present)
 	c->present = present;
 	a->n += (uint32_t)present - (uint32_t)was;
 	if (present)
-		a->one = *s;	/* fits(): the address's port set now */
+		a->s = *s;	/* fits(): the address's port set now */
 }
 
 /*
@@ -227,20 +197,20 @@ ov_put(struct overlay *o, const struct softwire *s, int present)
 static int
 fits(struct overlay *o, const struct softwire *s, char *err, size_t len)
 {
-	const struct address *a;
+	const struct entry *a;
 	uint32_t others;
 
 	if (lwaftr_sw_check(s, "softwire", err, len) == -1)
 		return -1;
 	a = ov_address(o, s->ipv4);
 	others = a->n - (uint32_t)ov_present(o, s->ipv4, s->psid);
-	if (others == 0 || (a->one.psid_length == s->psid_length &&
-	    a->one.reserved_bits == s->reserved_bits))
+	if (others == 0 || (a->s.psid_length == s->psid_length &&
+	    a->s.reserved_bits == s->reserved_bits))
 		return 0;
 	snprintf(err, len, "its port set (psid-length %u, reserved-ports-"
 	    "bit-count %u) is not that of the address's %u other "
 	    "softwire%s (%u, %u)", s->psid_length, s->reserved_bits, others,
-	    others == 1 ? "" : "s", a->one.psid_length, a->one.reserved_bits);
+	    others == 1 ? "" : "s", a->s.psid_length, a->s.reserved_bits);
 	return -1;
 }
 
@@ -253,6 +223,36 @@ struct replay {
 	int		 loaded;	/* a load line applied */
 };
 
+/* The changes the overlay holds, made in one rebuild of r->bt. */
+static int
+rebuild(struct replay *r, char *why, size_t len)
+{
+	struct softwire *add, *del;
+	struct lwaftr_bt *nbt;
+	struct entry *e;
+	size_t na = 0, nd = 0;
+
+	if ((add = calloc(r->ov.n + 1, sizeof(*add))) == NULL ||
+	    (del = calloc(r->ov.n + 1, sizeof(*del))) == NULL)
+		err(1, "journal");
+	for (e = r->ov.e; e < r->ov.e + r->ov.n; e++) {
+		if (!e->addr && e->in_base)
+			del[nd++] = e->s;
+		if (!e->addr && e->present)
+			add[na++] = e->s;
+	}
+	nbt = na + nd > 0 ? lwaftr_bt_change(r->bt, add, na, del, nd, why,
+	    len) : r->bt;
+	free(add);
+	free(del);
+	if (nbt == NULL)
+		return -1;
+	if (nbt != r->bt)
+		lwaftr_bt_free(r->bt);
+	r->bt = nbt;
+	return 0;
+}
+
 /* One journal line (no newline), line number no. */
 static void
 replay_line(struct replay *r, char *line, size_t no)
@@ -262,35 +262,27 @@ replay_line(struct replay *r, char *line, size_t no)
 	struct lwaftr_bt *nbt;
 	struct softwire s;
 	FILE *f;
-	int argc = 0, op, put, rc;
+	int argc = 0, op, rc;
 
 	snprintf(words, sizeof(words), "%s", line);
 	if (strncmp(line, "load ", 5) == 0) {	/* a path may hold spaces */
-		argv[0] = "load";
-		argv[1] = line + 5;
-		argc = 2;
-		goto words;
+		if (no != 2) {
+			snprintf(why, sizeof(why), "a load after line 2");
+			goto skip;
+		}
+		if ((nbt = lw_load_table(line + 5, why, sizeof(why))) == NULL)
+			goto skip;
+		lwaftr_bt_free(r->bt);
+		r->ov.base = r->bt = nbt;	/* no change before it */
+		r->loaded = 1;
+		fprintf(r->kept, "%s\n", words);
+		return;
 	}
 	for (w = strtok_r(line, " ", &save); w != NULL && argc < MAX_WORDS;
 	    w = strtok_r(NULL, " ", &save))
 		argv[argc++] = w;
 	if (argc == 0)
 		return;
-words:
-	why[0] = '\0';
-	if (strcmp(argv[0], "load") == 0 && argc == 2) {
-		if (no != 2) {
-			snprintf(why, sizeof(why), "a load after line 2");
-			goto skip;
-		}
-		if ((nbt = lw_load_table(argv[1], why, sizeof(why))) == NULL)
-			goto skip;
-		lwaftr_bt_free(r->bt);
-		r->ov.base = r->bt = nbt;
-		r->loaded = 1;
-		fprintf(r->kept, "%s\n", words);
-		return;
-	}
 	if (strcmp(argv[0], "add") != 0 && strcmp(argv[0], "remove") != 0 &&
 	    strcmp(argv[0], "set") != 0) {
 		snprintf(why, sizeof(why), "not a change");
@@ -304,23 +296,15 @@ words:
 		why[strcspn(why, "\n")] = '\0';
 		goto skip;
 	}
-	put = op != LW_REMOVE;
-	/* One by one, lwaftr_bt_change() checks, on the table itself. */
-	if (put && !r->one_by_one && fits(&r->ov, &s, why, sizeof(why)) == -1)
+	if (op != LW_REMOVE && fits(&r->ov, &s, why, sizeof(why)) == -1)
 		goto skip;
+	ov_put(&r->ov, &s, op != LW_REMOVE);
 	if (r->one_by_one) {
-		nbt = lwaftr_bt_change(r->bt, put ? &s : NULL, put,
-		    op != LW_ADD ? &s : NULL, op != LW_ADD, why, sizeof(why));
-		if (nbt == NULL)
+		rc = rebuild(r, why, sizeof(why));
+		ov_reset(&r->ov, r->bt);	/* made, or refused */
+		if (rc == -1)
 			goto skip;
-		lwaftr_bt_free(r->bt);
-		r->bt = nbt;
-		/* What find() counted of the addresses was of the old one. */
-		ov_free(&r->ov);
-		memset(&r->ov, 0, sizeof(r->ov));
-		r->ov.base = nbt;
-	} else
-		ov_put(&r->ov, &s, put);
+	}
 	fprintf(r->kept, "%s\n", words);
 	r->applied++;
 	return;
@@ -358,35 +342,6 @@ replay(struct replay *r, FILE *f, char **body, size_t *blen)
 	}
 	fclose(r->kept);
 	free(line);
-}
-
-/* The changes the overlay holds, made in one rebuild of r->bt. */
-static int
-rebuild(struct replay *r, char *why, size_t len)
-{
-	struct softwire *add, *del;
-	struct lwaftr_bt *nbt;
-	size_t i, na = 0, nd = 0;
-
-	if (r->ov.n == 0)
-		return 0;
-	if ((add = calloc(r->ov.n, sizeof(*add))) == NULL ||
-	    (del = calloc(r->ov.n, sizeof(*del))) == NULL)
-		err(1, "journal");
-	for (i = 0; i < r->ov.n; i++) {
-		if (r->ov.c[i].in_base)
-			del[nd++] = r->ov.c[i].s;
-		if (r->ov.c[i].present)
-			add[na++] = r->ov.c[i].s;
-	}
-	nbt = lwaftr_bt_change(r->bt, add, na, del, nd, why, len);
-	free(add);
-	free(del);
-	if (nbt == NULL)
-		return -1;
-	lwaftr_bt_free(r->bt);
-	r->bt = nbt;
-	return 0;
 }
 
 /*
@@ -432,7 +387,6 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 	size_t cap = 0, blen = 0, n = 0;
 	const char *dir = app_graph_dir();
 	FILE *f = NULL;
-	ssize_t len;
 
 	*skipped = 0;
 	if (dir == NULL)
@@ -442,7 +396,7 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 	snprintf(jpath, sizeof(jpath), "%s/%.*s.journal", dir,
 	    (int)sizeof(app_stage->label), app_stage->label);
 	if (app_resumed() && (f = fopen(jpath, "r")) != NULL &&
-	    (len = getline(&line, &cap, f)) > (ssize_t)strlen(HEADER) &&
+	    getline(&line, &cap, f) > (ssize_t)strlen(HEADER) &&
 	    strncmp(line, HEADER, strlen(HEADER)) == 0) {
 		line[strcspn(line, "\n")] = '\0';
 		snprintf(prev, sizeof(prev), "%s", line + strlen(HEADER));
@@ -454,7 +408,8 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				    "over: new conf", n, prev);
 		} else {
 			memset(&r, 0, sizeof(r));
-			r.ov.base = r.bt = bt;
+			r.bt = bt;
+			ov_reset(&r.ov, bt);
 			replay(&r, f, &body, &blen);
 			if (rebuild(&r, why, sizeof(why)) == -1) {
 				/* Not together, though the line check sees
@@ -465,11 +420,11 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 				free(body);
 				r.applied = r.skipped = r.loaded = 0;
 				r.one_by_one = 1;
-				ov_clear(&r.ov);	/* from r.bt, not on it */
-				r.ov.base = r.bt;
+				ov_reset(&r.ov, r.bt);
 				replay(&r, f, &body, &blen);
 			}
-			ov_free(&r.ov);
+			free(r.ov.e);
+			free(r.ov.idx);
 			bt = r.bt;
 			*skipped = r.skipped;
 			if (r.applied + r.loaded > 0)

@@ -123,12 +123,12 @@ int	lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4);
 const char *lw_sw_name(const struct softwire *s, char *buf, size_t len);
 /* The refusal of an add whose key is taken, in buf. */
 const char *lw_sw_exists(const struct softwire *s, char *buf, size_t len);
-/* The softwire keyed (ipv4, psid), or NULL. */
+/*
+ * The softwire keyed (ipv4, psid), or with any some softwire of ipv4
+ * (its port set); NULL when there is none.
+ */
 const struct softwire *lwaftr_bt_find(const struct lwaftr_bt *bt,
-	    uint32_t ipv4, uint16_t psid);
-/* Some softwire of ipv4 (its port set), or NULL. */
-const struct softwire *lw_bt_of_address(const struct lwaftr_bt *bt,
-	    uint32_t ipv4);
+	    uint32_t ipv4, uint16_t psid, int any);
 /*
  * A new table: old without the softwires keyed like del[] (each must be
  * there; only ipv4 and psid are read) and with add[] (none may be there

@@ -9,7 +9,6 @@
  * ctl.c's, in the runtime's control thread.
  */
 #include <err.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,33 +186,27 @@ side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 }
 
 static void
+path_opt(const char *opt, char *arg, void *var)
+{
+	*(const char **)var = arg;
+}
+
+static void
 lw_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "deterministic", no_argument, NULL, 'd' },
-		{ "counters-out", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct stage *st = &stage;
 	struct lw *lw = &st->lw;
+	int deterministic = 0;
+	const struct app_opt opts[] = {
+		APP_FLAG("deterministic", &deterministic),
+		APP_ARG("counters-out", path_opt, &st->counters_out, NULL),
+		APP_OPT_END
+	};
 	char errbuf[1024];
-	int ch, deterministic = 0;
 
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			deterministic = 1;
-			break;
-		case 'c':
-			st->counters_out = optarg;
-			break;
-		default:
-			app_usage();
-		}
-	}
-	if (argc - optind != 1)
+	if (app_options(argc, argv, opts, APP_OPT_WORDS) != argc - 1)
 		app_usage();
-	st->path = argv[optind];
+	st->path = argv[argc - 1];
 	/*
 	 * Big arrays (a table's) in their own mappings, whatever was freed
 	 * before: glibc's moving threshold would otherwise put the next

@@ -57,8 +57,8 @@ mismatches(const struct lwaftr_bt *bt, const struct softwire *sw, size_t n,
 			bad++;
 	}
 	for (i = 0; i < n; i += 1 + n / 50)
-		if (!same(lwaftr_bt_find(bt, sw[i].ipv4, sw[i].psid), &sw[i]) ||
-		    !lwaftr_bt_has_ipv4(bt, sw[i].ipv4))
+		if (!same(lwaftr_bt_find(bt, sw[i].ipv4, sw[i].psid, 0),
+		    &sw[i]) || !lwaftr_bt_has_ipv4(bt, sw[i].ipv4))
 			bad++;
 	return bad;
 }
@@ -292,7 +292,7 @@ test_million(void)
 	}
 	ok(nbt && bad == 0 && lwaftr_bt_softwires(nbt, &m) && m == n &&
 	    same(lwaftr_bt_lookup(nbt, s.ipv4, htons(3 << 12)), &s) &&
-	    lwaftr_bt_find(nbt, sw[n / 2].ipv4, sw[n / 2].psid) == NULL,
+	    lwaftr_bt_find(nbt, sw[n / 2].ipv4, sw[n / 2].psid, 0) == NULL,
 	    "%zu softwires: one added, one removed, lookups right", n);
 	lwaftr_bt_free(bt);
 	lwaftr_bt_free(nbt);
