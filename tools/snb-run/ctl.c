@@ -1,10 +1,8 @@
 /*
  * ctl.c: the control socket (snb-ctl).  One request per connection:
  * NUL-separated words, then EOF; one reply, then close.  Clients are
- * served from the supervisor's loop without blocking it: a request is
- * collected as it trickles in (within CLIENT_MS), a swap or restart runs
- * as a state machine (op.c) and answers when it ends, and the reply is
- * written as the client reads it (within CLIENT_MS).
+ * served from the supervisor's loop without blocking it (server.h); a
+ * swap or restart runs as a state machine (op.c) and answers when it ends.
  */
 #define _GNU_SOURCE
 #include <sys/socket.h>
@@ -12,7 +10,6 @@
 #include <sys/un.h>
 
 #include <err.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,24 +20,17 @@
 #include "stats.h"
 #include "run.h"
 
-#define MAX_CLIENTS	16
-#define CLIENT_MS	5000	/* to send a request, or to read a reply */
-#define REQ_MAX		16384
+static void	input(struct srv_client *, int);
 
-enum { C_FREE, C_READ, C_WAIT, C_WRITE };
-
-struct client {
-	int		 state;
-	int		 fd;
-	int		 id;		/* for op.c: slots are reused */
-	uint64_t	 deadline;	/* ms; 0 while an op runs */
-	size_t		 inlen, outlen, outoff;
-	char		*out;
-	char		 in[REQ_MAX];
+struct server ctl_srv = {
+	.max = 16,
+	.req_max = 16384,
+	.client_ms = 5000,	/* to send a request, or to read a reply */
+	.drain_ms = 1000,
+	.busy = "error: 16 control clients at once; try again\n",
+	.name = "control client",
+	.input = input,
 };
-
-static struct client	clients[MAX_CLIENTS];
-static int		listen_fd = -1, next_id = 1;
 
 int
 ctl_listen(void)
@@ -66,51 +56,25 @@ ctl_listen(void)
 	umask(old);
 	if (listen(fd, 8) == -1)
 		err(1, "listen");
-	listen_fd = fd;
+	srv_init(&ctl_srv, fd);
 	return fd;
-}
-
-static void
-client_close(struct client *c)
-{
-	close(c->fd);
-	free(c->out);
-	c->out = NULL;
-	c->state = C_FREE;
-}
-
-static struct client *
-client_by_id(int id)
-{
-	int i;
-
-	for (i = 0; i < MAX_CLIENTS; i++)
-		if (clients[i].state != C_FREE && clients[i].id == id)
-			return &clients[i];
-	return NULL;
 }
 
 /* The one reply to request id (gone if the client hung up meanwhile). */
 void
 ctl_reply(int id, const char *fmt, ...)
 {
-	struct client *c = client_by_id(id);
+	struct srv_client *c = srv_by_id(&ctl_srv, id);
 	va_list ap;
 	char *s;
-	int n;
 
-	if (c == NULL || c->state == C_WRITE)
+	if (c == NULL || c->state != SRV_WAIT)
 		return;
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n == -1)
+	if (vasprintf(&s, fmt, ap) == -1)
 		err(1, NULL);
-	c->out = s;
-	c->outlen = (size_t)n;
-	c->outoff = 0;
-	c->state = C_WRITE;
-	c->deadline = now_ms() + CLIENT_MS;
+	va_end(ap);
+	srv_reply(&ctl_srv, c, s);
 }
 
 static void
@@ -186,18 +150,18 @@ no_stage(int id, const char *label)
 	ctl_reply(id, "error: no stage '%s' (stages: %s)\n", label, list);
 }
 
-/* A whole request has arrived: do it, or start doing it. */
+/* At the request's end: do it, or start doing it. */
 static void
-request(struct client *c)
+input(struct srv_client *c, int end)
 {
 	char *w[4] = { NULL, NULL, NULL, NULL }, *p;
 	int n = 0, i, k, *copies = NULL;
 
-	c->in[c->inlen] = '\0';
+	if (!end)
+		return;
 	for (p = c->in; p < c->in + c->inlen && n < 4; p += strlen(p) + 1)
 		w[n++] = p;
-	c->state = C_WAIT;
-	c->deadline = 0;
+	c->state = SRV_WAIT;
 	if (n == 0)
 		ctl_reply(c->id, "error: empty request\n");
 	else if ((k = snb_ctl_nargs(w[0])) == -1 || n != k + 1)
@@ -226,125 +190,4 @@ request(struct client *c)
 	else
 		op_restart(i, c->id);
 	free(copies);
-}
-
-static void
-accept_clients(void)
-{
-	struct client *c;
-	int fd, i;
-
-	while ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC |
-	    SOCK_NONBLOCK)) != -1) {
-		for (i = 0; i < MAX_CLIENTS && clients[i].state != C_FREE; i++)
-			;
-		if (i == MAX_CLIENTS) {
-			/* A new socket's buffer takes the line: no wait. */
-			dprintf(fd, "error: %d control clients at once; try "
-			    "again\n", MAX_CLIENTS);
-			close(fd);
-			continue;
-		}
-		c = &clients[i];
-		c->state = C_READ;
-		c->fd = fd;
-		c->id = next_id++;
-		c->inlen = 0;
-		c->deadline = now_ms() + CLIENT_MS;
-	}
-}
-
-static void
-client_io(struct client *c, short revents)
-{
-	ssize_t n;
-
-	if (c->state == C_READ && (revents & (POLLIN | POLLHUP | POLLERR))) {
-		n = read(c->fd, c->in + c->inlen, REQ_MAX - 1 - c->inlen);
-		if (n > 0)
-			c->inlen += (size_t)n;
-		if (n == 0 || c->inlen == REQ_MAX - 1)
-			request(c);
-		else if (n == -1 && errno != EAGAIN && errno != EINTR)
-			client_close(c);
-	}
-	if (c->state == C_WRITE) {
-		n = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
-		if (n > 0)
-			c->outoff += (size_t)n;
-		if (c->outoff == c->outlen ||
-		    (n == -1 && errno != EAGAIN && errno != EINTR))
-			client_close(c);
-	}
-}
-
-int
-ctl_pollfds(struct pollfd *pfd, int max)
-{
-	int i, n = 0;
-
-	for (i = 0; i < MAX_CLIENTS && n < max; i++) {
-		if (clients[i].state == C_READ || clients[i].state == C_WRITE) {
-			pfd[n].fd = clients[i].fd;
-			pfd[n].events = clients[i].state == C_READ ? POLLIN :
-			    POLLOUT;
-			n++;
-		}
-	}
-	return n;
-}
-
-/* pfd: the listening socket first, then ctl_pollfds()'s. */
-void
-ctl_events(const struct pollfd *pfd, int n)
-{
-	int i, k;
-
-	if (pfd[0].revents & POLLIN)
-		accept_clients();
-	for (i = 1; i < n; i++)
-		for (k = 0; k < MAX_CLIENTS; k++)
-			if (pfd[i].revents && (clients[k].state == C_READ ||
-			    clients[k].state == C_WRITE) &&
-			    clients[k].fd == pfd[i].fd)
-				client_io(&clients[k], pfd[i].revents);
-}
-
-/*
- * snb-run is leaving: one try to hand each pending reply over (a reply
- * fits in the socket's buffer), without waiting for anyone.
- */
-void
-ctl_flush(void)
-{
-	int i;
-
-	for (i = 0; i < MAX_CLIENTS; i++)
-		if (clients[i].state == C_WRITE) {
-			client_io(&clients[i], POLLOUT);
-			if (clients[i].state != C_FREE)
-				client_close(&clients[i]);
-		}
-}
-
-/* Clients too slow to ask or to read are dropped. */
-uint64_t
-ctl_timers(uint64_t now)
-{
-	uint64_t next = 0;
-	int i;
-
-	for (i = 0; i < MAX_CLIENTS; i++) {
-		struct client *c = &clients[i];
-		if (c->state == C_FREE || c->deadline == 0)
-			continue;
-		if (c->deadline <= now) {
-			if (c->state == C_READ)
-				warnx("control client sent no whole request "
-				    "in %d ms: dropped", CLIENT_MS);
-			client_close(c);
-		} else if (next == 0 || c->deadline < next)
-			next = c->deadline;
-	}
-	return next;
 }

@@ -32,15 +32,6 @@ int		 spawn_stderr = -1;
 /* One read-write view per link: close a dead producer's ring, forget. */
 static struct ring	*owners;
 
-uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* snb-APP next to our own binary, then in $SNB_PATH, then in $PATH. */
 int
 find_app(const char *app, char *out, size_t outlen)

@@ -27,6 +27,7 @@
 
 #include "graph.h"
 #include "ring.h"
+#include "server.h"
 
 #define STOP_GRACE_MS	3000	/* SIGTERM, then SIGKILL after this */
 #define RESTART_MIN_MS	100
@@ -57,7 +58,6 @@ extern char		 graph_where[PATH_MAX];	/* "FILE:" or "": errors */
 /* launch.c */
 #define DESCRIBE_MS	5000	/* an app's answer to --describe */
 #define DESCRIBE_MAX	8192	/* bytes of it, NUL included */
-uint64_t now_ms(void);
 int	find_app(const char *app, char *out, size_t outlen);
 pid_t	describe_spawn(const char *path, int *fd);
 int	describe_text(const char *path, char *buf, size_t buflen,
@@ -92,11 +92,8 @@ int	supervise(void);
 int	graph_stopping(void);
 
 /* ctl.c */
+extern struct server ctl_srv;
 int	ctl_listen(void);
-int	ctl_pollfds(struct pollfd *pfd, int max);
-void	ctl_events(const struct pollfd *pfd, int n);
-uint64_t ctl_timers(uint64_t now);
-void	ctl_flush(void);
 void	ctl_reply(int id, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 

@@ -491,7 +491,7 @@ supervise(void)
 		next = stopping ? 0 : restarts_due(now);
 		next = earliest(next, op_timers(now));
 		next = earliest(next, roll_timers(now));
-		next = earliest(next, ctl_timers(now));
+		next = earliest(next, srv_timers(&ctl_srv, now));
 		if (!stopping && now >= traced_at) {
 			traced();
 			traced_at = now + TRACED_TICK_MS;
@@ -516,7 +516,7 @@ supervise(void)
 		if (live == 0 && !op_busy()) {
 			/* The graph has ended: answer whoever still waits. */
 			roll_abort();
-			ctl_flush();
+			srv_end(&ctl_srv);
 			break;
 		}
 		pfd[0].fd = sfd;
@@ -525,15 +525,13 @@ supervise(void)
 		pfd[1].events = POLLIN;
 		pfd[2].fd = op_fd();	/* -1 (none) as well */
 		pfd[2].events = POLLIN;
-		pfd[3].fd = cfd;
-		pfd[3].events = POLLIN;
-		n = 4 + ctl_pollfds(&pfd[4], 64 - 4);
+		n = 3 + srv_pollfds(&ctl_srv, &pfd[3], 64 - 3);
 		timeout = next ? (int)(next > now ? next - now : 0) : -1;
 		if (poll(pfd, (nfds_t)n, timeout) <= 0)
 			continue;
 		if (pfd[2].revents)
 			op_event();
-		ctl_events(pfd + 3, n - 3);
+		srv_events(&ctl_srv, pfd + 3, n - 3);
 		if (pfd[1].revents)
 			graph_dir_events(wfd);
 		read_signals(sfd);
