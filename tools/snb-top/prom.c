@@ -5,9 +5,11 @@
  * quantity (packets, bytes and errors never share a name), each family's
  * samples together after its HELP and TYPE.  Labels: graph, stage, app
  * (and port for an app's per-port counter); a link's from, from_port, to,
- * to_port.  The values are raw: a counter
- * only goes up while its stage lives (snb-ctl clear does not touch them).
+ * to_port.  The values are raw: a counter only goes up while its stage
+ * lives (snb-ctl clear does not touch them).
  */
+#include <ctype.h>
+#include <err.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,11 +69,13 @@ link_labels(FILE *f, const char *metric, const struct graph_view *g,
 	fputs("} ", f);
 }
 
-enum { S_UP, S_IN, S_OUT, S_BUSY, S_BREATHS, S_RESTARTS };
+enum { S_UP, S_IN, S_OUT, S_BUSY, S_BREATHS, S_RESTARTS, L_PACKETS, L_BYTES,
+    L_DROPS, L_SLOTS, L_USED, NFAM };
 
+/* A stage's families, then (after the apps' counters) a link's. */
 static const struct {
 	const char	*name, *type, *help;
-} stage_fam[] = {
+} fam[NFAM] = {
 	{ "snb_stage_up", "gauge", "1 if the stage's process is running." },
 	{ "snb_stage_packets_in_total", "counter",
 	    "Packets the stage took from its input links." },
@@ -83,17 +87,29 @@ static const struct {
 	    "Breaths (polls of its app) that moved packets." },
 	{ "snb_stage_restarts_total", "counter",
 	    "Times the launcher restarted the stage." },
+	{ "snb_link_packets_total", "counter",
+	    "Packets put on the link (its ring)." },
+	{ "snb_link_bytes_total", "counter",
+	    "Bytes of the packets put on the link: frames without preamble "
+	    "and FCS." },
+	{ "snb_link_drops_total", "counter",
+	    "Packets a leaky link dropped because its ring was full." },
+	{ "snb_ring_slots", "gauge", "Slots of the link's ring." },
+	{ "snb_ring_slots_used", "gauge",
+	    "Slots of the link's ring holding packets not yet taken." },
 };
 
-/* Sample which of stage v (busy time in ns: printed in seconds). */
+/* Family k's sample of stage or link j of g (busy time in ns). */
 static uint64_t
-stage_value(int which, const struct stage_view *v)
+value(int k, const struct graph_view *g, int j)
 {
-	const volatile struct stage_file *s = v->f;
+	const volatile struct stage_file *s = k < L_PACKETS ?
+	    g->stages[j].f : NULL;
+	const struct ring *r = k < L_PACKETS ? NULL : &g->links[j].r;
 
-	switch (which) {
+	switch (k) {
 	case S_UP:
-		return v->alive && s->exit_state == STAGE_RUNNING;
+		return g->stages[j].alive && s->exit_state == STAGE_RUNNING;
 	case S_IN:
 		return s->packets_in;
 	case S_OUT:
@@ -102,8 +118,18 @@ stage_value(int which, const struct stage_view *v)
 		return s->busy_ns;
 	case S_BREATHS:
 		return s->busy_breaths;
-	default:
+	case S_RESTARTS:
 		return s->restarts;
+	case L_PACKETS:
+		return atomic_load(&r->shm->prod.head);
+	case L_BYTES:
+		return atomic_load(&r->shm->prod.bytes);
+	case L_DROPS:
+		return atomic_load(&r->shm->prod.drops);
+	case L_SLOTS:
+		return (uint64_t)r->mask + 1;
+	default:
+		return ring_fill(r);
 	}
 }
 
@@ -131,128 +157,69 @@ app_metric(const struct stage_counter *c, char *out, size_t len, char *port,
 		*br = '\0';
 	}
 	n = (size_t)snprintf(out, len, "snb_app_");
-	for (i = 0; name[i] && n + 1 < len; i++)
-		out[n++] = (name[i] >= 'a' && name[i] <= 'z') ||
-		    (name[i] >= 'A' && name[i] <= 'Z') ||
-		    (name[i] >= '0' && name[i] <= '9') ? name[i] : '_';
+	for (i = 0; name[i] && n + 1 < len; i++)	/* the C locale's */
+		out[n++] = isalnum((unsigned char)name[i]) ? name[i] : '_';
 	out[n] = '\0';
 	if (!(c->flags & STAGE_COUNTER_GAUGE))
 		strlcat(out, "_total", len);
-}
-
-/*
- * Counter k of stage s as a sample of family fam: 1 if it is one (and not
- * the same series as an earlier counter of s, which two names can map to).
- */
-static int
-app_sample(const struct stage_file *s, int k, const char *fam, char *port,
-    size_t plen)
-{
-	char m[80], m2[80], p2[64];
-	int j;
-
-	app_metric(&s->counters[k], m, sizeof(m), port, plen);
-	if (strcmp(m, fam) != 0)
-		return 0;
-	for (j = 0; j < k; j++) {
-		app_metric(&s->counters[j], m2, sizeof(m2), p2, sizeof(p2));
-		if (strcmp(m2, m) == 0 && strcmp(p2, port) == 0)
-			return 0;
-	}
-	return 1;
 }
 
 /* One family per app counter name, in the order first met. */
 static void
 app_families(FILE *f, struct graph_view *g, int n)
 {
-	char (*names)[80] = NULL, m[80], port[64], help[160];
-	int i, j, k, x, nn = 0;
+	struct {
+		char				 m[80], port[64];
+		const struct graph_view		*g;
+		const struct stage_file		*s;
+		const struct stage_counter	*c;
+	} *a = NULL;
+	char help[160];
+	const char *type;
+	size_t na = 0, x, y;
+	int i, j, k;
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < g[i].nstages; j++) {
 			const struct stage_file *s = g[i].stages[j].f;
 			for (k = 0; k < (int)s->ncounters &&
 			    k < STAGE_MAX_COUNTERS; k++) {
-				app_metric(&s->counters[k], m, sizeof(m), port,
-				    sizeof(port));
-				for (x = 0; x < nn && strcmp(names[x], m); x++)
+				if ((a = reallocarray(a, na + 1,
+				    sizeof(*a))) == NULL)
+					err(1, NULL);
+				a[na].g = &g[i];
+				a[na].s = s;
+				a[na].c = &s->counters[k];
+				app_metric(a[na].c, a[na].m, sizeof(a[na].m),
+				    a[na].port, sizeof(a[na].port));
+				/* Two names of s can map to one series. */
+				for (y = 0; y < na && (a[y].s != s ||
+				    strcmp(a[y].m, a[na].m) != 0 ||
+				    strcmp(a[y].port, a[na].port) != 0); y++)
 					;
-				if (x < nn)
-					continue;
-				if ((names = reallocarray(names, (size_t)nn + 1,
-				    sizeof(*names))) == NULL)
-					abort();
-				strlcpy(names[nn++], m, sizeof(*names));
+				na += y == na;
 			}
 		}
-	for (x = 0; x < nn; x++) {
-		const char *type = NULL;
-		for (i = 0; i < n; i++)
-			for (j = 0; j < g[i].nstages; j++) {
-				const struct stage_file *s = g[i].stages[j].f;
-				for (k = 0; k < (int)s->ncounters &&
-				    k < STAGE_MAX_COUNTERS; k++) {
-					const struct stage_counter *c =
-					    &s->counters[k];
-					if (!app_sample(s, k, names[x], port,
-					    sizeof(port)))
-						continue;
-					if (type == NULL) {
-						type = c->flags &
-						    STAGE_COUNTER_GAUGE ?
-						    "gauge" : "counter";
-						snprintf(help, sizeof(help),
-						    "The app's %s %.*s (see "
-						    "its manual page).", type,
-						    (int)strcspn(c->name, "["),
-						    c->name);
-						family(f, names[x], type, help);
-					}
-					stage_labels(f, names[x], &g[i], s,
-					    port);
-					fprintf(f, "%" PRIu64 "\n",
-					    (uint64_t)c->value);
-				}
+	for (x = 0; x < na; x++) {
+		for (y = 0; y < x && strcmp(a[y].m, a[x].m) != 0; y++)
+			;
+		if (y < x)
+			continue;	/* its family is out */
+		type = a[x].c->flags & STAGE_COUNTER_GAUGE ? "gauge" :
+		    "counter";
+		snprintf(help, sizeof(help), "The app's %s %.*s (see its "
+		    "manual page).", type, (int)strcspn(a[x].c->name, "["),
+		    a[x].c->name);
+		family(f, a[x].m, type, help);
+		for (y = x; y < na; y++)
+			if (strcmp(a[y].m, a[x].m) == 0) {
+				stage_labels(f, a[y].m, a[y].g, a[y].s,
+				    a[y].port);
+				fprintf(f, "%" PRIu64 "\n",
+				    (uint64_t)a[y].c->value);
 			}
 	}
-	free(names);
-}
-
-enum { L_PACKETS, L_BYTES, L_DROPS, L_SLOTS, L_USED };
-
-static const struct {
-	const char	*name, *type, *help;
-} link_fam[] = {
-	{ "snb_link_packets_total", "counter",
-	    "Packets put on the link (its ring)." },
-	{ "snb_link_bytes_total", "counter",
-	    "Bytes of the packets put on the link: frames without preamble "
-	    "and FCS." },
-	{ "snb_link_drops_total", "counter",
-	    "Packets a leaky link dropped because its ring was full." },
-	{ "snb_ring_slots", "gauge", "Slots of the link's ring." },
-	{ "snb_ring_slots_used", "gauge",
-	    "Slots of the link's ring holding packets not yet taken." },
-};
-
-static uint64_t
-link_value(int which, struct link_view *l)
-{
-	struct ring_shm *r = l->r.shm;
-
-	switch (which) {
-	case L_PACKETS:
-		return atomic_load(&r->prod.head);
-	case L_BYTES:
-		return atomic_load(&r->prod.bytes);
-	case L_DROPS:
-		return atomic_load(&r->prod.drops);
-	case L_SLOTS:
-		return (uint64_t)l->r.mask + 1;
-	default:
-		return ring_fill(&l->r);
-	}
+	free(a);
 }
 
 void
@@ -269,30 +236,24 @@ prom_write(FILE *f, struct graph_view *g, int n)
 			label(f, "graph", g[i].name, sizeof(g[i].name), 1);
 			fprintf(f, "} %ld\n", g[i].started);
 		}
-	for (k = 0; k < (int)(sizeof(stage_fam) / sizeof(stage_fam[0])); k++) {
-		family(f, stage_fam[k].name, stage_fam[k].type,
-		    stage_fam[k].help);
+	for (k = 0; k < NFAM; k++) {
+		if (k == L_PACKETS)
+			app_families(f, g, n);
+		family(f, fam[k].name, fam[k].type, fam[k].help);
 		for (i = 0; i < n; i++)
-			for (j = 0; j < g[i].nstages; j++) {
-				stage_labels(f, stage_fam[k].name, &g[i],
-				    g[i].stages[j].f, "");
-				v = stage_value(k, &g[i].stages[j]);
+			for (j = 0; j < (k < L_PACKETS ? g[i].nstages :
+			    g[i].nlinks); j++) {
+				if (k < L_PACKETS)
+					stage_labels(f, fam[k].name, &g[i],
+					    g[i].stages[j].f, "");
+				else
+					link_labels(f, fam[k].name, &g[i],
+					    &g[i].links[j]);
+				v = value(k, &g[i], j);
 				if (k == S_BUSY)
 					fprintf(f, "%.9f\n", v / 1e9);
 				else
 					fprintf(f, "%" PRIu64 "\n", v);
-			}
-	}
-	app_families(f, g, n);
-	for (k = 0; k < (int)(sizeof(link_fam) / sizeof(link_fam[0])); k++) {
-		family(f, link_fam[k].name, link_fam[k].type,
-		    link_fam[k].help);
-		for (i = 0; i < n; i++)
-			for (j = 0; j < g[i].nlinks; j++) {
-				link_labels(f, link_fam[k].name, &g[i],
-				    &g[i].links[j]);
-				fprintf(f, "%" PRIu64 "\n",
-				    link_value(k, &g[i].links[j]));
 			}
 	}
 }
