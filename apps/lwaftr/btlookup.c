@@ -113,25 +113,19 @@ bt_search(const struct lwaftr_bt *bt, uint32_t base, uint32_t n,
 	return NULL;
 }
 
-static inline const struct softwire *
-bt_find(const struct lwaftr_bt *bt, const struct bt_bucket *b, int w,
-    uint32_t psid)
-{
-	if (b->dense[w])
-		return &bt->sw[b->base[w] + psid];
-	return bt_search(bt, b->base[w], b->last[w] + 1u, psid);
-}
-
 const struct softwire *
 lwaftr_bt_lookup(const struct lwaftr_bt *bt, uint32_t ipv4, uint16_t port)
 {
 	const struct bt_bucket *b;
+	uint32_t psid;
 	int w;
 
 	if ((b = bt_probe(bt, ipv4, bt_hash(ipv4) & bt->mask, &w)) == NULL ||
 	    bt_reserved(b, w, port))
 		return NULL;
-	return bt_find(bt, b, w, bt_psid(b, w, port));
+	psid = bt_psid(b, w, port);
+	return b->dense[w] ? &bt->sw[b->base[w] + psid] : bt_search(bt,
+	    b->base[w], b->last[w] + 1u, psid);
 }
 
 void

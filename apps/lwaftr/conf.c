@@ -267,14 +267,9 @@ check_side(struct cparser *ps, const struct side *sd, const char *name)
 	const char *bn = sd->blk.line ? sd->blkname : "softwire-config";
 	/* "external-interface: missing 'ip'", "instance: missing ..." */
 	const char *what = strcmp(bn, name) == 0 ? "" : name;
-	const char *sep = *what ? " " : "", *miss = NULL;
+	const char *sep = *what ? " " : "", *miss = !sd->ip.line ? "ip" :
+	    !sd->mac.line ? "mac" : !sd->nh.line ? "next-hop" : NULL;
 
-	if (!sd->ip.line)
-		miss = "ip";
-	else if (!sd->mac.line)
-		miss = "mac";
-	else if (!sd->nh.line)
-		miss = "next-hop";
 	if (miss)
 		return cfg_err(&ps->cf, at, "%s: missing %s%s'%s'", bn, what,
 		    sep, miss);

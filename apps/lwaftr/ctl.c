@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "dp.h"
-#include "journal.h"
 
 #define REQUESTS "add softwire FIELD VALUE... | remove softwire ipv4 A " \
 	"psid P | set softwire ipv4 A psid P FIELD VALUE... | get softwire " \
@@ -89,20 +88,6 @@ commit(struct lw *lw, struct lwaftr_bt *nbt, const char *what,
 	return 0;
 }
 
-static int
-number(const char *field, const char *v, unsigned long max,
-    unsigned long *out, FILE *f)
-{
-	char *end;
-
-	if (*v < '0' || *v > '9' || (*out = strtoul(v, &end, 10),
-	    *end != '\0') || *out > max) {
-		fprintf(f, "bad %s '%s' (0 to %lu)\n", field, v, max);
-		return -1;
-	}
-	return 0;
-}
-
 /* The fields given (a bit each: 1 << their place in field[]). */
 #define F_IPV4	0x01
 #define F_PSID	0x02
@@ -131,7 +116,8 @@ static int
 fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
 {
 	const struct field *fd;
-	unsigned long v;
+	unsigned long v = 0;
+	char *val, *end;
 	uint16_t psid;
 	uint8_t *p;
 	size_t j;
@@ -153,21 +139,22 @@ fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
 		}
 		fd = &field[j];
 		p = (uint8_t *)s + fd->off;
-		if (fd->af != 0) {
-			if (inet_pton(fd->af, argv[i + 1], p) != 1) {
-				fprintf(f, "bad %s '%s'\n", fd->name,
-				    argv[i + 1]);
-				return -1;
-			}
-		} else if (number(fd->name, argv[i + 1], fd->max, &v, f) ==
-		    -1) {
+		val = argv[i + 1];
+		if (fd->af != 0 && inet_pton(fd->af, val, p) != 1) {
+			fprintf(f, "bad %s '%s'\n", fd->name, val);
 			return -1;
-		} else if (fd->max > UINT8_MAX) {
+		}
+		if (fd->af == 0 && (*val < '0' || *val > '9' ||
+		    (v = strtoul(val, &end, 10), *end != '\0') || v > fd->max)) {
+			fprintf(f, "bad %s '%s' (0 to %lu)\n", fd->name, val,
+			    fd->max);
+			return -1;
+		}
+		if (fd->af == 0 && fd->max > UINT8_MAX) {
 			psid = (uint16_t)v;	/* the one 16-bit number */
 			memcpy(p, &psid, 2);
-		} else {
+		} else if (fd->af == 0)
 			*p = (uint8_t)v;
-		}
 		if (*given & 1 << j) {
 			fprintf(f, "'%s' given twice\n", argv[i]);
 			return -1;

@@ -1,21 +1,9 @@
 /*
- * dp.h: the lwAFTR data path's internals (lwaftr.h maps the other files).
- * Calls run one way:
- *
- *	rx.c	ingress: bursts with batched lookups, VLAN, reassembly,
- *		ARP/NDP, echo, filters
- *	xlate.c	the softwire core: IPv4 -> B4 (encapsulation), B4 -> IPv4
- *		(decapsulation, source checks, hairpinning), and where the
- *		ICMPv4 errors it provokes go
- *	icmp.c	ICMPv4/ICMPv6 errors, ICMPv6 -> ICMPv4 translation, echo
- *		replies, and which port of an IPv4 packet names its B4
- *	tx.c	output: Ethernet and VLAN headers, egress filters,
- *		fragmentation, frames held for next-hop resolution, ARP/NS
- *		solicitations
- *
- * main.c -> rx.c -> xlate.c -> icmp.c -> tx.c.  All state is one struct
- * lw, which main.c owns and passes down by pointer; a side points back
- * at it so that tx.c can count.
+ * dp.h: the lwAFTR data path's internals (lwaftr.h maps the files).
+ * Calls run one way: main.c -> rx.c (ingress) -> xlate.c (the softwire
+ * core) -> icmp.c -> tx.c (output).  All state is one struct lw, which
+ * main.c owns and passes down by pointer; a side points back at it so
+ * that tx.c can count.
  *
  * Byte counters count Ethernet frames without their VLAN tag, which is
  * what the reference's counters (and so the conformance vectors) count.
@@ -242,11 +230,12 @@ int	echo(struct lw *lw, struct side *s, struct pkt *pk);
 
 /* tx.c */
 #define TX_FILTER	0x1	/* the side's egress filter applies */
+#define TX_NOFRAG	0x2	/* drop rather than fragment */
 #define SOLICIT_INTERVAL 3000000000ULL	/* ARP/NS while unresolved: the
 					   reference's 3 s */
-#define TX_NOFRAG	0x2	/* drop rather than fragment */
+#define SCRATCH_HEAD	64	/* room for VLAN tag and Ethernet header */
+#define SCRATCH_SIZE	(SCRATCH_HEAD + 65536 + 128)
 
-void	tx_init(struct side *s);
 void	tx_fini(struct side *s);
 uint8_t *tx_begin_slow(struct side *s, uint16_t type, size_t l3len,
 	    const uint8_t *dst, const uint8_t *src);
@@ -307,12 +296,6 @@ tx_slot_fill(struct side *s, struct packet *p, size_t flen)
 	p->ts_ns = 0;
 	s->nbytes += flen;
 	s->nout++;
-}
-
-static inline void
-tx_slot_done(struct side *s, size_t flen)
-{
-	tx_slot_fill(s, ring_slot(s->ro, s->nout), flen);
 }
 
 /*

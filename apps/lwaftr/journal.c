@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 
 #include "app.h"
-#include "journal.h"
+#include "lwaftr.h"
 #include "stage.h"
 
 #define HEADER		"snb-lwaftr journal of "
@@ -232,9 +232,9 @@ rebuild(struct replay *r, char *why, size_t len)
 	struct entry *e;
 	size_t na = 0, nd = 0;
 
-	if ((add = calloc(r->ov.n + 1, sizeof(*add))) == NULL ||
-	    (del = calloc(r->ov.n + 1, sizeof(*del))) == NULL)
+	if ((add = calloc(2 * (r->ov.n + 1), sizeof(*add))) == NULL)
 		err(1, "journal");
+	del = add + r->ov.n + 1;
 	for (e = r->ov.e; e < r->ov.e + r->ov.n; e++) {
 		if (!e->addr && e->in_base)
 			del[nd++] = e->s;
@@ -244,7 +244,6 @@ rebuild(struct replay *r, char *why, size_t len)
 	nbt = na + nd > 0 ? lwaftr_bt_change(r->bt, add, na, del, nd, why,
 	    len) : r->bt;
 	free(add);
-	free(del);
 	if (nbt == NULL)
 		return -1;
 	if (nbt != r->bt)

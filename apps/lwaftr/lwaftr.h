@@ -9,7 +9,8 @@
  *	btlookup.c lookups in it, single and batched (the packet path)
  *	btedit.c changes to a binding table: a new table beside the old
  *	ctl.c	snb-ctl's config requests: add, remove, set, get, reload
- *	journal.c those changes kept for a restart or swap (journal.h)
+ *	journal.c those changes kept for a restart or swap, so that
+ *		they outlive the process
  *	main.c	the app and its data path (rx.c, xlate.c, icmp.c, tx.c;
  *		see dp.h): ports v4 and v6, encap/decap, hairpinning, ICMP,
  *		fragments, ARP/NDP, VLAN, counters
@@ -23,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cfg.h"
 
@@ -142,5 +144,48 @@ struct lwaftr_bt *lwaftr_bt_change(const struct lwaftr_bt *old,
 /* What b changes of a: softwires added, removed, changed (same key). */
 void	lwaftr_bt_diff(const struct lwaftr_bt *a, const struct lwaftr_bt *b,
 	    size_t *added, size_t *removed, size_t *changed);
+
+/* A table as a request sees it: its lwaftr_bt_find(). */
+struct sw_view {
+	const struct softwire *(*find)(void *ctx, uint32_t ipv4,
+		    uint16_t psid, int any);
+	void	*ctx;
+};
+
+#define LW_GET		0
+#define LW_ADD		1
+#define LW_REMOVE	2
+#define LW_SET		3
+
+/* ctl.c */
+/*
+ * The words of add, remove, set or get against v: *op, and the softwire
+ * put (add, set: whole) or removed (its key).  -1 with the reason on f.
+ */
+int	lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
+	    struct softwire *s, FILE *f);
+/* The binding table of a softwire-config file, or NULL with why in err. */
+struct lwaftr_bt *lw_load_table(const char *file, char *err, size_t len);
+
+/* journal.c */
+/*
+ * At start(), before the first breath and the first request: bt (conf's
+ * table) with the journal's changes when this process continues one of
+ * the same conf (a restart, a swap), else bt; the journal is then this
+ * process's.  Reports on standard error; *skipped: lines that no longer
+ * apply.
+ */
+struct lwaftr_bt *lw_journal_start(struct lwaftr_bt *bt, const char *conf,
+	    size_t *skipped);
+/*
+ * After a change took effect: its words, one line.  -1 with the reason in
+ * why when it is not journalled (nothing of it is then).
+ */
+int	lw_journal_append(int argc, char **argv, char *why, size_t whylen);
+/*
+ * After a load: the table is file's (NULL: conf's); earlier lines go.
+ * -1: the journal could not be rewritten (it is emptied).
+ */
+int	lw_journal_reset(const char *file);
 
 #endif

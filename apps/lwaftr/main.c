@@ -19,7 +19,6 @@
 #include <pcap/pcap.h>
 
 #include "dp.h"
-#include "journal.h"
 #include "proto.h"
 #include "stage.h"
 
@@ -182,7 +181,8 @@ side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 	    cf->reasm_max_frags, s->v6 ? REASM6_TIMEOUT : REASM4_TIMEOUT, 0);
 	if (s->reasm == NULL)
 		errx(1, "%s reassembly: out of memory", s->name);
-	tx_init(s);
+	if ((s->scratch = malloc(SCRATCH_SIZE)) == NULL)
+		err(1, NULL);
 }
 
 static void

@@ -16,7 +16,6 @@
  * reference counts at its fragmenter, which every outgoing frame crosses.
  */
 #include <arpa/inet.h>
-#include <err.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +25,6 @@
 #include "dp.h"
 #include "ndp.h"
 #include "proto.h"
-
-#define SCRATCH_HEAD	64	/* room for VLAN tag and Ethernet header */
-#define SCRATCH_SIZE	(SCRATCH_HEAD + 65536 + 128)
 
 static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -51,13 +47,6 @@ tx_frames_big(const struct side *s, size_t l3len)
 	return (uint32_t)((l3len + per - 1) / per);
 }
 
-/* Free output slots left this breath. */
-static inline uint32_t
-room_left(const struct side *s)
-{
-	return s->room - s->nout;
-}
-
 static inline int
 slot_fits(const struct side *s, size_t flen)
 {
@@ -71,7 +60,7 @@ slot_fits(const struct side *s, size_t flen)
 static uint8_t *
 next_slot(struct side *s, size_t flen)
 {
-	if (room_left(s) == 0 || !slot_fits(s, flen)) {
+	if (s->nout == s->room || !slot_fits(s, flen)) {
 		s->lw->ctr[DROP_OUTPUT_FULL]++;
 		return NULL;
 	}
@@ -88,7 +77,7 @@ tx_begin_slow(struct side *s, uint16_t type, size_t l3len, const uint8_t *dst,
 	s->cur_l3len = l3len;
 	s->cur_type = type;
 	s->cur_dst = dst != NULL;
-	if (s->ro != NULL && room_left(s) > 0 &&
+	if (s->ro != NULL && s->nout < s->room &&
 	    slot_fits(s, SNB_ETH_HLEN + l3len) &&
 	    (!is_ip(s, type) || l3len <= s->mtu) &&
 	    (dst != NULL || (s->nh_known && s->nheld == 0))) {
@@ -190,7 +179,8 @@ fragment(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 			memcpy(f + 10, &v, 2);
 		}
 		memcpy(f + h, ip + hlen + off, n);
-		tx_slot_done(s, SNB_ETH_HLEN + h + n);
+		tx_slot_fill(s, ring_slot(s->ro, s->nout),
+		    SNB_ETH_HLEN + h + n);
 		/* Later IPv4 fragments carry the "copied" options only. */
 		if (off == 0 && !s->v6)
 			h = SNB_IPV4_HLEN + copied_options(ip, hlen,
@@ -226,7 +216,7 @@ emit(struct side *s, const uint8_t *eth, size_t l3len, uint16_t type,
 			return;
 		memcpy(f, eth, flen);
 	}
-	tx_slot_done(s, flen);
+	tx_slot_fill(s, ring_slot(s->ro, s->nout), flen);
 	s->lw->ctr[s->v6 ? OUT_IPV6_FRAG_NOT : OUT_IPV4_FRAG_NOT]++;
 }
 
@@ -285,7 +275,7 @@ tx_flush_held(struct side *s)
 		struct held *h = &s->held[s->held_head];
 		uint8_t *f = s->scratch + SCRATCH_HEAD;
 
-		if (s->ro != NULL && room_left(s) < tx_frames(s, h->len))
+		if (s->ro != NULL && s->room - s->nout < tx_frames(s, h->len))
 			return;
 		eth_header(f, s->nh_mac, s->mac, h->type);
 		memcpy(f + SNB_ETH_HLEN, h->l3, h->len);
@@ -354,13 +344,6 @@ tx_fast(struct side *s)
 	}
 	cap = s->ro->capacity - SNB_ETH_HLEN - SNB_VLAN_HLEN;
 	s->fast_l3 = s->mtu < cap ? s->mtu : cap;
-}
-
-void
-tx_init(struct side *s)
-{
-	if ((s->scratch = malloc(SCRATCH_SIZE)) == NULL)
-		err(1, NULL);
 }
 
 /* At exit: what still waits for the next hop is lost. */
