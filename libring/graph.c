@@ -165,19 +165,6 @@ gr_strtab_free(struct strtab *t)
 /* ---- lexer ---- */
 
 void
-lex_init(struct lexer *lx, const char *text, char *errbuf, size_t errlen,
-    int words)
-{
-	memset(lx, 0, sizeof(*lx));
-	lx->s = text;
-	lx->line = lx->col = 1;
-	lx->words = words;
-	lx->buf = gr_xrealloc(NULL, strlen(text) + 1, 1);
-	lx->err = errbuf;
-	lx->errlen = errlen;
-}
-
-void
 lex_free(struct lexer *lx)
 {
 	int i;
@@ -211,13 +198,11 @@ nextc(struct lexer *lx)
 }
 
 static void
-push_tok(struct lexer *lx, enum tok_type t, char *text, struct graph_pos pos)
+push_tok(struct lexer *lx, enum tok_type t, char *text, int quoted,
+    struct graph_pos pos)
 {
 	lx->toks = gr_grow(lx->toks, lx->ntoks, &lx->cap, sizeof(*lx->toks));
-	lx->toks[lx->ntoks].type = t;
-	lx->toks[lx->ntoks].text = text;
-	lx->toks[lx->ntoks].quoted = 0;
-	lx->toks[lx->ntoks++].pos = pos;
+	lx->toks[lx->ntoks++] = (struct token){ t, text, quoted, pos };
 }
 
 /*
@@ -277,7 +262,8 @@ name_tok(struct lexer *lx, enum tok_type t, const char *w,
 
 /* The whole text into tokens; graph_words() wants words only. */
 int
-lex(struct lexer *lx)
+lex(struct lexer *lx, const char *text, char *errbuf, size_t errlen,
+    int words)
 {
 	struct graph_pos pos;
 	enum tok_type t;
@@ -285,6 +271,9 @@ lex(struct lexer *lx)
 	int c, quoted;
 	size_t n;
 
+	*lx = (struct lexer){ .s = text, .line = 1, .col = 1, .words = words,
+	    .buf = gr_xrealloc(NULL, strlen(text) + 1, 1), .err = errbuf,
+	    .errlen = errlen };
 	for (;;) {
 		c = peekc(lx);
 		pos.line = lx->line;
@@ -307,9 +296,9 @@ lex(struct lexer *lx)
 			w = c == '|' && peekc(lx) == '~' && nextc(lx) ?
 			    gr_strndup("~", 1) : NULL;
 			push_tok(lx, c == '|' ? T_PIPE : c == ';' ? T_SEMI :
-			    T_NEWLINE, w, pos);
+			    T_NEWLINE, w, 0, pos);
 		} else if (c == '\0') {
-			push_tok(lx, T_EOF, NULL, pos);
+			push_tok(lx, T_EOF, NULL, 0, pos);
 			return 0;
 		} else {
 			if ((w = lex_word(lx, &quoted)) == NULL)
@@ -339,8 +328,7 @@ lex(struct lexer *lx)
 				free(w);
 				return -1;
 			}
-			push_tok(lx, t, w, pos);
-			lx->toks[lx->ntoks - 1].quoted = quoted;
+			push_tok(lx, t, w, quoted, pos);
 		}
 	}
 }
@@ -364,8 +352,7 @@ graph_words(const char *text, int *argc, char *errbuf, size_t errlen)
 	char **v = NULL;
 	int i;
 
-	lex_init(&lx, text, errbuf, errlen, 1);
-	if (lex(&lx) == 0) {
+	if (lex(&lx, text, errbuf, errlen, 1) == 0) {
 		/* The words, then the end's NULL text. */
 		v = gr_xrealloc(NULL, (size_t)lx.ntoks, sizeof(*v));
 		for (i = 0; i < lx.ntoks; i++)
@@ -403,11 +390,10 @@ app_info_parse(struct app_info *info, const char *text, char *errbuf,
 	int nw, first = 1;
 
 	memset(info, 0, sizeof(*info));
-	while (*s) {
+	for (; *s; s += *s == '\n') {
 		/* "summary": one line of prose for snb-run --list. */
 		if (strncmp(s + strspn(s, space), "summary ", 8) == 0) {
 			s += strcspn(s, "\n");
-			s += *s == '\n';
 			continue;
 		}
 		/* The first three words of the line; the rest is ignored. */
@@ -423,7 +409,6 @@ app_info_parse(struct app_info *info, const char *text, char *errbuf,
 			if (nw < 3)
 				memcpy(w[nw++], s, n);
 		}
-		s += *s == '\n';
 		if (nw == 0)
 			continue;
 		if (first) {

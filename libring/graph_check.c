@@ -66,12 +66,11 @@ other_options(const struct stage *s, const struct stage *t)
 static int
 merge_devices(struct graph *g, char *errbuf, size_t errlen)
 {
-	struct strtab devs;
+	struct strtab devs = { 0 };
 	struct stage *s, *t;
 	char *key, **v;
 	int *into, i, j, k, n, rc = -1;
 
-	memset(&devs, 0, sizeof(devs));
 	/* into[j]: the stage j merges into, or -1; then its new index. */
 	into = gr_xrealloc(NULL, (size_t)g->nstages, sizeof(*into));
 	for (j = 0; j < g->nstages; j++) {
@@ -178,15 +177,11 @@ copy_base(struct strtab *taken, const char *want, int ncopies)
 static void
 auto_labels(struct graph *g)
 {
-	struct strtab taken, next, sets, bases;
+	struct strtab taken = { 0 }, next = { 0 }, sets = { 0 }, bases = { 0 };
 	struct stage *s;
 	char want[GRAPH_NAME_MAX], key[GRAPH_NAME_MAX], *c;
 	int i, n;
 
-	memset(&taken, 0, sizeof(taken));
-	memset(&next, 0, sizeof(next));
-	memset(&sets, 0, sizeof(sets));
-	memset(&bases, 0, sizeof(bases));
 	for (i = 0; i < g->nstages; i++) {
 		s = &g->stages[i];
 		if (s->labelled)
@@ -224,16 +219,15 @@ auto_labels(struct graph *g)
 			gr_strtab_put(&taken, s->label, i);
 			continue;
 		}
-		strlcpy(key, want, sizeof(key));
-		strlcpy(s->label, key, sizeof(s->label));
+		strlcpy(s->label, want, sizeof(s->label));
 		if (gr_strtab_get(&taken, s->label) != -1) {
-			if ((n = gr_strtab_get(&next, key)) == -1)
+			if ((n = gr_strtab_get(&next, want)) == -1)
 				n = 2;
 			do
 				snprintf(s->label, sizeof(s->label), "%.50s%d",
 				    want, n++);
 			while (gr_strtab_get(&taken, s->label) != -1);
-			gr_strtab_put(&next, key, n);
+			gr_strtab_put(&next, want, n);
 		}
 		gr_strtab_put(&taken, s->label, i);
 	}
@@ -431,9 +425,8 @@ graph_stage_fit(const struct graph *g, int i, const struct app_info *info,
 			if ((out ? l->from : l->to) != i)
 				continue;
 			if (info_port(info, name, out) == -1) {
-				m->link = links ? links[k] : k;
-				m->out = out;
-				m->port = -1;
+				*m = (struct misfit){ links ? links[k] : k, out,
+				    -1 };
 				return -1;
 			}
 			for (p = 0; p < info->nports && p < 32; p++)
@@ -444,9 +437,7 @@ graph_stage_fit(const struct graph *g, int i, const struct app_info *info,
 	}
 	for (p = 0; p < info->nports && p < 32; p++)
 		if (info->ports[p].required && !(conn & 1u << p)) {
-			m->link = -1;
-			m->out = info->ports[p].out;
-			m->port = p;
+			*m = (struct misfit){ -1, info->ports[p].out, p };
 			return -1;
 		}
 	return 0;
@@ -480,12 +471,11 @@ misfit_error(struct graph *g, int i, const struct misfit *m, char *errbuf,
 static int
 check_feeds(struct graph *g, char *errbuf, size_t errlen)
 {
-	struct strtab outs;
+	struct strtab outs = { 0 };
 	struct link *l, *f;
 	char *key;
 	int i, j, rc = 0;
 
-	memset(&outs, 0, sizeof(outs));
 	for (i = 0; i < g->nlinks && rc == 0; i++) {
 		l = &g->links[i];
 		if (asprintf(&key, "%d %s", l->from, l->from_port) == -1)

@@ -40,9 +40,9 @@ struct lexer {
 	size_t		 errlen;
 };
 
-void	 lex_init(struct lexer *lx, const char *text, char *errbuf,
-	    size_t errlen, int words);
-int	 lex(struct lexer *lx);
+/* The lexer set up for text and run: -1 with errbuf set; lex_free() it. */
+int	 lex(struct lexer *lx, const char *text, char *errbuf, size_t errlen,
+	    int words);
 void	 lex_free(struct lexer *lx);
 
 /*

@@ -164,7 +164,7 @@ parse_node(struct parser *p, struct elem *e)
 	struct stage *s;
 	char name[GRAPH_NAME_MAX + 16];
 	size_t n;
-	int i, cap = 0;
+	int i, cap = 0, rc = 0;
 
 	e->pos = cur(p)->pos;
 	e->stage = -1;
@@ -199,11 +199,8 @@ parse_node(struct parser *p, struct elem *e)
 		    "long (at most %d characters)", t->text, APP_NAME_MAX - 1);
 	if (label) {
 		/* Copy K of stage x is x.K. */
-		if (p->copy)
-			snprintf(name, sizeof(name), "%s.%d", label->text,
-			    p->copy);
-		else
-			strlcpy(name, label->text, sizeof(name));
+		snprintf(name, sizeof(name), p->copy ? "%s.%d" : "%s",
+		    label->text, p->copy);
 		if (strlen(name) >= GRAPH_NAME_MAX)
 			return gr_fail(p->err, p->errlen, label->pos, "label "
 			    "'%s' too long (at most %d characters)", name,
@@ -216,13 +213,11 @@ parse_node(struct parser *p, struct elem *e)
 	g->stages = gr_grow(g->stages, g->nstages, &p->stages_cap,
 	    sizeof(*g->stages));
 	s = &g->stages[g->nstages];
-	memset(s, 0, sizeof(*s));
-	s->pos = label ? label->pos : t->pos;
-	s->copy = p->copy;
+	*s = (struct stage){ .pos = label ? label->pos : t->pos,
+	    .copy = p->copy, .labelled = label != NULL };
 	strlcpy(s->app, t->text, sizeof(s->app));
 	if (label) {
 		strlcpy(s->label, name, sizeof(s->label));
-		s->labelled = 1;
 		gr_strtab_put(&p->labels, name, g->nstages);
 	}
 	e->stage = g->nstages++;
@@ -233,25 +228,18 @@ parse_node(struct parser *p, struct elem *e)
 	 */
 	for (p->t++; (t = cur(p))->type <= T_LABEL && t->type != T_PORT &&
 	    !(p->paren && bare(t, ")")); p->t++) {
-		s->argv = gr_grow(s->argv, s->argc + 1, &cap, sizeof(char *));
-		s->argv[s->argc] = word_text(t);
 		if (!p->copy && graph_copy_mark(t->text) != NULL) {
-			s->argc++;
-			s->argv = gr_grow(s->argv, s->argc, &cap,
-			    sizeof(char *));
-			s->argv[s->argc] = NULL;
-			return gr_fail(p->err, p->errlen, t->pos, "'%s' outside "
+			rc = gr_fail(p->err, p->errlen, t->pos, "'%s' outside "
 			    "copies: it stands for a copy's number only in "
 			    "'Nx( ... )'", graph_copy_mark(t->text));
+			break;
 		}
-		if (p->copy)
-			s->argv[s->argc] = graph_copy_word(s->argv[s->argc],
-			    p->copy);
-		s->argc++;
+		s->argv = gr_grow(s->argv, s->argc, &cap, sizeof(char *));
+		s->argv[s->argc++] = graph_copy_word(word_text(t), p->copy);
 	}
 	s->argv = gr_grow(s->argv, s->argc, &cap, sizeof(char *));
 	s->argv[s->argc] = NULL;
-	return 0;
+	return rc;
 }
 
 /* A new element, its ports and node; its index, or -1. */
@@ -265,8 +253,7 @@ parse_elem(struct parser *p)
 	    sizeof(*p->elems));
 	j = p->nelems++;
 	e = &p->elems[j];
-	memset(e, 0, sizeof(*e));
-	e->in_port = take(p, T_PORT);
+	*e = (struct elem){ .in_port = take(p, T_PORT) };
 	if (e->in_port && copies_open(p, cur(p), &(int){ 0 },
 	    &(int){ 0 }) != 0)
 		return gr_fail(p->err, p->errlen, e->in_port->pos, "input port "
@@ -499,9 +486,10 @@ link_chains(struct parser *p)
 		g->links = gr_grow(g->links, g->nlinks, &p->links_cap,
 		    sizeof(*g->links));
 		l = &g->links[g->nlinks++];
-		memset(l, 0, sizeof(*l));
-		l->from = a->stage;
-		l->to = b->stage;
+		*l = (struct link){ .from = a->stage, .to = b->stage,
+		    .pos = a->pipe->pos, .leaky = a->pipe->text != NULL,
+		    .from_pos = a->out_port ? a->out_port->pos : a->pos,
+		    .to_pos = b->in_port ? b->in_port->pos : b->pos };
 		if (p->pairs[j].copy)
 			snprintf(l->from_port, sizeof(l->from_port), "%d",
 			    p->pairs[j].copy);
@@ -510,10 +498,6 @@ link_chains(struct parser *p)
 			    "out", sizeof(l->from_port));
 		strlcpy(l->to_port, b->in_port ? b->in_port->text : "in",
 		    sizeof(l->to_port));
-		l->from_pos = a->out_port ? a->out_port->pos : a->pos;
-		l->to_pos = b->in_port ? b->in_port->pos : b->pos;
-		l->pos = a->pipe->pos;
-		l->leaky = a->pipe->text != NULL;
 	}
 	return 0;
 }
@@ -521,16 +505,11 @@ link_chains(struct parser *p)
 int
 graph_parse(struct graph *g, const char *text, char *errbuf, size_t errlen)
 {
-	struct parser p;
+	struct parser p = { .g = g, .err = errbuf, .errlen = errlen };
 	int rc = -1;
 
 	memset(g, 0, sizeof(*g));
-	memset(&p, 0, sizeof(p));
-	lex_init(&p.lx, text, errbuf, errlen, 0);
-	p.err = errbuf;
-	p.errlen = errlen;
-	p.g = g;
-	if (lex(&p.lx) == -1)
+	if (lex(&p.lx, text, errbuf, errlen, 0) == -1)
 		goto out;
 	for (;;) {
 		while (take(&p, T_NEWLINE) || take(&p, T_SEMI))

@@ -132,15 +132,27 @@ empty_dir(int fd, const char *path, int depth, char *errbuf, size_t errlen)
 	return r;
 }
 
-/* Remove directory name (path) of the directory at and all it holds. */
+/*
+ * Remove directory name (path) of the directory at and all it holds,
+ * checked on the descriptor before it is emptied.
+ */
 static int
 remove_dir(int at, const char *name, const char *path, int depth,
     char *errbuf, size_t errlen)
 {
+	struct stat st;
 	int fd, r;
 
-	if ((fd = rd_open_dir(at, name, path, errbuf, errlen)) == -1)
-		return errno == ENOENT ? 0 : -1;
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NOFOLLOW on a symlink: ELOOP (or ENOTDIR). */
+	if (fd == -1)
+		return errno == ENOENT ? 0 : rd_fail(errbuf, errlen, path,
+		    errno == ELOOP || errno == ENOTDIR ? "not a directory (or "
+		    "a symbolic link), refused" : NULL);
+	if (fstat(fd, &st) == -1 || rd_check_stat(path, &st, errbuf, errlen)) {
+		close(fd);
+		return -1;
+	}
 	r = empty_dir(fd, path, depth, errbuf, errlen);
 	close(fd);
 	if (r == 0 && unlinkat(at, name, AT_REMOVEDIR) == -1 &&

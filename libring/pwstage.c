@@ -13,10 +13,10 @@
  * key.  Every frame that does not make it is counted by why.
  */
 #include <err.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forward.h"
 #include "pwstage.h"
@@ -43,10 +43,11 @@ static uint64_t *c_encap_pw[PW_MAX + 1];
 static int nports;
 static struct fwd fwd;
 
+/* In the order they are made (app_counters()). */
 static struct {
-	uint64_t *encap, *decap, *verdict[TUN_RX_NVERDICTS], *unknown_session,
-	    *wrong_remote, *wrong_cookie, *unknown_remote, *wrong_key,
-	    *no_port, *runt, *too_big, *oversize;
+	uint64_t *encap, *decap, *runt, *too_big, *verdict[TUN_RX_NVERDICTS],
+	    *unknown_session, *wrong_remote, *wrong_cookie, *unknown_remote,
+	    *wrong_key, *no_port, *oversize;
 } c;
 
 static void
@@ -92,7 +93,10 @@ bind_ports(void)
 void
 pwstage_init(int t, int argc, char **argv)
 {
-	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+	static const char *const cnames[] = { "encap", "decap", "drop-runt",
+	    "drop-too-big", NULL }, *const l2tp[] = { "drop-unknown-session",
+	    "drop-wrong-remote", "drop-wrong-cookie", NULL }, *const gre[] = {
+	    "drop-unknown-remote", "drop-wrong-key", NULL };
 	static const char *const vnames[TUN_RX_NVERDICTS] = {
 		NULL, "drop-not-ipv6", "drop-not-local", "drop-fragment",
 		"drop-other-protocol", "drop-malformed", "drop-gre-protocol",
@@ -105,8 +109,8 @@ pwstage_init(int t, int argc, char **argv)
 	type = t;
 	proto = type == PW_L2TP ? SNB_IPPROTO_L2TP : SNB_IPPROTO_GRE;
 	/* No option of its own: --counters-out is the runtime's. */
-	if (getopt_long(argc, argv, "", none, NULL) != -1)
-		app_usage();
+	app_options(argc, argv, (const struct app_opt[]){ APP_OPT_END },
+	    APP_OPT_PERMUTE | APP_OPT_WORDS);
 	if (optind == argc) {
 		warnx("missing CONFIG");
 		app_usage();
@@ -133,21 +137,14 @@ pwstage_init(int t, int argc, char **argv)
 	if (npw == 0)
 		errx(2, "%s: no %s pseudowire", argv[optind],
 		    type == PW_L2TP ? "l2tp" : "gre");
-	c.encap = app_counter("encap");
-	c.decap = app_counter("decap");
-	c.runt = app_counter("drop-runt");
-	c.too_big = app_counter("drop-too-big");
+	app_counters(&c.encap, cnames);
 	for (i = 1; i < TUN_RX_NVERDICTS; i++)
 		if (type == PW_GRE || i < TUN_RX_GRE_PROTO)
 			c.verdict[i] = app_counter(vnames[i]);
-	if (type == PW_L2TP) {
-		c.unknown_session = app_counter("drop-unknown-session");
-		c.wrong_remote = app_counter("drop-wrong-remote");
-		c.wrong_cookie = app_counter("drop-wrong-cookie");
-	} else {
-		c.unknown_remote = app_counter("drop-unknown-remote");
-		c.wrong_key = app_counter("drop-wrong-key");
-	}
+	if (type == PW_L2TP)
+		app_counters(&c.unknown_session, l2tp);
+	else
+		app_counters(&c.unknown_remote, gre);
 	c.no_port = app_counter("drop-no-port");
 	bind_ports();
 }

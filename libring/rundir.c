@@ -100,28 +100,6 @@ make_dir(const char *dir, char *made, size_t madelen, char *errbuf,
 	return rd_check_dir(dir, errbuf, errlen);
 }
 
-/* Open a directory we are about to empty, checked on the descriptor. */
-int
-rd_open_dir(int at, const char *name, const char *path, char *errbuf,
-    size_t errlen)
-{
-	struct stat st;
-	int fd;
-
-	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* O_NOFOLLOW on a symlink: ELOOP (or ENOTDIR). */
-	if (fd == -1)
-		return rd_fail(errbuf, errlen, path, errno == ELOOP ||
-		    errno == ENOTDIR ? "not a directory (or a symbolic link), "
-		    "refused" : NULL);
-	if (fstat(fd, &st) == -1 || rd_check_stat(path, &st, errbuf, errlen)) {
-		close(fd);
-		errno = EPERM;
-		return -1;
-	}
-	return fd;
-}
-
 const char *
 snb_run_dir(char *errbuf, size_t errlen)
 {

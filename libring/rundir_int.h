@@ -22,9 +22,6 @@ int	rd_fail(char *errbuf, size_t errlen, const char *path,
 int	rd_check_stat(const char *path, const struct stat *st, char *errbuf,
 	    size_t errlen);
 int	rd_check_dir(const char *path, char *errbuf, size_t errlen);
-/* Open a directory we are about to empty, checked on the descriptor. */
-int	rd_open_dir(int at, const char *name, const char *path, char *errbuf,
-	    size_t errlen);
 /*
  * Make the run directory again: another process that had made it removed
  * it, empty, after snb_run_dir() found it (snb_run_dir_release()).
