@@ -72,8 +72,9 @@ talk(const char *path, char **words, int n,
 {
 	struct sockaddr_un sun;
 	char buf[8192];
+	FILE *out = stdout;
 	ssize_t len, k;
-	int fd, i, failed = 0, first = 1, bol = 1;
+	int fd, i, first = 1, bol = 1;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -96,16 +97,14 @@ talk(const char *path, char **words, int n,
 	shutdown(fd, SHUT_WR);
 	while ((len = read(fd, buf, sizeof(buf))) > 0) {
 		if (first && len >= 6 && strncmp(buf, "error:", 6) == 0)
-			failed = 1;
+			out = stderr;
 		first = 0;
-		for (k = 0; prefix && k < len; k++) {
-			if (bol)
-				fprintf(failed ? stderr : stdout, "%s: ", prefix);
-			fputc(buf[k], failed ? stderr : stdout);
+		for (k = 0; k < len; k++) {
+			if (bol && prefix != NULL)
+				fprintf(out, "%s: ", prefix);
+			putc(buf[k], out);
 			bol = buf[k] == '\n';
 		}
-		if (!prefix)
-			fwrite(buf, 1, (size_t)len, failed ? stderr : stdout);
 	}
 	/* Reset: it left with our request unread, after its answer if any. */
 	if (len == -1 && errno != ECONNRESET)
@@ -113,14 +112,14 @@ talk(const char *path, char **words, int n,
 	if (first)
 		errx(1, "%s closed the connection without an answer (it "
 		    "ended or stopped meanwhile?)", path);
-	return failed;
+	return out == stderr;
 }
 
 struct where {
 	const char	*run, *graph, *label;
 };
 
-/* The graph's socket is not there: stale, or not running. */
+/* The graph's socket is not there (e): stale, or not running. */
 static void
 why_graph(int e, const void *arg)
 {
@@ -144,13 +143,10 @@ why_stage(int e, const void *arg)
 	char path[PATH_MAX];
 	struct stat st;
 
-	/* A killed snb-run leaves its socket: stale is asked first. */
-	snprintf(path, sizeof(path), "%s/%s", w->run, w->graph);
-	if (snb_graph_stale(path))
-		why_graph(ENOENT, arg);
 	snprintf(path, sizeof(path), "%s/%s/ctl", w->run, w->graph);
 	if (stat(path, &st) == -1)
 		why_graph(ENOENT, arg);
+	why_graph(0, arg);	/* a killed snb-run leaves its socket: stale? */
 	snprintf(path, sizeof(path), "%s/%s/%s.stage", w->run, w->graph,
 	    w->label);
 	if (e == ENOENT && stat(path, &st) == -1)

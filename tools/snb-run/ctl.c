@@ -78,7 +78,7 @@ ctl_reply(int id, const char *fmt, ...)
 }
 
 static void
-show(int id)
+show(struct srv_client *c)
 {
 	char *buf = NULL, where[PATH_MAX + 64];
 	size_t len = 0;
@@ -103,8 +103,7 @@ show(int id)
 	rings_show(f);
 	if (fclose(f) == EOF)
 		err(1, NULL);
-	ctl_reply(id, "%s", buf);
-	free(buf);
+	srv_reply(&ctl_srv, c, buf);
 }
 
 /* Counters since now, for snb-top (a baseline: see baseline.c). */
@@ -168,7 +167,7 @@ input(struct srv_client *c, int end)
 		ctl_reply(c->id, "error: unknown request '%s' (%s)\n", w[0],
 		    SNB_CTL_REQUESTS);
 	else if (strcmp(w[0], "show") == 0)
-		show(c->id);
+		show(c);
 	else if (strcmp(w[0], "clear") == 0)
 		clear(c->id);
 	else if (strcmp(w[0], "stop") == 0) {

@@ -95,17 +95,16 @@ http_listen(const char *addr, char *errbuf, size_t errlen)
 	return fd;
 }
 
-/* The whole reply: status line, headers, and (unless HEAD) the body. */
+/* The whole reply: status line, headers, and (unless HEAD) the body (text). */
 static void
 reply(struct srv_client *c, int head, const char *status, const char *extra,
-    const char *type, const char *body, size_t len)
+    const char *type, const char *body)
 {
 	char *s;
 
-	/* A body is text: no NUL in it. */
 	if (asprintf(&s, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: "
-	    "%zu\r\nConnection: close\r\n%s\r\n%.*s", status, type, len, extra,
-	    head ? 0 : (int)len, body) == -1)
+	    "%zu\r\nConnection: close\r\n%s\r\n%s", status, type,
+	    strlen(body), extra, head ? "" : body) == -1)
 		err(1, NULL);
 	srv_reply(&srv, c, s);
 }
@@ -117,8 +116,7 @@ error_reply(struct srv_client *c, int head, const char *status,
 	char body[128];
 
 	snprintf(body, sizeof(body), "%s\n", status);
-	reply(c, head, status, extra, "text/plain; charset=utf-8", body,
-	    strlen(body));
+	reply(c, head, status, extra, "text/plain; charset=utf-8", body);
 }
 
 static void
@@ -142,7 +140,7 @@ metrics(struct srv_client *c, int head)
 		err(1, NULL);
 	graphs_free(g, n);
 	reply(c, head, "200 OK", "", "text/plain; version=0.0.4; "
-	    "charset=utf-8", buf, len);
+	    "charset=utf-8", buf);
 	free(buf);
 }
 
@@ -177,7 +175,7 @@ request(struct srv_client *c)
 		metrics(c, head);
 	else if (strcmp(target, "/") == 0)
 		reply(c, head, "200 OK", "", "text/plain; charset=utf-8",
-		    index, sizeof(index) - 1);
+		    index);
 	else
 		error_reply(c, head, "404 Not Found", "");
 }

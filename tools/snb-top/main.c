@@ -133,19 +133,6 @@ wait_until(double t)
 	return quit;
 }
 
-static double
-seconds(const char *s, const char *what)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= 0.01 && v <= 3600))
-		errx(2, "bad %s '%s' (0.01 to 3600 seconds)", what, s);
-	return v;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -164,7 +151,7 @@ main(int argc, char **argv)
 	struct sample a, b;
 	struct graph_view *g;
 	struct page page;
-	char errbuf[512];
+	char errbuf[512], *end;
 	const char *run, *only, *listen = NULL, *errstr;
 	double delay = 1, next;
 	long count = -1, i;
@@ -183,7 +170,12 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 		case 'i':
-			delay = seconds(optarg, "delay");
+			errno = 0;
+			delay = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !(delay >= 0.01 &&
+			    delay <= 3600))
+				errx(2, "bad delay '%s' (0.01 to 3600 seconds)",
+				    optarg);
 			break;
 		case 'n':
 			count = (long)strtonum(optarg, 1, LONG_MAX, &errstr);
