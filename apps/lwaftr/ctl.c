@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,21 @@
 	"ipv4 A psid P | load FILE | reload"
 
 static struct lwaftr_bt *next_bt;
+
+static int	refuse(FILE *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+/* A refusal: its message on f, and -1. */
+static int
+refuse(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	return -1;
+}
 
 /* When a change began: wall clock, and this thread's CPU time. */
 struct began {
@@ -89,10 +105,7 @@ commit(struct lw *lw, struct lwaftr_bt *nbt, const char *what,
 }
 
 /* The fields given (a bit each: 1 << their place in field[]). */
-#define F_IPV4	0x01
-#define F_PSID	0x02
-#define F_B4	0x04
-#define F_BR	0x08
+enum { F_IPV4 = 0x01, F_PSID = 0x02, F_B4 = 0x04, F_BR = 0x08 };
 
 /* A field's value: an address of family af, else a number up to max. */
 static const struct field {
@@ -125,40 +138,30 @@ fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
 
 	*given = 0;
 	for (i = 0; i < argc; i += 2) {
-		if (i + 1 == argc) {
-			fprintf(f, "'%s' without a value\n", argv[i]);
-			return -1;
-		}
+		if (i + 1 == argc)
+			return refuse(f, "'%s' without a value\n", argv[i]);
 		for (j = 0; j < NFIELD && strcmp(argv[i], field[j].name); j++)
 			;
-		if (j == NFIELD) {
-			fprintf(f, "unknown field '%s' (ipv4, psid, b4-ipv6, "
-			    "br-address, psid-length, reserved-ports-bit-"
-			    "count)\n", argv[i]);
-			return -1;
-		}
+		if (j == NFIELD)
+			return refuse(f, "unknown field '%s' (ipv4, psid, "
+			    "b4-ipv6, br-address, psid-length, reserved-ports-"
+			    "bit-count)\n", argv[i]);
 		fd = &field[j];
 		p = (uint8_t *)s + fd->off;
 		val = argv[i + 1];
-		if (fd->af != 0 && inet_pton(fd->af, val, p) != 1) {
-			fprintf(f, "bad %s '%s'\n", fd->name, val);
-			return -1;
-		}
+		if (fd->af != 0 && inet_pton(fd->af, val, p) != 1)
+			return refuse(f, "bad %s '%s'\n", fd->name, val);
 		if (fd->af == 0 && (*val < '0' || *val > '9' ||
-		    (v = strtoul(val, &end, 10), *end != '\0') || v > fd->max)) {
-			fprintf(f, "bad %s '%s' (0 to %lu)\n", fd->name, val,
-			    fd->max);
-			return -1;
-		}
+		    (v = strtoul(val, &end, 10), *end != '\0') || v > fd->max))
+			return refuse(f, "bad %s '%s' (0 to %lu)\n", fd->name,
+			    val, fd->max);
 		if (fd->af == 0 && fd->max > UINT8_MAX) {
 			psid = (uint16_t)v;	/* the one 16-bit number */
 			memcpy(p, &psid, 2);
 		} else if (fd->af == 0)
 			*p = (uint8_t)v;
-		if (*given & 1 << j) {
-			fprintf(f, "'%s' given twice\n", argv[i]);
-			return -1;
-		}
+		if (*given & 1 << j)
+			return refuse(f, "'%s' given twice\n", argv[i]);
 		*given |= 1 << j;
 	}
 	return 0;
@@ -198,41 +201,30 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 	int set = strcmp(verb, "set") == 0, key = F_IPV4 | F_PSID;
 
 	memset(&s, 0, sizeof(s));
-	if (argc < 2 || strcmp(argv[1], "softwire") != 0) {
-		fprintf(f, "%s what? (%s softwire ...)\n", verb, verb);
-		return -1;
-	}
+	if (argc < 2 || strcmp(argv[1], "softwire") != 0)
+		return refuse(f, "%s what? (%s softwire ...)\n", verb, verb);
 	if (fields(argc - 2, argv + 2, &s, &given, f) == -1)
 		return -1;
-	if ((given & key) != key) {
-		fprintf(f, "%s softwire: missing %s\n", verb,
+	if ((given & key) != key)
+		return refuse(f, "%s softwire: missing %s\n", verb,
 		    given & F_IPV4 ? "psid" : "ipv4");
-		return -1;
-	}
-	if (!add && !set && given != key) {
-		fprintf(f, "%s softwire: only ipv4 and psid name one\n", verb);
-		return -1;
-	}
+	if (!add && !set && given != key)
+		return refuse(f, "%s softwire: only ipv4 and psid name one\n",
+		    verb);
 	cur = v->find(v->ctx, s.ipv4, s.psid, 0);
 	lw_sw_name(&s, name, sizeof(name));
-	if (!add && cur == NULL) {
-		fprintf(f, "no %s in the binding table\n", name);
-		return -1;
-	}
+	if (!add && cur == NULL)
+		return refuse(f, "no %s in the binding table\n", name);
 	if (strcmp(verb, "get") == 0) {
 		print_sw(cur, f);
 		*op = LW_GET;
 		return 0;
 	}
-	if (add && cur != NULL) {
-		fprintf(f, "%s\n", lw_sw_exists(&s, msg, sizeof(msg)));
-		return -1;
-	}
-	if (add && (given & (F_B4 | F_BR)) != (F_B4 | F_BR)) {
-		fprintf(f, "add softwire: missing %s\n", given & F_B4 ?
+	if (add && cur != NULL)
+		return refuse(f, "%s\n", lw_sw_exists(&s, msg, sizeof(msg)));
+	if (add && (given & (F_B4 | F_BR)) != (F_B4 | F_BR))
+		return refuse(f, "add softwire: missing %s\n", given & F_B4 ?
 		    "br-address" : "b4-ipv6");
-		return -1;
-	}
 	if (set || (add && (o = v->find(v->ctx, s.ipv4, 0, 1)) != NULL)) {
 		/*
 		 * The words again, over what they leave as it is: the
@@ -255,9 +247,7 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 static const struct softwire *
 live_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 {
-	const struct lwaftr_bt *bt = ctx;
-
-	return lwaftr_bt_find(bt, ipv4, psid, any);
+	return lwaftr_bt_find(ctx, ipv4, psid, any);
 }
 
 /* add, remove, set, get: argv[0] is the verb, argv[1] "softwire". */
@@ -279,10 +269,8 @@ softwire_request(struct lw *lw, int argc, char **argv, FILE *f)
 	begin(&t0);
 	nbt = lwaftr_bt_change(lw->bt, put ? &s : NULL, put, op != LW_ADD ?
 	    &s : NULL, op != LW_ADD, err, sizeof(err));
-	if (nbt == NULL) {
-		fprintf(f, "%s\n", err);
-		return -1;
-	}
+	if (nbt == NULL)
+		return refuse(f, "%s\n", err);
 	snprintf(what, sizeof(what), "%s %s", op == LW_ADD ? "added" :
 	    op == LW_SET ? "set" : "removed", lw_sw_name(&s, name, sizeof(name)));
 	if (commit(lw, nbt, what, &t0, f) == -1)
@@ -322,11 +310,9 @@ load_table(struct lw *lw, const char *path, const char *conf, FILE *f)
 	char err[1024], what[PATH_MAX + 160];
 
 	begin(&t0);
-	if ((nbt = lw_load_table(path, err, sizeof(err))) == NULL) {
-		fprintf(f, "reload failed, keeping the current binding table: "
-		    "%s\n", err);
-		return -1;
-	}
+	if ((nbt = lw_load_table(path, err, sizeof(err))) == NULL)
+		return refuse(f, "reload failed, keeping the current binding "
+		    "table: %s\n", err);
 	lwaftr_bt_diff(lw->bt, nbt, &a, &r, &ch);
 	if (a + r + ch == 0) {
 		lwaftr_bt_free(nbt);
@@ -360,10 +346,8 @@ lw_control(struct lw *lw, const char *conf, int argc, char **argv, FILE *f)
 		if (argc == 1 + load)
 			return load_table(lw, load ? argv[1] : conf, conf, f);
 		/* Known, with the wrong number of words: not "unknown". */
-		fprintf(f, load ? "load takes one word, the FILE, not %d\n" :
-		    "reload takes no words, not %d\n", argc - 1);
-		return -1;
+		return refuse(f, load ? "load takes one word, the FILE, not "
+		    "%d\n" : "reload takes no words, not %d\n", argc - 1);
 	}
-	fprintf(f, "unknown request '%s' (%s)\n", v, REQUESTS);
-	return -1;
+	return refuse(f, "unknown request '%s' (%s)\n", v, REQUESTS);
 }

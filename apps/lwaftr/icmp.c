@@ -118,6 +118,7 @@ ipv4_b4_port(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port)
 static int
 error_ok(struct side *s, int never, int relay, size_t bytes)
 {
+	/* conf.c keeps the period above 0 */
 	uint64_t now, period = s->cf->err_rate_period * 1000000000ULL;
 
 	if (!relay && !s->cf->generate_icmp_errors) {
@@ -127,10 +128,7 @@ error_ok(struct side *s, int never, int relay, size_t bytes)
 	}
 	if (never)
 		return 0;
-	now = lw_now(s->lw);
-	if (period == 0)
-		return 1;
-	if (now - s->rl_start >= period) {
+	if ((now = lw_now(s->lw)) - s->rl_start >= period) {
 		s->rl_start = now;
 		s->rl_used = 0;
 	}

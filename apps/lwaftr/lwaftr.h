@@ -152,10 +152,7 @@ struct sw_view {
 	void	*ctx;
 };
 
-#define LW_GET		0
-#define LW_ADD		1
-#define LW_REMOVE	2
-#define LW_SET		3
+enum { LW_GET, LW_ADD, LW_REMOVE, LW_SET };
 
 /* ctl.c */
 /*
