@@ -287,7 +287,7 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	size_t i;
 	int err, k;
 
-	if ((err = pci_open(&e->pci, nic->ifname, errbuf, len)) != 0)
+	if ((err = pci_open(&e->pci, nic->ifname, -1, errbuf, len)) != 0)
 		return err;
 	for (m = models; m->name != NULL; m++)
 		if (m->vendor == e->pci.vendor && m->device == e->pci.device)
@@ -309,9 +309,8 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 		    e->pci.addr);
 	/* Reset, the device has no rings and receives nothing: now it
 	 * may master. */
-	if (pci_bus_master(&e->pci, 1) == -1)
-		return nic_fail(errbuf, len, errno, "PCI %s: bus mastering",
-		    e->pci.addr);
+	if ((err = pci_bus_master(&e->pci, 1, errbuf, len)) != 0)
+		return err;
 	if (read_mac(e) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: EEPROM",
 		    e->pci.addr);

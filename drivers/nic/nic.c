@@ -50,11 +50,8 @@ static const struct nic_ops *pci_drivers[] = { &e1000_ops, &virtio_ops,
 
 static struct nic nic = { .queue = -1, .fanout = -1, .fd = -1 };
 static const struct nic_ops *ops;	/* NULL until the first breath */
-static int auto_mode;			/* no prefix: try XDP, fall back */
-static int opened;			/* the device is open */
 static int pci;				/* a PCI back-end: no kernel interface */
-static int promisc, mtu;
-static int explicit_queue;		/* --queue given */
+static int mtu;
 static int by_name;			/* the spec named a queue: DEV/qN */
 static struct port *out;
 static struct fwd txf;			/* the "in" rings, taken in turn */
@@ -148,7 +145,7 @@ static void
 pci_choose(const char *addr)
 {
 	struct pci_dev d;
-	char errbuf[256], names[128];
+	char errbuf[256];
 	int e, i;
 
 	if ((e = pci_probe(&d, addr, errbuf, sizeof(errbuf))) != 0)
@@ -156,16 +153,10 @@ pci_choose(const char *addr)
 	for (i = 0; pci_drivers[i] != NULL; i++)
 		if (pci_drivers[i]->match(d.vendor, d.device))
 			break;
-	if ((ops = pci_drivers[i]) == NULL) {
-		names[0] = '\0';
-		for (i = 0; pci_drivers[i] != NULL; i++)
-			snprintf(names + strlen(names), sizeof(names) -
-			    strlen(names), "%s%s", i ? ", " : "",
-			    pci_drivers[i]->name);
+	if ((ops = pci_drivers[i]) == NULL)
 		errx(1, "%s: PCI device %s is %04x:%04x, which no snb-nic "
-		    "driver supports (drivers: %s); left untouched", nic.spec,
-		    d.addr, d.vendor, d.device, names);
-	}
+		    "driver supports (drivers: e1000, virtio); left untouched",
+		    nic.spec, d.addr, d.vendor, d.device);
 	strlcpy(nic.ifname, d.addr, sizeof(nic.ifname));
 	pci = 1;
 	if (mtu || nic.fanout >= 0 || (nic.queue >= 0 && !by_name))
@@ -193,12 +184,12 @@ split_queue(char *spec)
 	if (slash[1] != 'q' || slash[2] < '0' || slash[2] > '9')
 		errx(2, "%s: bad queue '%s' (the form is DEVICE/qN)", nic.spec,
 		    slash + 1);
+	if (nic.queue >= 0)	/* --queue */
+		errx(2, "%s: give the queue once: /qN or --queue", nic.spec);
 	nic.queue = (int)strtonum(slash + 2, 0, 65535, &errstr);
 	if (errstr != NULL)
 		errx(2, "%s: queue number '%s' is %s (0 to 65535)", nic.spec,
 		    slash + 2, errstr);
-	if (explicit_queue)
-		errx(2, "%s: give the queue once: /qN or --queue", nic.spec);
 	*slash = '\0';
 	by_name = 1;
 }
@@ -224,12 +215,11 @@ nic_init(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
-			promisc = 1;
+			nic.promisc = 1;
 			break;
 		case 'q':
 			nic.queue = (int)app_parse_num("--queue", optarg, 0,
 			    65535);
-			explicit_queue = 1;
 			break;
 		case 'm':
 			mtu = (int)app_parse_num("--mtu", optarg, 68, 65535);
@@ -267,7 +257,7 @@ nic_init(int argc, char **argv)
 			    spec, spec);
 		name = colon + 1;
 	} else {
-		auto_mode = 1;
+		nic.native_only = 1;	/* or else AF_PACKET: see open_device */
 		ops = nic.fanout >= 0 ? &afpacket_ops : &xdp_ops;
 		name = spec;
 	}
@@ -285,7 +275,6 @@ nic_init(int argc, char **argv)
 	if (ops != &tap_ops &&
 	    (nic.ifindex = (int)if_nametoindex(name)) == 0)
 		errx(1, "no such interface '%s'", name);
-	nic.native_only = auto_mode;
 	/* AF_PACKET has no queues of its own: IF/qN is a member of the
 	 * interface's fanout group, whose id every process derives alike. */
 	if (by_name)
@@ -293,19 +282,6 @@ nic_init(int argc, char **argv)
 
 	/* The device is opened on the first breath, once the runtime has
 	 * bound the ports: what is wired decides what to open. */
-}
-
-/* Counters appear once the device is open: tests and tools can wait for
- * "rx-packets" to know the nic is receiving. */
-static void
-make_counters(void)
-{
-	static const char *const names[] = { "rx-packets", "rx-bytes",
-	    "tx-packets", "tx-bytes", "drop-ring-full", "drop-oversize",
-	    "drop-kernel", "drop-tx-error", "drop-link-down", "link-down",
-	    NULL };
-
-	app_counters((uint64_t **)&nic.c, names);
 }
 
 /* Let go of the back-end's state, after a failed open or at the end. */
@@ -373,13 +349,12 @@ open_device(void)
 	/* Run by hand, it would hold the device and do nothing forever. */
 	if (!nic.rx && !nic.tx)
 		errx(2, "no port is connected (in, out)");
-	nic.promisc = promisc;
 	if (ops == &tap_ops)
 		tap_owner();
 	/* Before open: native XDP refuses an MTU too big for its buffers. */
 	if (mtu && existed)
 		set_mtu();
-	if ((e = try_open(errbuf, sizeof(errbuf))) != 0 && auto_mode &&
+	if ((e = try_open(errbuf, sizeof(errbuf))) != 0 && nic.native_only &&
 	    ops == &xdp_ops) {
 		fprintf(stderr, "snb-nic: %s: %s; using AF_PACKET\n",
 		    nic.ifname, errbuf);
@@ -394,7 +369,7 @@ open_device(void)
 		errx(1, "%s: %s", nic.spec, errbuf);
 	if (mtu && !existed)
 		set_mtu();
-	if (promisc && !pci)	/* a PCI driver's own (nic.promisc) */
+	if (nic.promisc && !pci)	/* a PCI driver's own */
 		set_promisc();
 	if (nic.queue >= 0 && ops != &xdp_ops && !by_name)
 		fprintf(stderr, "snb-nic: %s: --queue is ignored by %s (use "
@@ -402,10 +377,14 @@ open_device(void)
 		    ops->name);
 	if (nic.rx && !pci)
 		app_wait_fd(nic.fd, POLLIN);
-	make_counters();
+	/* Counters appear once the device is open: tests and tools can wait
+	 * for "rx-packets" to know the nic is receiving. */
+	app_counters((uint64_t **)&nic.c, (const char *const[]){ "rx-packets",
+	    "rx-bytes", "tx-packets", "tx-bytes", "drop-ring-full",
+	    "drop-oversize", "drop-kernel", "drop-tx-error", "drop-link-down",
+	    "link-down", NULL });
 	if (pci)
 		nic.down = !ops->link(&nic);
-	opened = 1;
 	last_check = app_now_ns();
 }
 
@@ -537,7 +516,7 @@ nic_breathe(void)
 	uint64_t now;
 	uint32_t n = 0;
 
-	if (!opened)
+	if (nic.priv == NULL)
 		open_device();
 	/* A retry deadline from the last breath is moot: we look now. */
 	app_wake_at(0);
@@ -558,14 +537,13 @@ nic_breathe(void)
 static void
 nic_stop(int eof)
 {
-	if (!opened)
+	if (nic.priv == NULL)
 		return;
 	if (ops->stats)
 		ops->stats(&nic);
 	if (ops->drain)
 		ops->drain(&nic);
 	release();
-	opened = 0;
 }
 
 static const struct app_desc desc = {

@@ -20,7 +20,7 @@
 #include "app.h"
 
 /* Pointers into the stage's shared counter file (see app_counter()), in
- * the order of make_counters()' names (nic.c). */
+ * the order of the names open_device() gives (nic.c). */
 struct nic_counters {
 	uint64_t	*rx_packets, *rx_bytes;	/* put into the output ring */
 	uint64_t	*tx_packets, *tx_bytes;	/* handed to the kernel */
@@ -45,7 +45,7 @@ struct nic {
 	int		 fanout;	/* --fanout group, -1 if not given */
 	int		 fd;		/* what poll() waits on for received frames */
 	int		 down;		/* link down: transmit drops, counted */
-	int		 promisc;	/* --promisc, for PCI back-ends */
+	int		 promisc;	/* --promisc (PCI back-ends act on it) */
 	void		*priv;		/* the back-end's state */
 	struct nic_counters c;
 };

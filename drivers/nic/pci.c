@@ -12,7 +12,7 @@
  * be and how to free it.
  *
  * Bus mastering stays off from pci_open() until the driver has reset the
- * device and calls pci_bus_master(d, 1): a device left running by a killed
+ * device and calls pci_bus_master(d, 1, ...): a device left running by a killed
  * driver still holds that driver's buffers, and would resume DMA into them
  * the moment mastering came back on.
  *
@@ -109,8 +109,7 @@ read_str(char *buf, size_t len, const char *fmt, ...)
 int
 pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 {
-	char path[PATH_MAX], v[32], dv[32];
-	struct stat st;
+	char v[32], dv[32];
 	int e;
 
 	memset(d, 0, sizeof(*d));
@@ -121,14 +120,14 @@ pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 		    "DDDD:BB:DD.F or BB:DD.F, hex)", addr);
 		return EINVAL;
 	}
-	snprintf(path, sizeof(path), SYSFS "/%s", d->addr);
-	if (stat(path, &st) == -1) {
-		snprintf(errbuf, len, "no PCI device %s (%s: %s)", d->addr,
-		    path, strerror(errno));
+	if ((e = read_str(v, sizeof(v), SYSFS "/%s/vendor", d->addr)) ==
+	    ENOENT) {
+		snprintf(errbuf, len, "no PCI device %s (" SYSFS "/%s: %s)",
+		    d->addr, d->addr, strerror(e));
 		return ENODEV;
 	}
-	if ((e = read_str(v, sizeof(v), SYSFS "/%s/vendor", d->addr)) != 0 ||
-	    (e = read_str(dv, sizeof(dv), SYSFS "/%s/device", d->addr)) != 0)
+	if (e != 0 || (e = read_str(dv, sizeof(dv), SYSFS "/%s/device",
+	    d->addr)) != 0)
 		return nic_fail(errbuf, len, e, "PCI %s: vendor/device",
 		    d->addr);
 	d->vendor = (uint16_t)strtoul(v, NULL, 16);
@@ -145,45 +144,40 @@ pci_probe(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
 static int
 in_use(struct pci_dev *d, char *errbuf, size_t len)
 {
-	static const char *pats[] = { "%s/%s/net/*/flags",
-	    "%s/%s/virtio*/net/*/flags" };
-	char pat[PATH_MAX], flags[32], *ifname, *slash;
+	char pat[PATH_MAX], flags[32];
 	glob_t g;
-	size_t i, k;
+	size_t i;
 	int busy = 0;
 
-	for (k = 0; k < 2 && !busy; k++) {
-		snprintf(pat, sizeof(pat), pats[k], SYSFS, d->addr);
-		if (glob(pat, 0, NULL, &g) != 0)
+	snprintf(pat, sizeof(pat), SYSFS "/%s/{,virtio*/}net/*/flags",
+	    d->addr);
+	if (glob(pat, GLOB_BRACE, NULL, &g) != 0)
+		return 0;
+	for (i = 0; i < g.gl_pathc && !busy; i++) {
+		if (read_str(flags, sizeof(flags), "%s", g.gl_pathv[i]) != 0 ||
+		    !(strtoul(flags, NULL, 16) & 1))
 			continue;
-		for (i = 0; i < g.gl_pathc && !busy; i++) {
-			if (read_str(flags, sizeof(flags), "%s",
-			    g.gl_pathv[i]) != 0 || !(strtoul(flags, NULL, 16) & 1))
-				continue;
-			busy = 1;
-			*strrchr(g.gl_pathv[i], '/') = '\0';
-			slash = strrchr(g.gl_pathv[i], '/');
-			ifname = slash ? slash + 1 : g.gl_pathv[i];
-			snprintf(errbuf, len, "PCI %s is interface %s, which is "
-			    "up: set it down first if it may be taken from "
-			    "the kernel", d->addr, ifname);
-		}
-		globfree(&g);
+		busy = 1;
+		*strrchr(g.gl_pathv[i], '/') = '\0';	/* DEV/.../net/IF */
+		snprintf(errbuf, len, "PCI %s is interface %s, which is up: set "
+		    "it down first if it may be taken from the kernel", d->addr,
+		    strrchr(g.gl_pathv[i], '/') + 1);
 	}
+	globfree(&g);
 	return busy ? EBUSY : 0;
 }
 
 /*
- * Kernel NIC drivers of the devices our back-ends drive: a device bound to
- * one of these, its interface down (in_use), is handed over.
+ * Drivers a device may be bound to: the kernel NIC drivers of the devices
+ * our back-ends drive (whose NULL), whose device is handed over if its
+ * interface is down (in_use); and those that give it to someone else.
  */
-static const char *const kernel_nic_drivers[] = { "e1000", "e1000e",
-    "virtio-pci", NULL };
-
-/* Drivers that give a device to someone else: whose it then is. */
 static const struct {
 	const char	*driver, *whose;
-} user_drivers[] = {
+} drivers[] = {
+	{ "e1000", NULL },
+	{ "e1000e", NULL },
+	{ "virtio-pci", NULL },
 	{ "vfio-pci", "VFIO: a virtual machine's or a user-space driver's "
 	    "such as DPDK" },
 	{ "uio_pci_generic", "UIO: a user-space driver's such as DPDK" },
@@ -205,16 +199,15 @@ not_ours(struct pci_dev *d, char *errbuf, size_t len)
 		return 0;	/* unbound */
 	link[n] = '\0';
 	drv = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-	for (i = 0; kernel_nic_drivers[i] != NULL; i++)
-		if (strcmp(drv, kernel_nic_drivers[i]) == 0)
-			return 0;
-	for (i = 0; user_drivers[i].driver != NULL; i++)
-		if (strcmp(drv, user_drivers[i].driver) == 0)
+	for (i = 0; drivers[i].driver != NULL; i++)
+		if (strcmp(drv, drivers[i].driver) == 0)
 			break;
-	if (user_drivers[i].driver != NULL)
+	if (drivers[i].driver != NULL && drivers[i].whose == NULL)
+		return 0;
+	if (drivers[i].driver != NULL)
 		snprintf(errbuf, len, "PCI %s is bound to %s, so it is in use "
 		    "(%s); unbind it first (%s/unbind) if it is free", d->addr,
-		    drv, user_drivers[i].whose, path);
+		    drv, drivers[i].whose, path);
 	else
 		snprintf(errbuf, len, "PCI %s is bound to %s, which is not a "
 		    "kernel NIC driver snb-nic takes devices from (e1000, "
@@ -313,16 +306,13 @@ pci_command_set(int fd, uint16_t set, uint16_t clear)
 }
 
 int
-pci_bus_master(struct pci_dev *d, int on)
+pci_bus_master(struct pci_dev *d, int on, char *errbuf, size_t len)
 {
-	return pci_command_set(d->config_fd, on ? PCI_CMD_MASTER : 0,
-	    on ? 0 : PCI_CMD_MASTER);
-}
-
-int
-pci_open(struct pci_dev *d, const char *addr, char *errbuf, size_t len)
-{
-	return pci_open_shared(d, addr, -1, errbuf, len);
+	if (pci_command_set(d->config_fd, on ? PCI_CMD_MASTER : 0,
+	    on ? 0 : PCI_CMD_MASTER) == -1)
+		return nic_fail(errbuf, len, errno, "PCI %s: bus mastering",
+		    d->addr);
+	return 0;
 }
 
 int
@@ -333,9 +323,8 @@ pci_last(struct pci_dev *d)
 	return d->last;
 }
 
-/* first: -1 alone (pci_open), 1 or 0 shared (see pci.h). */
 int
-pci_open_shared(struct pci_dev *d, const char *addr, int first, char *errbuf,
+pci_open(struct pci_dev *d, const char *addr, int first, char *errbuf,
     size_t len)
 {
 	char path[PATH_MAX];
@@ -391,7 +380,7 @@ pci_close(struct pci_dev *d)
 {
 	if (d->config_fd != -1) {
 		if (!d->shared || d->last)
-			pci_bus_master(d, 0);
+			pci_command_set(d->config_fd, 0, PCI_CMD_MASTER);
 		close(d->config_fd);
 		d->config_fd = -1;
 	}
@@ -403,26 +392,19 @@ pci_map_bar(struct pci_dev *d, int n, size_t *len)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	void *p;
+	void *p = MAP_FAILED;
 	int fd, e;
 
 	snprintf(path, sizeof(path), SYSFS "/%s/resource%d", d->addr, n);
 	if ((fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC)) == -1)
 		return NULL;
-	if (fstat(fd, &st) == -1 || st.st_size == 0) {
-		e = st.st_size == 0 ? ENXIO : errno;
-		close(fd);
-		errno = e;
-		return NULL;
-	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    fd, 0);
+	errno = ENXIO;		/* empty: an I/O BAR */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && (p = mmap(NULL,
+	    (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) !=
+	    MAP_FAILED)
+		*len = (size_t)st.st_size;
 	e = errno;
 	close(fd);
-	if (p == MAP_FAILED) {
-		errno = e;
-		return NULL;
-	}
-	*len = (size_t)st.st_size;
-	return p;
+	errno = e;
+	return p == MAP_FAILED ? NULL : p;
 }

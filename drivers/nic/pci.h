@@ -44,24 +44,21 @@ struct dma_mem {
  */
 int	pci_probe(struct pci_dev *, const char *addr, char *errbuf, size_t len);
 /*
- * Claim ADDR ("0000:00:04.0", or the short "00:04.0").  0, or an errno
+ * Claim ADDR ("0000:00:04.0", or the short "00:04.0"): alone (first = -1)
+ * with an exclusive flock on its config file (see pci.c), or as one of
+ * several processes each serving its queues (virtio_mq.c) with a shared
+ * one: first = 1 claims the device as alone does (exclusive, then shared:
+ * no one else drives it), first = 0 joins whoever did.  0, or an errno
  * value with a message naming the address in errbuf: EBUSY when a kernel
  * interface of the device is up (it may carry the host's own traffic), it
  * is bound to a driver that is not its kernel NIC driver (vfio-pci, UIO),
- * or another snb-nic drives it (a flock on its config file, see pci.c);
- * EOPNOTSUPP behind an active IOMMU.  Bus mastering is off on return.
- */
-int	pci_open(struct pci_dev *, const char *addr, char *errbuf, size_t len);
-/*
- * Several processes on one device, each serving its queues (virtio_mq.c):
- * each holds a shared flock on the config file instead of the exclusive
- * one; first = 1 claims the device as above (exclusive, then shared: no
- * one else drives it), first = 0 joins whoever did.  Bus mastering goes
- * off only when the last of them is gone (its watcher finds the lock
+ * or another snb-nic drives it; EOPNOTSUPP behind an active IOMMU.  Bus
+ * mastering is off on return (joining, as the others have it); shared, it
+ * goes off only when the last of them is gone (its watcher finds the lock
  * free), so one can exit or be killed while the others go on.
  */
-int	pci_open_shared(struct pci_dev *, const char *addr, int first,
-	    char *errbuf, size_t len);
+int	pci_open(struct pci_dev *, const char *addr, int first, char *errbuf,
+	    size_t len);
 /* Shared: 1 if no other process holds the device now (this one stops
  * it); it then stays ours alone until pci_close. */
 int	pci_last(struct pci_dev *);
@@ -71,9 +68,9 @@ void	pci_close(struct pci_dev *);
 void	*pci_map_bar(struct pci_dev *, int n, size_t *len);
 /* Config space read; 0 or -1 with errno. */
 int	pci_config_read(struct pci_dev *, uint32_t off, void *buf, size_t len);
-/* Set or clear bus mastering (command register bit 2). */
+/* Set or clear bus mastering (command register bit 2); 0 or an errno. */
 #define PCI_CMD_MASTER	0x0004
-int	pci_bus_master(struct pci_dev *, int on);
+int	pci_bus_master(struct pci_dev *, int on, char *errbuf, size_t len);
 /* Set and clear bits of the command register of config file fd; 0 or -1. */
 int	pci_command_set(int fd, uint16_t set, uint16_t clear);
 /* Wait ms milliseconds for the device (a reset, auto-negotiation). */

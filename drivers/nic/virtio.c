@@ -68,29 +68,26 @@ virtio_match(uint16_t vendor, uint16_t device)
 }
 
 /*
- * The first capability of each type whose region lies in a memory BAR we
- * can map: the order of the list is the device's order of preference.
+ * A vendor capability (struct virtio_pci_cap, 4.1.4; the notification one
+ * with its le32 notify_off_multiplier at 16): the first of each type whose
+ * region lies in a memory BAR we can map is taken, as the order of the
+ * list is the device's order of preference.
  */
 static void
-use_cap(struct virtio *v, const uint8_t *cap, uint32_t extra)
+use_cap(struct virtio *v, const uint8_t *cap)
 {
 	volatile unsigned char **where;
-	uint32_t off, len, *lenp;
-	uint8_t bar = cap[4];
+	uint32_t off, len;
+	uint8_t type = cap[3], bar = cap[4];
 
-	switch (cap[3]) {
-	case CAP_COMMON:
-		where = &v->common, lenp = NULL;
-		break;
-	case CAP_NOTIFY:
-		where = &v->notify, lenp = &v->notify_len;
-		break;
-	case CAP_DEVICE:
-		where = &v->device, lenp = &v->device_len;
-		break;
-	default:
+	if (type == CAP_COMMON)
+		where = &v->common;
+	else if (type == CAP_NOTIFY)
+		where = &v->notify;
+	else if (type == CAP_DEVICE)
+		where = &v->device;
+	else
 		return;
-	}
 	if (*where != NULL || bar > 5)
 		return;
 	if (v->bar[bar] == NULL &&
@@ -99,42 +96,32 @@ use_cap(struct virtio *v, const uint8_t *cap, uint32_t extra)
 	memcpy(&off, cap + 8, 4);
 	memcpy(&len, cap + 12, 4);
 	if (off > v->barlen[bar] || len > v->barlen[bar] - off ||
-	    (cap[3] == CAP_COMMON && len < CC_LEN))
+	    (type == CAP_COMMON && len < CC_LEN))
 		return;
 	*where = (volatile unsigned char *)v->bar[bar] + off;
-	if (lenp)
-		*lenp = len;
-	if (cap[3] == CAP_NOTIFY)
-		v->notify_mult = extra;
+	if (type == CAP_NOTIFY) {
+		v->notify_len = len;
+		memcpy(&v->notify_mult, cap + 16, 4);
+	} else if (type == CAP_DEVICE)
+		v->device_len = len;
 }
 
 int
 virtio_caps(struct virtio *v, char *errbuf, size_t len)
 {
-	uint8_t cap[16], ptr;
-	uint16_t status;
-	uint32_t mult;
+	uint8_t cfg[256], *cap, ptr;
 	int i;
 
-	if (pci_config_read(&v->pci, PCI_STATUS, &status, 2) == -1 ||
-	    pci_config_read(&v->pci, PCI_CAP_PTR, &ptr, 1) == -1)
+	if (pci_config_read(&v->pci, 0, cfg, sizeof(cfg)) == -1)
 		return nic_fail(errbuf, len, errno, "%s: config space",
 		    v->pci.addr);
-	if (!(status & PCI_STATUS_CAPS))
-		ptr = 0;
+	ptr = cfg[PCI_STATUS] & PCI_STATUS_CAPS ? cfg[PCI_CAP_PTR] : 0;
 	/* 48 capabilities at most fit; a loop in the list ends there. */
 	for (i = 0; i < 48 && ptr >= 0x40 && ptr <= 256 - 20; i++) {
-		ptr &= 0xfc;
-		if (pci_config_read(&v->pci, ptr, cap, sizeof(cap)) == -1)
-			return nic_fail(errbuf, len, errno, "%s: capability "
-			    "at 0x%x", v->pci.addr, ptr);
-		mult = 0;
-		if (cap[0] == PCI_CAP_VENDOR && cap[2] >= 16) {
-			if (cap[3] == CAP_NOTIFY && (cap[2] < 20 ||
-			    pci_config_read(&v->pci, ptr + 16, &mult, 4) == -1))
-				cap[3] = 0;	/* malformed: skip it */
-			use_cap(v, cap, mult);
-		}
+		cap = cfg + (ptr & 0xfc);
+		if (cap[0] == PCI_CAP_VENDOR &&
+		    cap[2] >= (cap[3] == CAP_NOTIFY ? 20 : 16))
+			use_cap(v, cap);
 		ptr = cap[1];
 	}
 	if (v->common == NULL || v->notify == NULL)
@@ -150,11 +137,18 @@ virtio_negotiate(struct virtio *v, uint64_t extra, char *errbuf, size_t len)
 {
 	volatile unsigned char *cc = v->common;
 	uint64_t have, want;
-	int gen, i;
+	int gen, i, e;
 
+	/* No DMA until the device is reset (pci.c): one left running (a
+	 * killed process's, a device that needs a reset) still holds the
+	 * buffers it was given. */
+	if ((e = pci_bus_master(&v->pci, 0, errbuf, len)) != 0)
+		return e;
 	if (virtio_reset(v) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "%s: device reset",
 		    v->pci.addr);
+	if ((e = pci_bus_master(&v->pci, 1, errbuf, len)) != 0)
+		return e;
 	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE;
 	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER;
 	reg_write(cc, CC_DFSELECT, 0);
@@ -169,7 +163,7 @@ virtio_negotiate(struct virtio *v, uint64_t extra, char *errbuf, size_t len)
 	reg_write(cc, CC_GF, (uint32_t)want);
 	reg_write(cc, CC_GFSELECT, 1);
 	reg_write(cc, CC_GF, (uint32_t)(want >> 32));
-	R8(cc, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK;
+	R8(cc, CC_STATUS) = ST_FEATURES;
 	if (!(R8(cc, CC_STATUS) & ST_FEATURES_OK))
 		return nic_fail(errbuf, len, ENOTSUP, "%s: the device refused "
 		    "features 0x%llx (offered 0x%llx)", v->pci.addr,
@@ -260,17 +254,10 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 		v->mq = 1;
 		return vmq_open(nic, errbuf, len);
 	}
-	/* INTx off (we poll) and no DMA until the device is reset: one
-	 * left running by a killed process still holds that process's
-	 * buffers, freed since (pci.c). */
-	if ((e = pci_open(&v->pci, nic->ifname, errbuf, len)) != 0)
-		return e;
-	if ((e = virtio_caps(v, errbuf, len)) != 0 ||
+	if ((e = pci_open(&v->pci, nic->ifname, -1, errbuf, len)) != 0 ||
+	    (e = virtio_caps(v, errbuf, len)) != 0 ||
 	    (e = virtio_negotiate(v, 0, errbuf, len)) != 0)
 		return e;
-	if (pci_bus_master(&v->pci, 1) == -1)
-		return nic_fail(errbuf, len, errno, "%s: bus mastering",
-		    v->pci.addr);
 	if (R16(v->common, CC_NUMQ) < 2)
 		return nic_fail(errbuf, len, ENODEV, "%s: fewer than 2 "
 		    "queues", v->pci.addr);
@@ -287,8 +274,7 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	 * the tap). */
 	if (nic->rx)
 		vq_rx_post_all(&v->rx);
-	R8(v->common, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER |
-	    ST_FEATURES_OK | ST_DRIVER_OK;
+	R8(v->common, CC_STATUS) = ST_FEATURES | ST_DRIVER_OK;
 	/* The device may not look at a queue before DRIVER_OK. */
 	vq_publish(&v->rx);
 	fprintf(stderr, "snb-nic: %s: virtio-net (%04x:%04x) "

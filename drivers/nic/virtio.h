@@ -54,6 +54,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define ST_DRIVER_OK	0x04
 #define ST_FEATURES_OK	0x08
 #define ST_NEEDS_RESET	0x40
+#define ST_FEATURES	(ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK)
 
 #define F_NET_MAC	(1ULL << 5)
 #define F_NET_STATUS	(1ULL << 16)
@@ -88,8 +89,9 @@ struct virtio {
 /* The transport, in virtio.c: 0 or an errno value with errbuf set. */
 int	virtio_reset(struct virtio *);			/* 0 or -1 */
 int	virtio_caps(struct virtio *, char *errbuf, size_t len);
-/* Reset, acknowledge, agree on VERSION_1, MAC, STATUS and what of extra
- * the device offers (v->features says what was agreed). */
+/* Reset (bus mastering off until then), acknowledge, agree on VERSION_1,
+ * MAC, STATUS and what of extra the device offers (v->features says what
+ * was agreed). */
 int	virtio_negotiate(struct virtio *, uint64_t extra, char *errbuf,
 	    size_t len);
 /* Queue index at mem/phys, told to the device; *noff its notify offset. */

@@ -18,7 +18,7 @@
  *
  * Who sets the device up.  A process takes an flock on the file; the
  * first to find no header (magic 0) is the owner: it claims the device
- * (pci_open_shared first = 1: no other driver has it), resets it, agrees
+ * (pci_open first = 1: no other driver has it), resets it, agrees
  * on features, sets up every queue pair and the control queue before
  * DRIVER_OK, posts every receive buffer, then tells the device through
  * the control queue how to spread received frames (RSS_CONFIG: hash
@@ -188,23 +188,29 @@ spread(struct virtio *v, struct vq *ctrl, struct vmq_hdr *h, char *errbuf,
 	return ctrl_cmd(v, ctrl, MQ_RSS_CONFIG, d, (uint32_t)o, errbuf, len);
 }
 
+/* Queue index at off in the shared file, told to the device. */
+static int
+shm_vq(struct virtio *v, struct vq *q, uint16_t index, size_t off,
+    uint32_t *noff, char *errbuf, size_t len)
+{
+	uint64_t phys = pci_phys(v->shm + off / HUGEPAGE * HUGEPAGE);
+
+	if (phys == 0)
+		return nic_fail(errbuf, len, EPERM, "%s: physical address of "
+		    "%s", v->pci.addr, v->shm_path);
+	return virtio_vq_setup(v, q, index, v->shm + off, phys + off %
+	    HUGEPAGE, noff, errbuf, len);
+}
+
 /* The owner: the whole device, as described at the top. */
 static int
 set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 {
 	struct vmq_hdr h;
-	struct vq q, ctrl;
-	struct vq_avail *avail;
-	unsigned char *page;
+	struct vq q, rxq[MAX_PAIRS], ctrl;
 	uint16_t max, k;
-	uint64_t phys;
 	int e;
 
-	/* No DMA until the device is reset (pci.c): already so for a
-	 * device just claimed, not for one set up again (vmq_open). */
-	if (pci_bus_master(&v->pci, 0) == -1)
-		return nic_fail(errbuf, len, errno, "%s: command register",
-		    v->pci.addr);
 	if ((e = virtio_negotiate(v, F_NET_CTRL_VQ | F_NET_MQ | F_NET_RSS,
 	    errbuf, len)) != 0)
 		return e;
@@ -227,42 +233,23 @@ set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 		    v->shm_path);
 	if ((e = map_shm(v, fd, (1 + h.pairs) * HUGEPAGE, errbuf, len)) != 0)
 		return e;
-	if (pci_bus_master(&v->pci, 1) == -1)
-		return nic_fail(errbuf, len, errno, "%s: bus mastering",
-		    v->pci.addr);
+	/* The control queue (after all max pairs, 5.1.2) in page 0. */
+	if ((e = shm_vq(v, &ctrl, 2 * max, CTRL_OFF, NULL, errbuf, len)) != 0)
+		return e;
 	for (k = 0; k < h.pairs; k++) {
-		page = v->shm + (1 + k) * HUGEPAGE;
-		if ((phys = pci_phys(page)) == 0)
-			return nic_fail(errbuf, len, EPERM, "%s: physical "
-			    "address of %s", v->pci.addr, v->shm_path);
-		if ((e = virtio_vq_setup(v, &q, 2 * k, page, phys,
-		    &h.noff[2 * k], errbuf, len)) != 0)
+		if ((e = shm_vq(v, &rxq[k], 2 * k, (1 + k) * HUGEPAGE,
+		    &h.noff[2 * k], errbuf, len)) != 0 || (e = shm_vq(v, &q,
+		    2 * k + 1, (1 + k) * HUGEPAGE + QREGION, &h.noff[2 * k + 1],
+		    errbuf, len)) != 0)
 			return e;
-		h.qsize[2 * k] = q.size;
-		vq_rx_post_all(&q);
-		if ((e = virtio_vq_setup(v, &q, 2 * k + 1, page + QREGION,
-		    phys + QREGION, &h.noff[2 * k + 1], errbuf, len)) != 0)
-			return e;
+		vq_rx_post_all(&rxq[k]);
+		h.qsize[2 * k] = rxq[k].size;
 		h.qsize[2 * k + 1] = q.size;
 	}
-	/* The control queue comes after all max pairs (5.1.2). */
-	if ((phys = pci_phys(v->shm)) == 0 || (e = virtio_vq_setup(v, &ctrl,
-	    2 * max, v->shm + CTRL_OFF, phys + CTRL_OFF, NULL, errbuf,
-	    len)) != 0)
-		return e ? e : nic_fail(errbuf, len, EPERM, "%s: physical "
-		    "address of %s", v->pci.addr, v->shm_path);
-	R8(v->common, CC_STATUS) = ST_ACKNOWLEDGE | ST_DRIVER |
-	    ST_FEATURES_OK | ST_DRIVER_OK;
-	/* The device may not look at a queue before DRIVER_OK: the
-	 * receive buffers are published now. */
-	for (k = 0; k < h.pairs; k++) {
-		avail = (struct vq_avail *)(v->shm + (1 + k) * HUGEPAGE +
-		    AVAIL_OFF);
-		__atomic_store_n(&avail->idx, h.qsize[2 * k],
-		    __ATOMIC_RELEASE);
-		*(volatile uint16_t *)(v->notify + h.noff[2 * k]) =
-		    (uint16_t)(2 * k);
-	}
+	R8(v->common, CC_STATUS) = ST_FEATURES | ST_DRIVER_OK;
+	/* The device may not look at a queue before DRIVER_OK. */
+	for (k = 0; k < h.pairs; k++)
+		vq_publish(&rxq[k]);
 	if ((e = spread(v, &ctrl, &h, errbuf, len)) != 0)
 		return e;
 	memcpy(h.mac, v->mac, 6);
@@ -328,7 +315,7 @@ vmq_open(struct nic *nic, char *errbuf, size_t len)
 	v->used_errors = app_counter("dev-used-errors");
 	/* The watcher holds the memory too: killed, we leave it to the
 	 * device until bus mastering is off (pci_watch.c). */
-	if ((e = pci_open_shared(&v->pci, nic->ifname, owner, errbuf,
+	if ((e = pci_open(&v->pci, nic->ifname, owner, errbuf,
 	    len)) != 0 || (e = pci_watch_hold(&v->pci, fd)) != 0 ||
 	    (e = virtio_caps(v, errbuf, len)) != 0)
 		goto out;

@@ -108,8 +108,10 @@ xdp_release(struct nic *nic)
 static int
 xdp_open(struct nic *nic, char *errbuf, size_t len)
 {
-	struct xsk_umem_config ucfg;
-	struct xsk_socket_config scfg;
+	struct xsk_umem_config ucfg = { .fill_size = FILLQ,
+	    .comp_size = COMPQ, .frame_size = FRAME_SIZE };
+	struct xsk_socket_config scfg = { .rx_size = RXQ, .tx_size = TXQ,
+	    .bind_flags = XDP_USE_NEED_WAKEUP };
 	struct xdp *x = nic->priv;
 	uint32_t i, idx, queue = nic->queue < 0 ? 0 : (uint32_t)nic->queue;
 	int r, e, tries, want_tx = nic->tx || !nic->rx;
@@ -124,18 +126,10 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 		x->area = NULL;
 		return nic_fail(errbuf, len, errno, "mmap of the UMEM");
 	}
-	memset(&ucfg, 0, sizeof(ucfg));
-	ucfg.fill_size = FILLQ;
-	ucfg.comp_size = COMPQ;
-	ucfg.frame_size = FRAME_SIZE;
-	memset(&scfg, 0, sizeof(scfg));
-	scfg.rx_size = RXQ;
-	scfg.tx_size = TXQ;
 	/* Without a receive side no program is needed: loading one would
 	 * steal the queue's frames from the host for nothing. */
 	scfg.libxdp_flags = nic->rx ? 0 : XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
 	scfg.xdp_flags = nic->native_only && nic->rx ? XDP_FLAGS_DRV_MODE : 0;
-	scfg.bind_flags = XDP_USE_NEED_WAKEUP;
 	for (tries = 0;; tries++) {
 		/*
 		 * libxdp maps the rings afresh but keeps the cached
@@ -261,20 +255,13 @@ reclaim(struct xdp *x)
 	xsk_ring_cons__release(&x->comp, n);
 }
 
-/* Descriptors in the tx ring the kernel has not taken yet. */
-static int
-tx_pending(struct xdp *x)
-{
-	return xsk_prod_nb_free(&x->tx, TXQ) < TXQ;
-}
-
-/* Make the kernel send what the tx ring holds. */
+/* Make the kernel send what the tx ring holds (until it has taken all). */
 static void
 kick(struct nic *nic, struct xdp *x)
 {
 	int i;
 
-	for (i = 0; i < KICKS && tx_pending(x); i++) {
+	for (i = 0; i < KICKS && xsk_prod_nb_free(&x->tx, TXQ) < TXQ; i++) {
 		if (!xsk_ring_prod__needs_wakeup(&x->tx))
 			return;
 		if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) == 0)
