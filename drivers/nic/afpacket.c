@@ -51,30 +51,23 @@ struct afp {
 static int
 afp_open(struct nic *nic, char *errbuf, size_t len)
 {
-	struct tpacket_req3 req;
-	struct sockaddr_ll sll;
+	struct tpacket_req3 req = { .tp_block_size = BLOCK_SIZE,
+	    .tp_block_nr = BLOCK_NR, .tp_frame_size = FRAME_SIZE,
+	    .tp_frame_nr = BLOCK_SIZE / FRAME_SIZE * BLOCK_NR,
+	    .tp_retire_blk_tov = RETIRE_MS };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+	    .sll_protocol = nic->rx ? htons(ETH_P_ALL) : 0,
+	    .sll_ifindex = nic->ifindex };
 	const char *what = "AF_PACKET socket";
 	struct afp *a = nic->priv;
 	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
 	struct sock_fprog none = { 1, &drop };
 	int v3 = TPACKET_V3, one = 1, fanout, join, e;
 
-	memset(&req, 0, sizeof(req));
-	req.tp_block_size = BLOCK_SIZE;
-	req.tp_block_nr = BLOCK_NR;
-	req.tp_frame_size = FRAME_SIZE;
-	req.tp_frame_nr = BLOCK_SIZE / FRAME_SIZE * BLOCK_NR;
-	req.tp_retire_blk_tov = RETIRE_MS;
 	/* Flows stay with one member of a fanout group; fragments are
 	 * reassembled first so that they hash like the rest of their flow. */
 	fanout = (int)((unsigned)nic->fanout | (unsigned)(PACKET_FANOUT_HASH |
 	    PACKET_FANOUT_FLAG_DEFRAG) << 16);
-	/* Protocol 0 until bind(): nothing is queued before the ring is set
-	 * up.  A transmit-only socket stays at 0 and receives nothing. */
-	memset(&sll, 0, sizeof(sll));
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = nic->rx ? htons(ETH_P_ALL) : 0;
-	sll.sll_ifindex = nic->ifindex;
 	if ((a->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0)) == -1)
 		goto fail;
@@ -106,6 +99,8 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 	if (join && setsockopt(a->fd, SOL_SOCKET, SO_ATTACH_FILTER, &none,
 	    sizeof(none)) == -1)
 		goto fail;
+	/* Protocol 0 until bind() to sll: nothing is queued before the ring
+	 * is set up.  A transmit-only socket stays at 0, receiving nothing. */
 	what = "bind";
 	if (bind(a->fd, (struct sockaddr *)&sll, sizeof(sll)) == -1)
 		goto fail;
@@ -267,12 +262,11 @@ static void
 afp_stats(struct nic *nic)
 {
 	struct afp *a = nic->priv;
-	struct tpacket_stats_v3 st;
+	struct tpacket_stats_v3 st = { 0 };
 	socklen_t sl = sizeof(st);
 
 	if (a->map == NULL)
 		return;
-	memset(&st, 0, sizeof(st));
 	if (getsockopt(a->fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl) == 0)
 		*nic->c.drop_kernel += st.tp_drops;
 }

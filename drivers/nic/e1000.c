@@ -5,15 +5,10 @@
  * "PCI/PCI-X Family of Gigabit Ethernet Controllers Software Developer's
  * Manual" (8254x) and the "82574 GbE Controller Family Datasheet".
  *
- * One receive and one transmit queue, each a ring of NDESC legacy
- * descriptors and NDESC buffers of BUF bytes in one hugepage of DMA
- * memory (their code, which checks what the device writes there, is
- * e1000_ring.c).  The device is polled, its interrupts masked; tail
- * registers are written once per burst.  Bus mastering is enabled only
- * once the device is reset (see pci.c).
- *
- * The shape (model table, reset, rx/tx ring set-up, burst rx/tx, clear-on-
- * read statistics folded into counters, link from STATUS) is meant to be
+ * The device is polled, its interrupts masked; its rings, whose code
+ * checks what the device writes there, are e1000_ring.c.  The shape
+ * (model table, reset, rx/tx ring set-up, burst rx/tx, clear-on-read
+ * statistics folded into counters, link from STATUS) is meant to be
  * followed by an 82599 driver: there the same steps use advanced
  * descriptors and per-queue enable bits.
  */
@@ -171,24 +166,20 @@ static int
 read_mac(struct e1000 *e)
 {
 	uint32_t lo = rd(e, RAL0), hi = rd(e, RAH0);
-	int i, w;
+	int i, w[3];
 
-	if (hi & RAH_AV) {
-		for (i = 0; i < 4; i++)
-			e->mac[i] = (uint8_t)(lo >> (8 * i));
-		e->mac[4] = (uint8_t)hi;
-		e->mac[5] = (uint8_t)(hi >> 8);
-		return 0;
+	if (!(hi & RAH_AV)) {
+		for (i = 0; i < 3; i++)
+			if ((w[i] = eeprom_word(e, i)) < 0)
+				return -1;
+		lo = (uint32_t)w[0] | (uint32_t)w[1] << 16;
+		hi = (uint32_t)w[2] | RAH_AV;
+		wr(e, RAL0, lo);
+		wr(e, RAH0, hi);
 	}
-	for (i = 0; i < 3; i++) {
-		if ((w = eeprom_word(e, i)) < 0)
-			return -1;
-		e->mac[2 * i] = (uint8_t)w;
-		e->mac[2 * i + 1] = (uint8_t)(w >> 8);
-	}
-	wr(e, RAL0, (uint32_t)e->mac[0] | (uint32_t)e->mac[1] << 8 |
-	    (uint32_t)e->mac[2] << 16 | (uint32_t)e->mac[3] << 24);
-	wr(e, RAH0, (uint32_t)e->mac[4] | (uint32_t)e->mac[5] << 8 | RAH_AV);
+	/* The registers hold it little-endian, as the host does. */
+	memcpy(e->mac, &lo, 4);
+	memcpy(e->mac + 4, &hi, 2);
 	return 0;
 }
 

@@ -38,9 +38,6 @@
 /* A PCI device has no descriptor to sleep on: an idle nic looks again
  * after this long (the runtime sleeps whole ms: 1.5 gives 1 ms). */
 #define PCI_POLL_NS	(3 * MS / 2)
-/* IF/qN's AF_PACKET fanout group: fanout ids are per network namespace,
- * as interface indexes are, and 16 bits wide. */
-#define FANOUT_OF(ifindex)	((int)((unsigned)(ifindex) & 0xffff))
 
 static const struct nic_ops *backends[] = { &afpacket_ops, &xdp_ops,
     &tap_ops };
@@ -90,10 +87,9 @@ if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 int
 nic_set_up(const char *ifname)
 {
-	struct ifreq ifr;
+	struct ifreq ifr = { 0 };
 	int e;
 
-	memset(&ifr, 0, sizeof(ifr));
 	if ((e = if_ioctl(ifname, SIOCGIFFLAGS, &ifr)) != 0 ||
 	    (ifr.ifr_flags & IFF_UP))
 		return e;
@@ -104,11 +100,9 @@ nic_set_up(const char *ifname)
 static void
 set_mtu(void)
 {
-	struct ifreq ifr;
+	struct ifreq ifr = { .ifr_mtu = mtu };
 	int e;
 
-	memset(&ifr, 0, sizeof(ifr));
-	ifr.ifr_mtu = mtu;
 	if ((e = if_ioctl(nic.ifname, SIOCSIFMTU, &ifr)) != 0)
 		errx(1, "%s: --mtu %d: %s%s", nic.ifname, mtu, strerror(e),
 		    e == EPERM ? " (needs CAP_NET_ADMIN)" : "");
@@ -123,12 +117,10 @@ set_mtu(void)
 static void
 set_promisc(void)
 {
-	struct packet_mreq mr;
+	struct packet_mreq mr = { .mr_ifindex = nic.ifindex,
+	    .mr_type = PACKET_MR_PROMISC };
 	int fd;
 
-	memset(&mr, 0, sizeof(mr));
-	mr.mr_ifindex = nic.ifindex;
-	mr.mr_type = PACKET_MR_PROMISC;
 	if ((fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0)) == -1 ||
 	    setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
 	    sizeof(mr)) == -1)
@@ -276,9 +268,11 @@ nic_init(int argc, char **argv)
 	    (nic.ifindex = (int)if_nametoindex(name)) == 0)
 		errx(1, "no such interface '%s'", name);
 	/* AF_PACKET has no queues of its own: IF/qN is a member of the
-	 * interface's fanout group, whose id every process derives alike. */
+	 * interface's fanout group, whose id every process derives alike:
+	 * fanout ids are per network namespace, as interface indexes are,
+	 * and 16 bits wide. */
 	if (by_name)
-		nic.fanout = FANOUT_OF(nic.ifindex);
+		nic.fanout = (int)((unsigned)nic.ifindex & 0xffff);
 
 	/* The device is opened on the first breath, once the runtime has
 	 * bound the ports: what is wired decides what to open. */
@@ -428,7 +422,6 @@ check(void)
 	if (pci)
 		up = ops->link(&nic);
 	else {
-		memset(&ifr, 0, sizeof(ifr));
 		if ((e = if_ioctl(nic.ifname, SIOCGIFFLAGS, &ifr)) == ENODEV)
 			errx(1, "%s: interface removed", nic.ifname);
 		else if (e)
@@ -462,11 +455,9 @@ check(void)
 static uint32_t
 rx_step(int may_wait)
 {
-	struct rx_burst b;
+	struct rx_burst b = { .ring = &out->rings[0] };
 	uint64_t now;
 
-	memset(&b, 0, sizeof(b));
-	b.ring = &out->rings[0];
 	b.room = ring_room(b.ring, APP_BURST);
 	if (b.room == 0) {
 		now = app_now_ns();

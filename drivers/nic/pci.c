@@ -1,25 +1,19 @@
 /*
  * pci.c: claiming a PCI function through sysfs for a user-space driver,
  * and its configuration space and BARs.  Putting it back when we are gone
- * (the watcher) and its DMA memory are pci_watch.c.
+ * (the watcher) and its DMA memory are pci_watch.c.  Which devices are
+ * taken is told in snb-nic(1); why:
  *
- * Whose device it is: unbound, or bound to the kernel's own driver for a
- * NIC we support with its interface down, we take it.  Anything else is
- * someone's: a device bound to vfio-pci, a UIO driver or pci-stub is a
- * virtual machine's or a user-space driver's (DPDK's), and unbinding it
- * would pull it from under them; one bound to a driver we do not know may
- * be anything.  Those are refused with a message saying whose it looks to
- * be and how to free it.
+ * A device bound to vfio-pci, a UIO driver or pci-stub is a virtual
+ * machine's or a user-space driver's (DPDK's), and unbinding it would pull
+ * it from under them; one bound to a driver we do not know may be
+ * anything.  Bus mastering stays off until the driver has reset the
+ * device: one left running by a killed driver still holds that driver's
+ * buffers, and would resume DMA into them the moment mastering came back.
  *
- * Bus mastering stays off from pci_open() until the driver has reset the
- * device and calls pci_bus_master(d, 1, ...): a device left running by a killed
- * driver still holds that driver's buffers, and would resume DMA into them
- * the moment mastering came back on.
- *
- * One driver at a time: pci_open() takes an exclusive flock() on the
- * device's sysfs config file.  The watcher shares that open file, so the
- * lock is free only once both are gone, the device stopped: a second
- * snb-nic on the same device is refused, and one restarted after a crash
+ * One driver at a time: pci_open() takes an flock() on the device's sysfs
+ * config file.  The watcher shares that open file, so the lock is free
+ * only once both are gone, the device stopped: one restarted after a crash
  * waits (briefly) until the old watcher has cleared bus mastering, which
  * would otherwise stop the new driver's DMA.
  */
@@ -59,27 +53,22 @@
 static int
 parse_addr(const char *s, char out[16])
 {
-	static const char *shape = "hhhh:hh:hh.h";
-	char buf[16];
+	static const char long_form[] = "hhhh:hh:hh.h";
+	const char *shape;
 	size_t i, n = strlen(s);
 
-	if (n == 7) {
-		snprintf(buf, sizeof(buf), "0000:%s", s);
-		s = buf;
-		n = 12;
-	}
-	if (n != 12)
+	if (n != 7 && n != 12)
 		return -1;
-	for (i = 0; i < n; i++) {
+	shape = long_form + 12 - n;	/* the short form is its tail */
+	for (i = 0; i < n; i++)
 		if (shape[i] == 'h' ? !isxdigit((unsigned char)s[i]) :
 		    s[i] != shape[i])
 			return -1;
-	}
-	if (s[11] > '7')	/* function 0..7 */
+	if (s[n - 1] > '7')	/* function 0..7 */
 		return -1;
-	for (i = 0; i < n; i++)
-		out[i] = (char)tolower((unsigned char)s[i]);
-	out[n] = '\0';
+	snprintf(out, 16, "%s%s", n == 7 ? "0000:" : "", s);
+	for (i = 0; i < 12; i++)
+		out[i] = (char)tolower((unsigned char)out[i]);
 	return 0;
 }
 
@@ -159,9 +148,9 @@ in_use(struct pci_dev *d, char *errbuf, size_t len)
 			continue;
 		busy = 1;
 		*strrchr(g.gl_pathv[i], '/') = '\0';	/* DEV/.../net/IF */
-		snprintf(errbuf, len, "PCI %s is interface %s, which is up: set "
-		    "it down first if it may be taken from the kernel", d->addr,
-		    strrchr(g.gl_pathv[i], '/') + 1);
+		snprintf(errbuf, len, "PCI %s is interface %s, which is up: "
+		    "set it down first if it may be taken from the kernel",
+		    d->addr, strrchr(g.gl_pathv[i], '/') + 1);
 	}
 	globfree(&g);
 	return busy ? EBUSY : 0;
@@ -330,9 +319,8 @@ pci_open(struct pci_dev *d, const char *addr, int first, char *errbuf,
 	char path[PATH_MAX];
 	int e, i, mode = first == 0 ? LOCK_SH : LOCK_EX;
 
-	if ((e = pci_probe(d, addr, errbuf, len)) != 0)
-		return e;
-	if ((e = in_use(d, errbuf, len)) != 0 ||
+	if ((e = pci_probe(d, addr, errbuf, len)) != 0 ||
+	    (e = in_use(d, errbuf, len)) != 0 ||
 	    (e = not_ours(d, errbuf, len)) != 0 ||
 	    (e = iommu_blocks(d, errbuf, len)) != 0)
 		return e;

@@ -1,16 +1,10 @@
 /*
  * pci.h: what snb-nic's user-space PCI drivers (e1000.c, virtio.c) share:
- * claiming a PCI function through sysfs (pci.c says whose devices we
- * take, and why bus mastering stays off until the driver has reset the
- * device), its config space and BARs, and DMA memory the device can use,
- * held by a watcher process that stops the device however we exit
- * (pci_watch.c).  nic.c checks the vendor:device with pci_probe()
- * (read-only) and the drivers' match() before a driver's open() claims
- * the device with pci_open(dev, nic->ifname, ...): nic->ifname holds the
- * canonical address ("0000:00:04.0") for pci: back-ends.
- *
- * Without an IOMMU the device sees physical addresses; with VFIO it would
- * see IO virtual addresses (not done yet).
+ * claiming a PCI function through sysfs (pci.c), its config space and
+ * BARs, and DMA memory the device can use, held by a watcher process that
+ * stops the device however we exit (pci_watch.c).  Without an IOMMU the
+ * device sees physical addresses; with VFIO it would see IO virtual
+ * addresses (not done yet).
  */
 #ifndef SNB_PCI_H
 #define SNB_PCI_H
@@ -31,11 +25,10 @@ struct pci_dev {
 
 #define HUGEPAGE	(2UL << 20)
 
-/* DMA memory: virtual address for us, physical address for the device. */
+/* DMA memory, a hugepage: virtual address for us, physical for the device. */
 struct dma_mem {
 	void		*virt;
 	uint64_t	 phys;
-	size_t		 len;
 };
 
 /*

@@ -25,7 +25,6 @@
  * nothing from snb-run and also covers snb-nic run alone.
  */
 #define _GNU_SOURCE		/* memfd_create, MFD_HUGETLB */
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -52,7 +51,7 @@
  * until the end of the stream, clears bus mastering, exits.
  */
 static void __attribute__((noreturn))
-watch(int cfg, int sock, int shared)
+watch(struct pci_dev *d, int sock)
 {
 	static const int ignore[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1,
 	    SIGUSR2, SIGPIPE };
@@ -66,27 +65,18 @@ watch(int cfg, int sock, int shared)
 		signal(ignore[fd], SIG_IGN);
 	setsid();
 	for (fd = 3; fd < 1024; fd++)
-		if (fd != cfg && fd != sock)
+		if (fd != d->config_fd && fd != sock)
 			close(fd);
-	for (;;) {
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		/* The descriptor it carried stays open: nothing to do. */
-	}
-	/* Shared (pci.h): our lock goes, then the device stops only if no
-	 * one else holds one (two watchers at once: the second finds it
-	 * free). */
-	if (!shared || (flock(cfg, LOCK_UN) == 0 &&
-	    flock(cfg, LOCK_EX | LOCK_NB) == 0))
-		pci_command_set(cfg, 0, PCI_CMD_MASTER);
+	/* The descriptor each message carries stays open. */
+	do
+		msg = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1,
+		    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) > 0 ||
+	    (n == -1 && errno == EINTR));
+	/* Shared, the device stops only if no one else holds it (two
+	 * watchers at once: the second finds the lock free). */
+	if (pci_last(d))
+		pci_command_set(d->config_fd, 0, PCI_CMD_MASTER);
 	_exit(0);
 }
 
@@ -104,7 +94,7 @@ pci_watch_start(struct pci_dev *d, char *errbuf, size_t len)
 	if (d->watcher == 0) {
 		close(sv[1]);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		watch(d->config_fd, sv[0], d->shared);
+		watch(d, sv[0]);
 	}
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -131,18 +121,12 @@ pci_watch_stop(struct pci_dev *d)
 int
 pci_watch_hold(struct pci_dev *d, int fd)
 {
-	char c = 'm', cbuf[CMSG_SPACE(sizeof(int))];
+	char c = 'm', cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { &c, 1 };
-	struct msghdr msg;
-	struct cmsghdr *cm;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+	    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 
-	memset(&msg, 0, sizeof(msg));
-	memset(cbuf, 0, sizeof(cbuf));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
@@ -195,36 +179,29 @@ dma_alloc(struct pci_dev *d, size_t len, struct dma_mem *m, char *errbuf,
 	    MFD_HUGE_2MB);
 	if (fd == -1 || ftruncate(fd, HUGEPAGE) == -1 ||
 	    (p = mmap(NULL, HUGEPAGE, PROT_READ | PROT_WRITE, MAP_SHARED |
-	    MAP_LOCKED | MAP_POPULATE, fd, 0)) == MAP_FAILED) {
+	    MAP_LOCKED | MAP_POPULATE, fd, 0)) == MAP_FAILED)
 		e = errno;
-		goto fail;
-	}
-	what = "DMA memory: handing it to the watcher";
-	if ((e = pci_watch_hold(d, fd)) != 0)
-		goto fail;
-	close(fd);
-	fd = -1;
-	what = "DMA memory: physical address from /proc/self/pagemap";
-	if ((m->phys = pci_phys(p)) == 0) {
+	else if ((e = pci_watch_hold(d, fd)) != 0)
+		what = "DMA memory: handing it to the watcher";
+	else if ((m->phys = pci_phys(p)) == 0) {
 		e = errno;
-		goto fail;
+		what = "DMA memory: physical address from /proc/self/pagemap";
 	}
-	m->virt = p;
-	m->len = HUGEPAGE;
-	memset(p, 0, HUGEPAGE);
-	return 0;
-fail:
-	if (p != MAP_FAILED)
-		munmap(p, HUGEPAGE);
 	if (fd != -1)
 		close(fd);
-	return nic_fail(errbuf, errlen, e, "%s", what);
+	if (e != 0) {
+		if (p != MAP_FAILED)
+			munmap(p, HUGEPAGE);
+		return nic_fail(errbuf, errlen, e, "%s", what);
+	}
+	m->virt = memset(p, 0, HUGEPAGE);
+	return 0;
 }
 
 void
 dma_free(struct dma_mem *m)
 {
 	if (m->virt != NULL)
-		munmap(m->virt, m->len);
+		munmap(m->virt, HUGEPAGE);
 	m->virt = NULL;
 }

@@ -34,16 +34,14 @@ struct tap {
 static int
 tap_open(struct nic *nic, char *errbuf, size_t len)
 {
-	struct ifreq ifr;
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
 	struct tap *t = nic->priv;
 	int e;
 
 	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd == -1)
 		return nic_fail(errbuf, len, errno, "/dev/net/tun");
-	memset(&ifr, 0, sizeof(ifr));
 	strlcpy(ifr.ifr_name, nic->ifname, sizeof(ifr.ifr_name));
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
 	if (ioctl(t->fd, TUNSETIFF, &ifr) == -1) {
 		e = errno;
 		/* EINVAL: the name is taken by a device that is no tap (or
@@ -63,7 +61,6 @@ tap_rx(struct nic *nic, struct rx_burst *b)
 {
 	struct tap *t = nic->priv;
 	struct iovec iov[2];
-	struct packet *slot;
 	ssize_t n;
 	int iovcnt;
 
@@ -72,10 +69,8 @@ tap_rx(struct nic *nic, struct rx_burst *b)
 		 * scratch buffer behind it catches an oversize frame, so its
 		 * length is known and it is dropped whole. */
 		iovcnt = 0;
-		slot = NULL;
 		if (b->n < b->room) {
-			slot = ring_slot(b->ring, b->n);
-			iov[iovcnt].iov_base = slot->data;
+			iov[iovcnt].iov_base = ring_slot(b->ring, b->n)->data;
 			iov[iovcnt++].iov_len = b->ring->capacity;
 		}
 		iov[iovcnt].iov_base = t->scratch;

@@ -1,13 +1,8 @@
 /*
  * virtio.c: a user-space driver for virtio-net PCI functions, as QEMU's
- * virtio-net-pci presents them (1af4:1000 transitional, 1af4:1041 modern).
- *
- * Transport: virtio 1.x over PCI only.  Vendor capabilities in config
- * space say in which memory BAR, at which offset, the common configuration
- * (features, status, queue set-up), the notification area and the device
- * configuration (the MAC) live.  A transitional device offers this next to
- * its legacy I/O-port interface; a device that does not offer
- * VIRTIO_F_VERSION_1 (legacy only) is refused.
+ * virtio-net-pci presents them (1af4:1000 transitional, 1af4:1041 modern),
+ * through the virtio 1.x PCI transport only: a legacy-only device is
+ * refused.
  *
  * Features: VIRTIO_F_VERSION_1, VIRTIO_NET_F_MAC and VIRTIO_NET_F_STATUS
  * (the link state), nothing else.  Without checksum or segmentation
@@ -17,13 +12,10 @@
  * notifications.  We poll: the device is told never to interrupt
  * (VIRTQ_AVAIL_F_NO_INTERRUPT, and INTx off in the command register).
  *
- * Queues: receive queue 0 and transmit queue 1, split virtqueues of at
- * most MAX_QSIZE entries, in one 2 MiB hugepage; their ring code, which
- * checks all that the device writes there, is virtio_ring.c.  A device
- * with several queue pairs, one process each (pci:ADDR/qN), is
- * virtio_mq.c's.
- *
- * Assumes a little-endian host (virtio 1.x structures are little-endian).
+ * Receive queue 0 and transmit queue 1 share one 2 MiB hugepage; their
+ * ring code, which checks all that the device writes there, is
+ * virtio_ring.c.  A device with several queue pairs, one process each
+ * (pci:ADDR/qN), is virtio_mq.c's.
  */
 #include <sys/mman.h>
 
@@ -231,7 +223,7 @@ virtio_release(struct nic *nic)
 	int i;
 
 	/* A queue pair resets the device only as the last to leave. */
-	if ((!v->mq || vmq_last(v)) && v->common != NULL &&
+	if ((nic->queue < 0 || vmq_last(v)) && v->common != NULL &&
 	    virtio_reset(v) == -1)
 		warnx("%s: device reset timed out", v->pci.addr);
 	pci_close(&v->pci);	/* bus mastering off */
@@ -250,10 +242,8 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 	unsigned char *mem;
 	int e;
 
-	if (nic->queue >= 0) {
-		v->mq = 1;
+	if (nic->queue >= 0)
 		return vmq_open(nic, errbuf, len);
-	}
 	if ((e = pci_open(&v->pci, nic->ifname, -1, errbuf, len)) != 0 ||
 	    (e = virtio_caps(v, errbuf, len)) != 0 ||
 	    (e = virtio_negotiate(v, 0, errbuf, len)) != 0)

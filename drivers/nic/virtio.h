@@ -76,7 +76,6 @@ struct virtio {
 	uint64_t		*used_errors;	/* both queues' (virtio_ring.h) */
 	uint64_t		 features;	/* as agreed */
 	/* A queue pair of a device shared by processes (virtio_mq.c). */
-	int			 mq;
 	unsigned char		*shm;		/* the shared DMA file, mapped */
 	size_t			 shm_len;
 	char			 shm_path[4096];

@@ -1,49 +1,35 @@
 /*
  * virtio_mq.c: one virtio-net device, several processes, each serving one
  * queue pair ("nic pci:ADDR/qN"), with VIRTIO_NET_F_MQ and, where the
- * device offers it, VIRTIO_NET_F_RSS (QEMU's virtio-net-pci mq=on rss=on).
+ * device offers it, VIRTIO_NET_F_RSS (QEMU's virtio-net-pci mq=on rss=on);
+ * what this looks like from outside is in snb-nic(1), Queues.
  *
- * Shared memory.  Every queue's rings and buffers live in one file of
- * hugepages in the graph's ring directory (GRAPH/rings/virtio-ADDR, on
- * hugetlbfs: see rundir.h), so that every process of the graph maps the
- * same physical pages and the file goes with the graph:
+ * Every queue's rings and buffers live in one file of hugepages in the
+ * graph's ring directory (GRAPH/rings/virtio-ADDR, on hugetlbfs: see
+ * rundir.h), so that every process maps the same physical pages (which
+ * hugetlbfs does not move) and the file goes with the graph:
  *
  *	page 0		struct vmq_hdr at 0 (what the owner set up), the
  *			control queue's region at CTRL_OFF
  *	page 1 + k	queue pair k: receive queue 2k at 0, transmit
  *			queue 2k + 1 at QREGION (virtio_ring.h's layout)
  *
- * Each process reads the physical address of each page it maps from
- * /proc/self/pagemap; hugetlbfs pages do not move, so all agree.
+ * Under an flock on the file, the first process to find no header (magic
+ * 0) is the owner: it claims the device (pci_open first = 1: no other
+ * driver has it), sets it up whole (set_up) and writes the header, the
+ * magic last.  Everyone, the owner included, then attaches to its own
+ * pair: it touches only that pair's memory, its notify address (from the
+ * header: selecting a queue in the common configuration would race with
+ * the others) and the device's status and link, which it only reads.
+ * Configuration registers are never written after set-up.
  *
- * Who sets the device up.  A process takes an flock on the file; the
- * first to find no header (magic 0) is the owner: it claims the device
- * (pci_open first = 1: no other driver has it), resets it, agrees
- * on features, sets up every queue pair and the control queue before
- * DRIVER_OK, posts every receive buffer, then tells the device through
- * the control queue how to spread received frames (RSS_CONFIG: hash
- * types, a 128-entry indirection table over the pairs, a Toeplitz key;
- * without RSS, VQ_PAIRS_SET), writes the header (the magic last) and
- * lets go of the lock.  Everyone, the owner included, then attaches to
- * its own pair: it touches only that pair's memory, its notify address
- * (from the header: selecting a queue in the common configuration would
- * race with the others) and the device's status and link, which it only
- * reads.  Configuration registers are never written after set-up.
- *
- * Restarting one.  A process that finds the header takes its pair over
- * where the last one left it (vq_attach): the receive queue from
- * avail->idx - size (so a burst its predecessor had taken but not yet
- * given back to the device is read again: a frame is lost only if the
- * predecessor died after reposting a burst and before committing it to
- * its ring), the transmit queue once the device has sent what it was
- * given.  The device is never reset while anyone holds it: the PCI
- * lock is shared, and bus mastering goes off, and the device is reset,
- * only by the last process to leave (pci_last), or by the last one's
- * watcher when it is killed (pci.c).  A new graph has a new ring
- * directory, so it always sets the device up afresh.
- *
- * One graph per device: a second graph's owner would find the device's
- * PCI lock held and is refused.
+ * A successor takes its pair over where the last one left it (vq_attach):
+ * a frame is lost only if its predecessor died after reposting a burst and
+ * before committing it to its ring.  The device is never reset while
+ * anyone holds it: the PCI lock is shared, and only the last process to
+ * leave (pci_last), or the last one's watcher (pci.c), stops it.  A new
+ * graph has a new ring directory, so it sets the device up afresh; a
+ * second graph's owner would find the PCI lock held and is refused.
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -90,7 +76,6 @@ struct vmq_hdr {
 	uint16_t	rss;		/* spread by RSS (else by the device) */
 	uint16_t	qsize[2 * MAX_PAIRS];
 	uint32_t	noff[2 * MAX_PAIRS];	/* notify offsets */
-	uint8_t		mac[6];
 	uint64_t	features;	/* as agreed */
 };
 
@@ -202,11 +187,14 @@ shm_vq(struct virtio *v, struct vq *q, uint16_t index, size_t off,
 	    HUGEPAGE, noff, errbuf, len);
 }
 
-/* The owner: the whole device, as described at the top. */
+/*
+ * The owner: features, every queue pair (its receive buffers all posted)
+ * and the control queue before DRIVER_OK, then the spreading of frames.
+ */
 static int
 set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 {
-	struct vmq_hdr h;
+	struct vmq_hdr h = { 0 };
 	struct vq q, rxq[MAX_PAIRS], ctrl;
 	uint16_t max, k;
 	int e;
@@ -219,7 +207,6 @@ set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 		return nic_fail(errbuf, len, ENOTSUP, "%s: no multi-queue "
 		    "(VIRTIO_NET_F_MQ): pci:%s alone drives it", v->pci.addr,
 		    v->pci.addr);
-	memset(&h, 0, sizeof(h));
 	max = R16(v->device, DC_MAX_PAIRS);
 	h.pairs = max < MAX_PAIRS ? max : MAX_PAIRS;
 	h.rss = (v->features & F_NET_RSS) &&
@@ -252,7 +239,6 @@ set_up(struct virtio *v, int fd, char *errbuf, size_t len)
 		vq_publish(&rxq[k]);
 	if ((e = spread(v, &ctrl, &h, errbuf, len)) != 0)
 		return e;
-	memcpy(h.mac, v->mac, 6);
 	h.features = v->features;
 	memcpy(v->shm, &h, sizeof(h));
 	__atomic_store_n((uint32_t *)v->shm, VMQ_MAGIC, __ATOMIC_RELEASE);
@@ -348,7 +334,6 @@ vmq_open(struct nic *nic, char *errbuf, size_t len)
 		    nic->spec);
 		goto out;
 	}
-	memcpy(v->mac, h.mac, 6);
 	v->features = h.features;
 	vq_attach(&v->rx, 2 * k, h.qsize[2 * k], v->shm + (1 + k) * HUGEPAGE,
 	    (volatile uint16_t *)(v->notify + h.noff[2 * k]), v->used_errors,

@@ -322,10 +322,9 @@ static void
 xdp_stats(struct nic *nic)
 {
 	struct xdp *x = nic->priv;
-	struct xdp_statistics st;
+	struct xdp_statistics st = { 0 };
 	socklen_t sl = sizeof(st);
 
-	memset(&st, 0, sizeof(st));
 	if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &sl) == -1)
 		return;
 	/* Cumulative in the kernel: add what is new since last time. */
