@@ -385,8 +385,6 @@ e1000_drain(struct nic *nic)
 	for (i = 0; i < 100 && rd(e, TDH) != e->tx.tail; i++)
 		pci_pause_ms(1);
 	e1000_stats(nic);
-	wr(e, RCTL, 0);
-	wr(e, TCTL, 0);
 	reset(e);
 }
 

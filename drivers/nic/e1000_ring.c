@@ -13,24 +13,19 @@ e1000_rxq_init(struct e1000_rxq *q, void *mem, uint64_t phys,
 {
 	uint32_t i;
 
-	memset(q, 0, sizeof(*q));
-	q->desc = mem;
-	q->buf = (uint8_t *)mem + RING_BYTES;
+	*q = (struct e1000_rxq){ .desc = mem, .buf = (uint8_t *)mem +
+	    RING_BYTES, .desc_errors = desc_errors, .bad_length = bad_length };
 	for (i = 0; i < NDESC; i++) {
 		q->desc[i].addr = phys + RING_BYTES + (uint64_t)i * BUF;
 		q->desc[i].status = 0;
 	}
-	q->desc_errors = desc_errors;
-	q->bad_length = bad_length;
 }
 
 void
 e1000_txq_init(struct e1000_txq *q, void *mem, uint64_t phys)
 {
-	memset(q, 0, sizeof(*q));
-	q->desc = mem;
-	q->buf = (uint8_t *)mem + RING_BYTES;
-	q->buf_phys = phys + RING_BYTES;
+	*q = (struct e1000_txq){ .desc = mem, .buf = (uint8_t *)mem +
+	    RING_BYTES, .buf_phys = phys + RING_BYTES };
 }
 
 /*

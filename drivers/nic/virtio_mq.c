@@ -147,30 +147,23 @@ static int
 spread(struct virtio *v, struct vq *ctrl, struct vmq_hdr *h, char *errbuf,
     size_t len)
 {
-	uint8_t d[4 + 4 + 2 * RSS_TABLE + 2 + 1 + RSS_KEY];
-	uint32_t types;
-	uint16_t w, i;
-	size_t o = 0;
+	struct {		/* struct virtio_net_rss_config */
+		uint32_t	hash_types;
+		uint16_t	table_mask, unclassified_queue;
+		uint16_t	table[RSS_TABLE], max_tx_vq;
+		uint8_t		key_len, key[RSS_KEY];
+	} __attribute__((packed)) c = { .table_mask = RSS_TABLE - 1,
+	    .max_tx_vq = h->pairs, .key_len = RSS_KEY };
+	uint16_t i;
 
-	if (!h->rss) {
-		w = h->pairs;
-		return ctrl_cmd(v, ctrl, MQ_PAIRS_SET, &w, 2, errbuf, len);
-	}
-	types = reg_read(v->device, DC_HASH_TYPES) & RSS_HASHES;
-	memcpy(d + o, &types, 4), o += 4;
-	w = RSS_TABLE - 1;			/* indirection_table_mask */
-	memcpy(d + o, &w, 2), o += 2;
-	w = 0;					/* unclassified_queue */
-	memcpy(d + o, &w, 2), o += 2;
-	for (i = 0; i < RSS_TABLE; i++) {	/* pair k: receiveq k+1 */
-		w = (uint16_t)(i % h->pairs);
-		memcpy(d + o, &w, 2), o += 2;
-	}
-	w = h->pairs;				/* max_tx_vq */
-	memcpy(d + o, &w, 2), o += 2;
-	d[o++] = RSS_KEY;
-	memcpy(d + o, rss_key, RSS_KEY), o += RSS_KEY;
-	return ctrl_cmd(v, ctrl, MQ_RSS_CONFIG, d, (uint32_t)o, errbuf, len);
+	if (!h->rss)
+		return ctrl_cmd(v, ctrl, MQ_PAIRS_SET, &h->pairs, 2, errbuf,
+		    len);
+	c.hash_types = reg_read(v->device, DC_HASH_TYPES) & RSS_HASHES;
+	for (i = 0; i < RSS_TABLE; i++)		/* pair k: receiveq k+1 */
+		c.table[i] = (uint16_t)(i % h->pairs);
+	memcpy(c.key, rss_key, RSS_KEY);
+	return ctrl_cmd(v, ctrl, MQ_RSS_CONFIG, &c, sizeof(c), errbuf, len);
 }
 
 /* Queue index at off in the shared file, told to the device. */

@@ -15,16 +15,11 @@ vq_layout(struct vq *q, uint16_t index, uint16_t size, unsigned char *mem,
 {
 	uint16_t i;
 
-	memset(q, 0, sizeof(*q));
-	q->index = index;
-	q->size = size;
-	q->mask = size - 1;
-	q->desc = (struct vq_desc *)mem;
-	q->avail = (struct vq_avail *)(mem + AVAIL_OFF);
-	q->used = (struct vq_used *)(mem + USED_OFF);
-	q->buf = mem + BUFS_OFF;
-	q->notify = notify;
-	q->used_errors = used_errors;
+	*q = (struct vq){ .index = index, .size = size, .mask = size - 1,
+	    .desc = (struct vq_desc *)mem,
+	    .avail = (struct vq_avail *)(mem + AVAIL_OFF),
+	    .used = (struct vq_used *)(mem + USED_OFF), .buf = mem + BUFS_OFF,
+	    .notify = notify, .used_errors = used_errors };
 	/* Transmit: every descriptor idle (receive keeps busy[] only). */
 	for (i = 0; i < size; i++)
 		q->free[i] = (uint16_t)(size - 1 - i);
