@@ -1,19 +1,8 @@
 /*
  * graph_parse.c: graph_parse() (graph.h): tokens into stages and links.
- *
- * Copies.  "Nx( chain )", or "Nx element" for one element, stands for N
- * copies of what it holds side by side: the element before it feeds each
- * copy's first stage by an output of its own, named by the copy's number
- * (1..N), and each copy's last stage feeds the element after it:
- *
- *	lb | 4x( w: filter tcp | vlan 3 ) | join
- *
- * is lb [1] | w.1 ... | join, lb [2] | w.2 ... | join and so on.  Copy K's
- * stages are labelled LABEL.K (graph_check() labels the unlabelled ones
- * APP.K), "@x" in copy K means x.K where there is one, and "{}" in a
- * word stands for K ("{0}" for K - 1, as devices count their queues).
- * Copies are expanded here, so everything after the parser sees a graph
- * written out in full.
+ * Copies ("Nx( chain )", snb-run(1) Copies) are expanded here, their
+ * tokens parsed once for each copy, so everything after the parser sees a
+ * graph written out in full.
  */
 #define _GNU_SOURCE		/* asprintf */
 #include <err.h>

@@ -56,11 +56,11 @@ remove_rings_target(const char *target, char *errbuf, size_t errlen)
 
 	strlcpy(parent, target, sizeof(parent));
 	snprintf(own, sizeof(own), "snb-%u", (unsigned)geteuid());
-	/* Its parent must be .../snb-UID: cut its own name, then look. */
-	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
-		*slash = '\0';
-	if (target[0] != '/' || slash == NULL || slash == parent ||
-	    (slash = strrchr(parent, '/')) == NULL || strcmp(slash + 1, own))
+	/* Its parent must be /.../snb-UID: cut its own name, then look. */
+	if (target[0] == '/')
+		*strrchr(parent, '/') = '\0';
+	if (target[0] != '/' || (slash = strrchr(parent, '/')) == NULL ||
+	    strcmp(slash + 1, own))
 		return rd_fail(errbuf, errlen, target, "unexpected rings "
 		    "target, kept");
 	if (rd_check_dir(parent, errbuf, errlen) == -1)

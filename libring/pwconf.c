@@ -32,7 +32,7 @@ static const struct cfg_field f_l2tp[] = {
 static const struct cfg_schema s_l2tp = CFG_S(f_l2tp, .leaf = pw_leaf);
 
 static const struct cfg_field f_gre[] = {
-	CFG_F("key", CFG_LEAF, .id = ID_KEY, CFG_AT(CFG_POS, PO(key_at))),
+	CFG_F("key", CFG_LEAF, .id = ID_KEY),
 };
 static const struct cfg_schema s_gre = CFG_S(f_gre, .leaf = pw_leaf);
 
@@ -244,8 +244,7 @@ void
 pw_conf_free(struct pw_conf *c)
 {
 	free(c->pw);
-	c->pw = NULL;
-	c->npw = c->cap = 0;
+	memset(c, 0, sizeof(*c));
 }
 
 const struct pw *

@@ -50,8 +50,7 @@ struct pw {
 	int		 has_key;
 	uint32_t	 key;
 	/* Where the fields were seen (the parser's business). */
-	struct cfg_pos	 l2tp_at, gre_at, key_at, lc_at, rc_at;
-	uint8_t		 seen_cookie;
+	struct cfg_pos	 l2tp_at, gre_at;
 };
 
 struct pw_conf {
