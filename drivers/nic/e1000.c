@@ -149,12 +149,10 @@ eeprom_word(struct e1000 *e, int n)
 	int i;
 
 	wr(e, EERD, 1u | (uint32_t)n << e->model->eerd_shift);
-	for (i = 0; i < 1000; i++) {
-		if ((v = rd(e, EERD)) & e->model->eerd_done)
-			return (int)(v >> 16);
+	for (i = 0; i < 1000 && !((v = rd(e, EERD)) & e->model->eerd_done);
+	    i++)
 		usleep(10);
-	}
-	return -1;
+	return i < 1000 ? (int)(v >> 16) : -1;
 }
 
 /*
@@ -194,9 +192,9 @@ reset(struct e1000 *e)
 	wr(e, RCTL, 0);
 	wr(e, TCTL, 0);
 	wr(e, CTRL, rd(e, CTRL) | CTRL_RST);
-	pci_pause_ms(1);	/* no register access for 1 us after RST */
+	usleep(1000);	/* no register access for 1 us after RST */
 	for (i = 0; i < 1000 && (rd(e, CTRL) & CTRL_RST); i++)
-		pci_pause_ms(1);
+		usleep(1000);
 	if (rd(e, CTRL) & CTRL_RST)
 		return -1;
 	wr(e, IMC, ~0u);	/* the reset unmasked nothing, but be sure */
@@ -315,7 +313,7 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	/* Auto-negotiation takes a moment; a link that stays down is
 	 * reported by the link hook and pauses transmission. */
 	for (k = 0; k < 300 && !(rd(e, STATUS) & STATUS_LU); k++)
-		pci_pause_ms(10);
+		usleep(10000);
 	fprintf(stderr, "snb-nic: %s: %s (%04x:%04x) "
 	    "%02x:%02x:%02x:%02x:%02x:%02x, link %s\n", e->pci.addr,
 	    e->model->name, e->pci.vendor, e->pci.device, e->mac[0],
@@ -383,7 +381,7 @@ e1000_drain(struct nic *nic)
 	int i;
 
 	for (i = 0; i < 100 && rd(e, TDH) != e->tx.tail; i++)
-		pci_pause_ms(1);
+		usleep(1000);
 	e1000_stats(nic);
 	reset(e);
 }

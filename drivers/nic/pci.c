@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "nic.h"
@@ -273,14 +272,6 @@ pci_config_read(struct pci_dev *d, uint32_t off, void *buf, size_t len)
 	if (n >= 0)
 		errno = EIO;	/* short: a field was not all read */
 	return -1;
-}
-
-void
-pci_pause_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 int

@@ -66,8 +66,6 @@ int	pci_config_read(struct pci_dev *, uint32_t off, void *buf, size_t len);
 int	pci_bus_master(struct pci_dev *, int on, char *errbuf, size_t len);
 /* Set and clear bits of the command register of config file fd; 0 or -1. */
 int	pci_command_set(int fd, uint16_t set, uint16_t clear);
-/* Wait ms milliseconds for the device (a reset, auto-negotiation). */
-void	pci_pause_ms(int ms);
 
 /*
  * len bytes (at most one hugepage) of zeroed, locked, physically

@@ -1,13 +1,9 @@
 /*
- * tap.c: the tap back-end.  tap:NAME creates the tap device NAME, or
- * attaches to it when it exists (a persistent tap from `ip tuntap add`:
- * the operator's, which a restart never makes anew; see nic.c),
- * and brings it up.  Frames the host sends on NAME are ours to read();
- * frames we write() arrive on NAME as if received from a wire.
- *
- * No IFF_VNET_HDR: the host then computes checksums and segments before
- * handing frames over, so what we read is what a wire would carry.  The
- * tap disappears when we exit unless it was made persistent.
+ * tap.c: the tap back-end: tap:NAME creates the tap device NAME, or
+ * attaches to it when it exists (whose it then is: nic.c's tap_owner), and
+ * brings it up.  No IFF_VNET_HDR: the host then computes checksums and
+ * segments before handing frames over, so what we read is what a wire
+ * would carry.
  */
 #include <sys/ioctl.h>
 #include <sys/uio.h>

@@ -19,11 +19,11 @@
  */
 #include <sys/mman.h>
 
+#include <err.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <err.h>
+#include <unistd.h>
 
 #include "nic.h"
 #include "pci.h"
@@ -44,12 +44,9 @@ virtio_reset(struct virtio *v)
 	int i;
 
 	R8(v->common, CC_STATUS) = 0;
-	for (i = 0; i < 1000; i++) {
-		if (R8(v->common, CC_STATUS) == 0)
-			return 0;
-		pci_pause_ms(1);
-	}
-	return -1;
+	for (i = 0; i < 1000 && R8(v->common, CC_STATUS) != 0; i++)
+		usleep(1000);
+	return R8(v->common, CC_STATUS) == 0 ? 0 : -1;
 }
 
 static int
@@ -315,7 +312,7 @@ virtio_drain(struct nic *nic)
 		vq_tx_reclaim(&v->tx);
 		if (v->tx.nfree == v->tx.size)
 			break;
-		pci_pause_ms(1);
+		usleep(1000);
 	}
 }
 

@@ -130,11 +130,9 @@ ctrl_cmd(struct virtio *v, struct vq *q, uint8_t cmd, const void *data,
 	used = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
 	q->avail->ring[q->avail_idx++ & q->mask] = 0;
 	vq_publish(q);
-	for (i = 0; i < 1000; i++) {
-		if (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != used)
-			break;
-		pci_pause_ms(1);
-	}
+	for (i = 0; i < 1000 && __atomic_load_n(&q->used->idx,
+	    __ATOMIC_ACQUIRE) == used; i++)
+		usleep(1000);
 	if (i == 1000 || q->buf[2 * BUF_SIZE] != CTRL_OK)
 		return nic_fail(errbuf, len, EIO, "%s: control command %u "
 		    "%s", v->pci.addr, cmd, i == 1000 ? "not answered" :
@@ -262,7 +260,7 @@ lock_shm(struct virtio *v, int *fdp, char *errbuf, size_t len)
 			    ETIMEDOUT : errno, "%s: waiting for the device's "
 			    "set-up (a lock on %s)", v->pci.addr, v->shm_path);
 		}
-		pci_pause_ms(10);
+		usleep(10000);
 	}
 	*fdp = fd;
 	return 0;
@@ -342,7 +340,7 @@ vmq_open(struct nic *nic, char *errbuf, size_t len)
 			goto out;
 		}
 		*v->tx.notify = v->tx.index;
-		pci_pause_ms(1);
+		usleep(1000);
 	}
 	/* Whatever arrived while nobody served the pair is read now. */
 	*v->rx.notify = v->rx.index;
