@@ -221,8 +221,10 @@ afp_tx(struct nic *nic, struct ring *in, uint32_t n)
 	while (done < n) {
 		k = sendmmsg(a->fd, a->msgs + done, n - done, MSG_DONTWAIT);
 		if (k > 0) {
-			for (; k > 0; k--, done++)
-				nic_tx_sent(nic, a->iovs[done].iov_len);
+			for (i = done; i < done + (uint32_t)k; i++)
+				*nic->c.tx_bytes += a->iovs[i].iov_len;
+			*nic->c.tx_packets += (uint32_t)k;
+			done += (uint32_t)k;
 			continue;
 		}
 		if (errno == EINTR)

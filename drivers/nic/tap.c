@@ -74,11 +74,9 @@ tap_rx(struct nic *nic, struct rx_burst *b)
 		if ((n = readv(t->fd, iov, iovcnt)) == -1) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN)
-				return;
 			if (errno == EBADFD || errno == ENODEV)
 				errx(1, "%s: tap removed", nic->ifname);
-			return;
+			return;		/* EAGAIN: nothing more to read */
 		}
 		/* nic_rx_slot() hands back the slot we read into, or counts
 		 * the drop; nothing more to copy. */
