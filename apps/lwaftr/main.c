@@ -90,14 +90,10 @@ publish_counters(struct stage *st)
 	}
 
 	for (i = 0; i < LW_NCOUNTERS; i++) {
-		if (st->lw.ctr[i] == 0)
-			continue;
-		if (st->pub[i] == NULL) {
-			if (!room())
-				continue;
+		if (st->pub[i] == NULL && st->lw.ctr[i] != 0 && room())
 			st->pub[i] = app_counter(ctr_name[i]);
-		}
-		*st->pub[i] = st->lw.ctr[i];
+		if (st->pub[i] != NULL)
+			*st->pub[i] = st->lw.ctr[i];
 	}
 }
 
@@ -299,17 +295,13 @@ side_start(struct side *s)
 	s->room = s->ro ? ring_room(s->ro, (uint32_t)s->ro->mask + 1) : 0;
 }
 
-/* Commit the frames of this breath; returns how many there were. */
+/* Commit the frames of this breath (side_start() begins the next). */
 static int
 side_commit(struct side *s)
 {
-	uint32_t n = s->nout;
-
-	if (s->ro != NULL && n > 0)
-		ring_commit_bytes(s->ro, n, s->nbytes);
-	s->nout = 0;
-	s->nbytes = 0;
-	return (int)n;
+	if (s->ro != NULL && s->nout > 0)
+		ring_commit_bytes(s->ro, s->nout, s->nbytes);
+	return (int)s->nout;
 }
 
 /* Solicitations for unresolved next hops that are due. */
