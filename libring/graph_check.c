@@ -1,8 +1,4 @@
-/*
- * graph_check.c: graph_check() (graph.h): merge a device's stages, label
- * the unlabelled, fit every stage's ports, one feed per output, and no
- * cycle of lossless links.
- */
+/* graph_check.c: graph_check() (graph.h), one pass for each of its checks. */
 #define _GNU_SOURCE		/* asprintf */
 #include <err.h>
 #include <stdint.h>

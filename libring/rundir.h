@@ -30,11 +30,8 @@
  * Rings go to hugetlbfs when it has free pages (counted in
  * /sys/kernel/mm/hugepages: statvfs reports nothing on a mount without
  * size=); the small files always stay in tmpfs (hugetlbfs files can only
- * be whole pages and cannot be written with write()).
- *
- * A graph is stale when nobody holds the lock on its snb-run.pid (its
- * snb-run was killed): snb-ps shows it, snb-run --clean and snb-ctl
- * GRAPH clean remove it, and a new graph of the same name removes it first.
+ * be whole pages and cannot be written with write()).  A graph whose
+ * snb-run.pid nobody holds locked is stale (snb_graph_stale() below).
  */
 #ifndef SNB_RUNDIR_H
 #define SNB_RUNDIR_H
