@@ -7,12 +7,6 @@
 #include "app.h"
 #include "pwstage.h"
 
-static void
-gre_init(int argc, char **argv)
-{
-	pwstage_init(PW_GRE, argc, argv);
-}
-
 static const struct app_desc desc = {
 	.name = "gre",
 	.usage = PWSTAGE_USAGE,
@@ -21,7 +15,7 @@ static const struct app_desc desc = {
 	    "2890): encapsulate toward core, check and decapsulate from it.",
 	.ports = (const struct port_desc[]){ { "*", PORT_IN },
 	    { "*", PORT_OUT }, { NULL, 0 } },
-	.init = gre_init,
+	.init = pwstage_init,
 	.breathe = pwstage_breathe,
 };
 

@@ -7,12 +7,6 @@
 #include "app.h"
 #include "pwstage.h"
 
-static void
-l2tp_init(int argc, char **argv)
-{
-	pwstage_init(PW_L2TP, argc, argv);
-}
-
 static const struct app_desc desc = {
 	.name = "l2tp",
 	.usage = PWSTAGE_USAGE,
@@ -22,7 +16,7 @@ static const struct app_desc desc = {
 	    "from it.",
 	.ports = (const struct port_desc[]){ { "*", PORT_IN },
 	    { "*", PORT_OUT }, { NULL, 0 } },
-	.init = l2tp_init,
+	.init = pwstage_init,
 	.breathe = pwstage_breathe,
 };
 

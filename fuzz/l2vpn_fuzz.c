@@ -96,11 +96,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		char *av[] = { "x", (char *)(conf ? conf : "fuzz/l2vpn.conf"),
 		    NULL };
 
-#if defined(FUZZ_GRE)
-		pwstage_init(PW_GRE, 2, av);
-#else
-		pwstage_init(PW_L2TP, 2, av);
+#if !defined(FUZZ_GRE)
+		snprintf(app_stage->app, sizeof(app_stage->app), "l2tp");
 #endif
+		pwstage_init(2, av);
 	}
 #endif
 	return 0;

@@ -20,6 +20,7 @@
 
 #include "forward.h"
 #include "pwstage.h"
+#include "stage.h"
 #include "tunnel.h"
 
 #define CORE	0
@@ -91,7 +92,7 @@ bind_ports(void)
 }
 
 void
-pwstage_init(int t, int argc, char **argv)
+pwstage_init(int argc, char **argv)
 {
 	static const char *const cnames[] = { "encap", "decap", "drop-runt",
 	    "drop-too-big", NULL }, *const l2tp[] = { "drop-unknown-session",
@@ -106,7 +107,8 @@ pwstage_init(int t, int argc, char **argv)
 	size_t j, len;
 	int i;
 
-	type = t;
+	/* One program text, two apps: the stage file names which. */
+	type = strcmp(app_stage->app, "l2tp") == 0 ? PW_L2TP : PW_GRE;
 	proto = type == PW_L2TP ? SNB_IPPROTO_L2TP : SNB_IPPROTO_GRE;
 	/* No option of its own: --counters-out is the runtime's. */
 	app_options(argc, argv, (const struct app_opt[]){ APP_OPT_END },

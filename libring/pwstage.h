@@ -13,8 +13,8 @@
 
 #define PWSTAGE_USAGE	"CONFIG [--counters-out FILE]"
 
-/* The app_desc callbacks, for type PW_L2TP or PW_GRE (and counters_out). */
-void	pwstage_init(int type, int argc, char **argv);
+/* The app_desc callbacks (and counters_out) of app "l2tp" or "gre". */
+void	pwstage_init(int argc, char **argv);
 int	pwstage_breathe(void);
 
 #endif
