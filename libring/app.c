@@ -465,8 +465,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	for (i = first; i < argc; i++)
 		app_argv[i - first + 1] = argv[i];
 	argc = argc - first + 1;
-	if (app->counters_out)
-		stage_counters_opt(&argc, app_argv, app->usage);
+	stage_counters_opt = app->counters_out;
 	optind = 1;
 	app->init(argc, app_argv);
 	check_required();

@@ -85,9 +85,9 @@ struct app_desc {
 	const char	*summary;	/* one line for --help */
 	int		 device;	/* a device app (keyed by its argument) */
 	/*
-	 * 1: the runtime takes "--counters-out FILE" (or =FILE) out of the
-	 * app's words before init() and, after stop(), writes every counter
-	 * to FILE, one "name value" line each in the order they were made.
+	 * 1: app_options() also takes "--counters-out FILE" (or =FILE), and
+	 * after stop() the runtime writes every counter to FILE, one
+	 * "name value" line each in the order they were made.
 	 */
 	int		 counters_out;
 	const struct port_desc *ports;	/* ended by { NULL, 0 } */

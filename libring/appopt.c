@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "app.h"
+#include "stage.h"
 
 #define APP_OPT_MAX	16
 #define LONG_VAL	256	/* long option i's value: LONG_VAL + i */
+#define COUNTERS_VAL	(LONG_VAL - 1)	/* the runtime's --counters-out */
 
 long long
 app_parse_num(const char *opt, const char *s, long long min, long long max)
@@ -57,7 +59,7 @@ apply(const struct app_opt *o, char *arg)
 int
 app_options(int argc, char **argv, const struct app_opt *opts, int flags)
 {
-	struct option lo[APP_OPT_MAX + 1];
+	struct option lo[APP_OPT_MAX + 2];
 	char so[2 * APP_OPT_MAX + 2], *s = so;
 	const struct app_opt *o;
 	int ch, arg, i, n = 0;
@@ -79,10 +81,17 @@ app_options(int argc, char **argv, const struct app_opt *opts, int flags)
 				*s++ = ':';
 		}
 	}
+	if (stage_counters_opt)
+		lo[n++] = (struct option){ "counters-out", required_argument,
+		    NULL, COUNTERS_VAL };
 	lo[n] = (struct option){ NULL, 0, NULL, 0 };
 	*s = '\0';
 	while ((ch = getopt_long(argc, argv,
 	    so + ((flags & APP_OPT_PERMUTE) != 0), lo, NULL)) != -1) {
+		if (ch == COUNTERS_VAL) {
+			stage_counters_path = optarg;
+			continue;
+		}
 		if (ch >= LONG_VAL) {
 			apply(&opts[ch - LONG_VAL], optarg);
 			continue;

@@ -19,10 +19,11 @@
 #include "stage.h"
 
 struct stage_file *app_stage;
+int stage_counters_opt;
+const char *stage_counters_path;
 static unsigned char state_buf[APP_STATE_MAX];	/* the app's working copy */
 static size_t state_len;
 static int handed_over;
-static const char *counters_path;	/* --counters-out */
 
 static struct stage_file *
 map_file(const char *path, int rw)
@@ -241,77 +242,6 @@ app_counters(uint64_t **c, const char *const *names)
 		*c++ = app_counter(*names++);
 }
 
-#define OPTCHARS	"abcdefghijklmnopqrstuvwxyz0123456789-"
-static const char counters_opt[] = "counters-out";
-
-/*
- * Another long option of the app that begins with the k bytes at name (as
- * the app's usage lines name them, "--word"): the one that is exactly
- * those, else the first, else NULL.  getopt_long takes an abbreviation
- * only when it is unique, and an exact name before any abbreviation.
- */
-static const char *
-other_option(const char *usage, const char *name, size_t k)
-{
-	const char *u, *first = NULL;
-	size_t w;
-
-	for (u = usage; (u = strstr(u, "--")) != NULL; u += 2 + w) {
-		w = strspn(u + 2, OPTCHARS);
-		if (w < k || strncmp(u + 2, name, k) != 0 ||
-		    (w == sizeof(counters_opt) - 1 &&
-		    strncmp(u + 2, counters_opt, w) == 0))
-			continue;
-		if (w == k)
-			return u + 2;
-		if (first == NULL)
-			first = u + 2;
-	}
-	return first;
-}
-
-void
-stage_counters_opt(int *argc, char **argv, const char *usage)
-{
-	const size_t len = sizeof(counters_opt) - 1;
-	const char *a, *o;
-	size_t k;
-	int i, n;
-
-	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
-		/* --counters-out or an abbreviation, "=FILE" or FILE next */
-		if (strncmp(argv[i], "--", 2) != 0)
-			continue;
-		a = argv[i] + 2;
-		k = strcspn(a, "=");
-		if (k == 0 || k > len || strncmp(a, counters_opt, k) != 0)
-			continue;
-		if (k < len && usage != NULL &&
-		    (o = other_option(usage, a, k)) != NULL) {
-			if (strspn(o, OPTCHARS) == k)
-				continue;	/* exactly the app's own */
-			warnx("option '--%.*s' is ambiguous; possibilities: "
-			    "'--%s' '--%.*s'", (int)k, a, counters_opt,
-			    (int)strspn(o, OPTCHARS), o);
-			app_usage();
-		}
-		if (a[k] == '=')
-			n = 1;
-		else if (i + 1 < *argc)
-			n = 2;
-		else {
-			warnx("option '--%s' requires an argument",
-			    counters_opt);
-			app_usage();
-		}
-		counters_path = n == 1 ? a + k + 1 : argv[i + 1];
-		memmove(&argv[i], &argv[i + n], (size_t)(*argc - i - n + 1) *
-		    sizeof(*argv));
-		*argc -= n;
-		i--;
-	}
-}
-
 /* Every counter, one "name value" line each in the order they were made. */
 void
 stage_counters_out(void)
@@ -319,10 +249,10 @@ stage_counters_out(void)
 	FILE *f;
 	uint32_t i;
 
-	if (counters_path == NULL)
+	if (stage_counters_path == NULL)
 		return;
-	if ((f = fopen(counters_path, "we")) == NULL) {
-		warn("%s", counters_path);
+	if ((f = fopen(stage_counters_path, "we")) == NULL) {
+		warn("%s", stage_counters_path);
 		return;
 	}
 	for (i = 0; i < app_stage->ncounters; i++)
@@ -331,7 +261,7 @@ stage_counters_out(void)
 		    app_stage->counters[i].name,
 		    (unsigned long long)app_stage->counters[i].value);
 	if (fclose(f) == EOF)
-		warn("%s", counters_path);
+		warn("%s", stage_counters_path);
 }
 
 double

@@ -38,13 +38,12 @@ const struct stage_file *stage_standby(int fd, int saved_err,
 /* Started: tell the launcher on fd that we took over (fd < 0: nobody). */
 void	stage_taken_over(int fd);
 /*
- * app_desc.counters_out: take --counters-out FILE or --counters-out=FILE
- * out of the app's words argv[1..*argc - 1] (up to a "--"), and write the
+ * app_desc.counters_out: app_options() takes --counters-out FILE (or
+ * =FILE) with the app's own options, and stage_counters_out() writes the
  * counters to FILE when the stage stops (nothing if it was not given).
- * As getopt_long, it takes a unique abbreviation (--counters, --c): unique
- * among the long options the app's usage lines name.
  */
-void	stage_counters_opt(int *argc, char **argv, const char *usage);
+extern int		 stage_counters_opt;	/* app_desc.counters_out */
+extern const char	*stage_counters_path;
 void	stage_counters_out(void);
 /*
  * The median of f's busy_hist: ns a unit of work cost in a typical busy

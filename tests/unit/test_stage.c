@@ -121,39 +121,42 @@ restart(void)
 	return !ok;
 }
 
-#define U	"tag|untag VID [--pcp N] [--counters-out FILE]\nmux [--pcp N]"
-
-/* --counters-out is taken out of an app's words, in both forms. */
+/*
+ * app_options() takes the runtime's --counters-out (app_desc.counters_out)
+ * with the app's options, in both forms, not after "--"; the last one
+ * given is the file the counters are written to.
+ */
 static int
 counters_opt(void)
 {
-	char *a1[] = { "snb-x", "--counters-out", "/nonexistent/a", "mux",
-	    "--pcp", "1", NULL };
-	char *a2[] = { "snb-x", "tag", "--counters-out=/tmp/test_stage.ctr",
-	    "--", "--counters-out", "x", NULL };
+	char *a[] = { "snb-x", "--counters-out", "/nonexistent/a", "tag",
+	    "--pcp", "1", "--counters-out=/tmp/test_stage.ctr", "--",
+	    "--counters-out", "x", NULL };
+	uint32_t pcp = 0;
+	const struct app_opt opts[] = { APP_NUM("pcp", &pcp, 0, 7),
+	    APP_OPT_END };
 	struct stage_file *f;
 	char line[64] = "";
-	int n1 = 6, n2 = 6, ok;
+	int i, ok;
 	FILE *fp;
 
 	ok = (f = calloc(1, sizeof(*f))) != NULL;
 	app_stage = f;
 	*app_counter("tagged") = 3;
-	stage_counters_opt(&n1, a1, U);
-	ok = ok && n1 == 4 && strcmp(a1[1], "mux") == 0 &&
-	    strcmp(a1[3], "1") == 0 && a1[4] == NULL;
-	stage_counters_opt(&n2, a2, U);
-	ok = ok && n2 == 5 && strcmp(a2[1], "tag") == 0 &&
-	    strcmp(a2[2], "--") == 0 && strcmp(a2[3], "--counters-out") == 0;
-	/* The last one given is the file. */
+	stage_counters_opt = 1;
+	optind = 0;
+	i = app_options(10, a, opts, APP_OPT_PERMUTE | APP_OPT_WORDS);
+	ok = ok && pcp == 1 && i == 7 && strcmp(a[7], "tag") == 0 &&
+	    strcmp(a[8], "--counters-out") == 0 &&
+	    strcmp(stage_counters_path, "/tmp/test_stage.ctr") == 0;
 	unlink("/tmp/test_stage.ctr");
 	stage_counters_out();
 	ok = ok && (fp = fopen("/tmp/test_stage.ctr", "r")) != NULL &&
 	    fgets(line, sizeof(line), fp) != NULL && fclose(fp) == 0 &&
 	    strcmp(line, "tagged 3\n") == 0;
 	unlink("/tmp/test_stage.ctr");
-	printf("%s 3 - --counters-out FILE and =FILE taken out of the words "
-	    "(not after --), the counters written to FILE (%.*s)\n",
+	printf("%s 3 - --counters-out FILE and =FILE taken with the app's "
+	    "options (not after --), the counters written to FILE (%.*s)\n",
 	    ok ? "ok" : "not ok", (int)strcspn(line, "\n"), line);
 	free(f);
 	return !ok;
@@ -227,24 +230,24 @@ busy_hist(void)
 }
 
 /*
- * As getopt_long: an abbreviation unique among the app's long options
- * (those its usage names) is --counters-out; an option of the app's that
- * is exactly the word is the app's.
+ * As getopt_long: an abbreviation unique among the app's long options is
+ * --counters-out; an option of the app's that is exactly the word is the
+ * app's.
  */
 static int
 counters_abbrev(void)
 {
-	char *a1[] = { "snb-x", "--counters", "A", "--pcp", "1", "--c=B",
-	    "--co", "C", "--counters-outs", "--p", "2", NULL };
-	char *a2[] = { "snb-x", "--c", "--counte", "D", NULL };
-	int n1 = 11, n2 = 4, ok;
+	char *a[] = { "snb-x", "--counters", "A", "--count", "5", "--counte",
+	    "C", NULL };
+	uint32_t count = 0;
+	const struct app_opt opts[] = { APP_NUM("count", &count, 0, 9),
+	    APP_OPT_END };
+	int ok;
 
-	stage_counters_opt(&n1, a1, U);
-	ok = n1 == 6 && strcmp(a1[1], "--pcp") == 0 &&
-	    strcmp(a1[3], "--counters-outs") == 0 &&
-	    strcmp(a1[4], "--p") == 0 && a1[6] == NULL;
-	stage_counters_opt(&n2, a2, "[--c] [--count N] [--counters-out F]");
-	ok = ok && n2 == 2 && strcmp(a2[1], "--c") == 0 && a2[2] == NULL;
+	stage_counters_opt = 1;
+	optind = 0;
+	ok = app_options(7, a, opts, 0) == 7 && count == 5 &&
+	    strcmp(stage_counters_path, "C") == 0;
 	printf("%s 5 - abbreviations of --counters-out are taken as "
 	    "getopt_long takes them; an option of the app's exactly so is "
 	    "left\n", ok ? "ok" : "not ok");
