@@ -158,7 +158,7 @@ produce(const char *path, uint64_t rate, uint64_t count)
 		ring_commit(&r, n);
 		sent += n;
 	}
-	ring_close(&r);
+	ring_close(&r, RING_EOF);
 	ring_detach(&r);
 }
 

@@ -167,7 +167,7 @@ breath(uint32_t npkts, uint32_t size)
 		if (npkts > room)
 			npkts = room;
 		for (i = 0; i < npkts; i++)
-			ring_put(&in_p, i, frame,
+			fuzz_put(&in_p, i, frame,
 			    (uint16_t)((size * 16 + i) % (sizeof(frame) + 1)));
 		ring_commit(&in_p, npkts);
 		k = vq_to_frontend(&dev, &in_c, ring_avail(&in_c, 64), &c);

@@ -38,7 +38,6 @@ const struct port_desc app_device_ports[] = {
 
 static const struct app_desc *app;
 static char graph_dir[4096];	/* app_graph_dir() */
-char		**app_argv;	/* the app's argv; global: apps keep pointers */
 static volatile sig_atomic_t detach_requested;
 static int done_requested, end_requested;
 static int checking;		/* --snb-check: init() only, see app.h */
@@ -319,10 +318,9 @@ finish(int eof)
 	for (i = 0; i < app_nports; i++)
 		for (j = 0; j < app_ports[i].nrings; j++) {
 			/* A stream cut by a failure upstream stays so. */
-			if (eof && (app_ports[i].flags & PORT_OUT) && failed)
-				ring_close_failed(&app_ports[i].rings[j]);
-			else if (eof && (app_ports[i].flags & PORT_OUT))
-				ring_close(&app_ports[i].rings[j]);
+			if (eof && (app_ports[i].flags & PORT_OUT))
+				ring_close(&app_ports[i].rings[j], failed ?
+				    RING_FAILED : RING_EOF);
 			ring_detach(&app_ports[i].rings[j]);
 		}
 	if (eof)
@@ -376,10 +374,6 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	cli_begin(1, argv);
 	for (first = 1; first < argc; first++) {
 		a = argv[first];
-		if (strncmp(a, "--snb-in=", 9) == 0)
-			continue;
-		if (strncmp(a, "--snb-out=", 10) == 0)
-			continue;
 		if (strncmp(a, "--snb-stats=", 12) == 0)
 			stats = a + 12;
 		else if (strncmp(a, "--snb-label=", 12) == 0)
@@ -398,21 +392,21 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 			if (sscanf(a + 12, "%u:%u", &check_slots,
 			    &check_capacity) != 2)
 				errx(2, "bad %s (want SLOTS:CAPACITY)", a);
-		}
-		else
-			break;
+		} else if (strncmp(a, "--snb-in=", 9) != 0 &&
+		    strncmp(a, "--snb-out=", 10) != 0)
+			break;	/* ports are bound below */
 	}
-	if (first < argc && strcmp(argv[first], "--describe") == 0) {
+	a = first < argc ? argv[first] : "";
+	if (strcmp(a, "--describe") == 0) {
 		describe();
 		return 0;
 	}
 	/* A full disk is told, a closed pipe is not, as in the tools. */
-	if (first < argc && (strcmp(argv[first], "--help") == 0 ||
-	    strcmp(argv[first], "-h") == 0)) {
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 		cli_output();
 		app_help();
 	}
-	if (first < argc && strcmp(argv[first], "--version") == 0)
+	if (strcmp(a, "--version") == 0)
 		cli_version();
 	/* In standby, every word until "ready" is for the launcher. */
 	if (standby_fd >= 0 && ((saved_err = dup(2)) == -1 ||
@@ -457,17 +451,11 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		else if (strncmp(argv[i], "--snb-out=", 10) == 0)
 			bind_port(argv[i] + 10, PORT_OUT);
 	}
-	/* The app's own argv: its name, then the words after ours. */
-	if ((app_argv = calloc((size_t)(argc - first + 2), sizeof(char *))) ==
-	    NULL)
-		err(1, NULL);
-	app_argv[0] = argv[0];	/* the short name, see above */
-	for (i = first; i < argc; i++)
-		app_argv[i - first + 1] = argv[i];
-	argc = argc - first + 1;
+	/* The app's own argv: its name (the short one), then the rest. */
+	argv[first - 1] = argv[0];
 	stage_counters_opt = app->counters_out;
 	optind = 1;
-	app->init(argc, app_argv);
+	app->init(argc - first + 1, argv + first - 1);
 	check_required();
 	if (checking)
 		return 0;	/* the words hold: nothing was started */

@@ -274,7 +274,7 @@ int	app_ctl_sync(void (*fn)(void *), void *arg);
 int	app_inputs_done(void);
 /*
  * 1 when an input's stream was cut short by a failure upstream (see
- * ring_close_failed): at end of stream, what came is not the whole of it.
+ * ring_close): at end of stream, what came is not the whole of it.
  */
 int	app_inputs_failed(void);
 /*

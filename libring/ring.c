@@ -452,7 +452,10 @@ ring_commit(struct ring *r, uint32_t n)
 	if (r->leak != NULL) {
 		r->leak_pinned = 0;
 		if (n > r->real_room) {
-			ring_count_drops(r, n - r->real_room);
+			atomic_store_explicit(&r->shm->prod.drops,
+			    atomic_load_explicit(&r->shm->prod.drops,
+			    memory_order_relaxed) + n - r->real_room,
+			    memory_order_relaxed);
 			n = r->real_room;
 		}
 	}
@@ -475,8 +478,8 @@ ring_commit_bytes(struct ring *r, uint32_t n, uint64_t bytes)
 		publish(r, n, bytes);
 }
 
-static void
-close_as(struct ring *r, uint32_t how)
+void
+ring_close(struct ring *r, uint32_t how)
 {
 	atomic_store_explicit(&r->shm->prod.closed, how, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
@@ -484,31 +487,11 @@ close_as(struct ring *r, uint32_t how)
 	wake(&r->shm->cons.waiting, &r->shm->cons.pid);
 }
 
-void
-ring_close(struct ring *r)
-{
-	close_as(r, RING_EOF);
-}
-
-void
-ring_close_failed(struct ring *r)
-{
-	close_as(r, RING_FAILED);
-}
-
 int
 ring_failed(const struct ring *r)
 {
 	return atomic_load_explicit(&r->shm->prod.closed,
 	    memory_order_acquire) == RING_FAILED;
-}
-
-void
-ring_count_drops(struct ring *r, uint64_t n)
-{
-	atomic_store_explicit(&r->shm->prod.drops,
-	    atomic_load_explicit(&r->shm->prod.drops, memory_order_relaxed) + n,
-	    memory_order_relaxed);
 }
 
 void

@@ -159,8 +159,9 @@ struct ring {
 };
 
 /*
- * Create the ring file at path (O_EXCL, O_NOFOLLOW, mode 0600).  nslots must be a power of two; capacity the largest packet.
- * Returns 0 or -1 with errno set.  The file is closed again; stages attach.
+ * Create the ring file at path (O_EXCL, O_NOFOLLOW, mode 0600).  nslots
+ * must be a power of two; capacity the largest packet.  Returns 0 or -1
+ * with errno set.  The file is closed again; stages attach.
  */
 int	ring_create(const char *path, uint32_t nslots, uint32_t capacity,
 	    uint32_t flags);
@@ -276,31 +277,16 @@ void	ring_commit(struct ring *r, uint32_t n);
 void	ring_commit_bytes(struct ring *r, uint32_t n, uint64_t bytes);
 int	ring_flush_wake(struct ring *r, int all);	/* 1: it woke */
 extern unsigned ring_wakes_pending;	/* rings of the process with one */
-/* Copy one packet into the next slot (room must have been checked). */
-static inline void
-ring_put(struct ring *r, uint32_t i, const void *data, uint16_t len)
-{
-	struct packet *p = ring_slot(r, i);
-
-	p->len = len;
-	p->flags = 0;
-	p->wirelen = 0;
-	p->ts_ns = 0;
-	__builtin_memcpy(p->data, data, len);
-}
-/* End of stream: the consumer drains what is there, then sees EOF. */
-void	ring_close(struct ring *r);
 /*
- * The same, for a stream cut short by a failure (a stage that could not
- * go on, the launcher's drain after one): the consumer may tell a whole
- * stream from a cut one (ring_failed), e.g. not to replace a file with
- * an empty one.  The runtime passes it on downstream.
+ * End of stream: the consumer drains what is there, then sees EOF.  how:
+ * RING_EOF, or RING_FAILED for a stream cut short by a failure (a stage
+ * that could not go on, the launcher's drain after one): the consumer may
+ * tell a whole stream from a cut one (ring_failed), e.g. not to replace a
+ * file with an empty one.  The runtime passes it on downstream.
  */
 #define RING_EOF	1
 #define RING_FAILED	2
-void	ring_close_failed(struct ring *r);
-/* Count packets a leaky ring had to drop. */
-void	ring_count_drops(struct ring *r, uint64_t n);
+void	ring_close(struct ring *r, uint32_t how);
 
 /* --- consumer --- */
 
@@ -379,7 +365,7 @@ ring_put_packet(struct ring *r, uint32_t i, const struct packet *p,
 void	ring_release(struct ring *r, uint32_t n);
 /* True once the producer closed the ring and everything was read. */
 int	ring_eof(struct ring *r);
-/* True when the producer closed the ring with ring_close_failed(). */
+/* True when the producer closed the ring with RING_FAILED. */
 int	ring_failed(const struct ring *r);
 
 /* --- sleeping (both sides) --- */

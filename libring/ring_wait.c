@@ -16,14 +16,13 @@
 #include "ring.h"
 
 static void
-futex_wait(_Atomic uint32_t *word, uint32_t val, int64_t timeout_ns)
+futex_wait(_Atomic uint32_t *word, int64_t timeout_ns)
 {
-	struct timespec ts;
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000LL),
+	    (long)(timeout_ns % 1000000000LL) };
 
-	ts.tv_sec = (time_t)(timeout_ns / 1000000000LL);
-	ts.tv_nsec = (long)(timeout_ns % 1000000000LL);
-	syscall(SYS_futex, word, FUTEX_WAIT, val, timeout_ns < 0 ? NULL : &ts,
-	    NULL, 0);
+	syscall(SYS_futex, word, FUTEX_WAIT, RING_WAIT_FUTEX,
+	    timeout_ns < 0 ? NULL : &ts, NULL, 0);
 }
 
 /* The word this side sleeps on, and whether it may sleep now. */
@@ -47,20 +46,28 @@ still_blocked(struct ring *r)
 	    memory_order_relaxed) > r->mask;
 }
 
-int
-ring_wait_arm(struct ring **rs, int n)
+/* Set every ring's waiting word to how; 1 if all are still blocked. */
+static int
+arm(struct ring **rs, int n, uint32_t how)
 {
 	int i, blocked = 1;
 
 	for (i = 0; i < n; i++)
-		atomic_store_explicit(wait_word(rs[i]), RING_WAIT_SIGNAL,
+		atomic_store_explicit(wait_word(rs[i]), how,
 		    memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n && blocked; i++)
 		blocked = still_blocked(rs[i]);
-	if (!blocked)
-		ring_wait_disarm(rs, n);
 	return blocked;
+}
+
+int
+ring_wait_arm(struct ring **rs, int n)
+{
+	if (arm(rs, n, RING_WAIT_SIGNAL))
+		return 1;
+	ring_wait_disarm(rs, n);
+	return 0;
 }
 
 void
@@ -85,7 +92,7 @@ ring_wait(struct ring *r, int timeout_ms)
 /*
  * Several rings: FUTEX_WAITV (Linux 5.16) sleeps on all their words at
  * once.  Without it, sleep on the first ring and wake up every
- * WAIT_POLL_MS to look at the others.
+ * WAIT_POLL_NS to look at the others.
  */
 #define WAIT_POLL_NS	2000000LL
 
@@ -95,40 +102,29 @@ ring_wait_many(struct ring **rs, int n, int64_t timeout_ns)
 	static int no_waitv;
 	struct futex_waitv fw[RING_WAIT_MANY];
 	struct timespec ts;
-	int i, blocked = 1;
+	int64_t at;
+	int i, blocked;
 
 	if (n <= 0 || n > RING_WAIT_MANY)
 		return;
-	for (i = 0; i < n; i++)
-		atomic_store_explicit(wait_word(rs[i]), RING_WAIT_FUTEX,
-		    memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	for (i = 0; i < n && blocked; i++)
-		blocked = still_blocked(rs[i]);
-	if (blocked && n == 1)
-		futex_wait(wait_word(rs[0]), 1, timeout_ns);
-	else if (blocked && !no_waitv) {
-		for (i = 0; i < n; i++) {
-			fw[i].val = 1;
-			fw[i].uaddr = (uint64_t)(uintptr_t)wait_word(rs[i]);
-			fw[i].flags = FUTEX_32;	/* shared: not FUTEX_PRIVATE */
-			fw[i].__reserved = 0;
-		}
+	blocked = arm(rs, n, RING_WAIT_FUTEX);
+	if (blocked && (n == 1 || no_waitv))
+		futex_wait(wait_word(rs[0]), n > 1 && (timeout_ns < 0 ||
+		    timeout_ns > WAIT_POLL_NS) ? WAIT_POLL_NS : timeout_ns);
+	else if (blocked) {
+		for (i = 0; i < n; i++)	/* shared: not FUTEX_PRIVATE */
+			fw[i] = (struct futex_waitv){ .val = RING_WAIT_FUTEX,
+			    .uaddr = (uintptr_t)wait_word(rs[i]),
+			    .flags = FUTEX_32 };
+		/* Its timeout is absolute (an hour for none). */
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (timeout_ns < 0)
-			timeout_ns = 3600 * 1000000000LL;
-		ts.tv_sec += (time_t)(timeout_ns / 1000000000LL);
-		ts.tv_nsec += (long)(timeout_ns % 1000000000LL);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		at = ts.tv_sec * 1000000000LL + ts.tv_nsec + (timeout_ns < 0 ?
+		    3600 * 1000000000LL : timeout_ns);
+		ts.tv_sec = (time_t)(at / 1000000000LL);
+		ts.tv_nsec = (long)(at % 1000000000LL);
 		if (syscall(SYS_futex_waitv, fw, n, 0, &ts, CLOCK_MONOTONIC)
 		    == -1 && errno == ENOSYS)
 			no_waitv = 1;
-	} else if (blocked)
-		futex_wait(wait_word(rs[0]), 1, timeout_ns >= 0 &&
-		    timeout_ns < WAIT_POLL_NS ? timeout_ns : WAIT_POLL_NS);
-	for (i = 0; i < n; i++)
-		atomic_store_explicit(wait_word(rs[i]), 0, memory_order_relaxed);
+	}
+	ring_wait_disarm(rs, n);
 }

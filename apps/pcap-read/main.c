@@ -227,7 +227,7 @@ pcap_read_breathe(void)
 				/* Deliver what we have, then end the stream
 				 * as a dying pipe writer would (a failure). */
 				ring_commit_bytes(r, i - pub, bytes);
-				ring_close_failed(r);
+				ring_close(r, RING_FAILED);
 				errx(1, "%s: %s", file, pcap_geterr(pc));
 			}
 			if (PACED)
@@ -255,7 +255,7 @@ pcap_read_stop(int eof)
 	stream_reset();		/* the file closed, the cache freed */
 	if (unresumable && eof) {
 		/* A failure at end of stream: the output ends first. */
-		ring_close_failed(&out->rings[0]);
+		ring_close(&out->rings[0], RING_FAILED);
 		exit(1);
 	}
 }

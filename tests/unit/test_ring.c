@@ -337,7 +337,7 @@ test_claims_and_trust(const char *path)
 	    strstr(errbuf, "corrupt ring") != NULL,
 	    "ring_claim refuses corrupt indexes: %s", errbuf);
 	atomic_store(&o.shm->cons.tail, p.head);
-	ring_close(&o);
+	ring_close(&o, RING_EOF);
 	ok(ring_claim(&p, errbuf, sizeof(errbuf)) == -1 &&
 	    strstr(errbuf, "closed already") != NULL,
 	    "a producer cannot claim a closed ring: %s", errbuf);
@@ -571,22 +571,6 @@ test_single(void)
 	    atomic_load(&o.shm->cons.tail) == target && p.head == target &&
 	    c.tail == target, "shared and local indexes agree");
 
-	/* ring_put copies what it is given. */
-	{
-		unsigned char buf[300];
-		struct packet *pk;
-
-		fill_data(buf, 4242, sizeof(buf));
-		ring_room(&p, 1);
-		ring_put(&p, 0, buf, sizeof(buf));
-		ring_commit(&p, 1);
-		pk = ring_avail(&c, 1) == 1 ? ring_peek(&c, 0) : NULL;
-		ok(pk && pk->len == sizeof(buf) && pk->flags == 0 &&
-		    pk->wirelen == 0 && pk->ts_ns == 0 &&
-		    memcmp(pk->data, buf, sizeof(buf)) == 0,
-		    "ring_put: len, header and data");
-		ring_release(&c, 1);
-	}
 	ring_detach(&p);
 	ring_detach(&c);
 	ring_detach(&o);
@@ -613,7 +597,7 @@ test_eof(void)
 	for (i = 0; i < 5; i++)
 		put_seq(&p, i, i, 256);
 	ring_commit(&p, 5);
-	ring_close(&p);
+	ring_close(&p, RING_EOF);
 	ok(!ring_eof(&c), "no EOF on a closed ring holding 5 packets");
 	ok(ring_avail(&c, 3) == 5, "5 packets still readable after close");
 	ring_release(&c, 3);
@@ -991,7 +975,7 @@ test_wait(void)
 	asleep = await_word(&p.shm->cons.waiting, 3000);
 	sleep_ms(50);
 	asleep = asleep && atomic_load(&p.shm->cons.waiting);
-	ring_close(&p);
+	ring_close(&p, RING_EOF);
 	st = child_finish(&ch, &res);
 	ok(st == 0 && asleep && res.ms < 1000 && res.v[0] == 0 &&
 	    res.v[1] == 1, "consumer woken by ring_close after %.1f ms, "
@@ -1041,7 +1025,7 @@ test_wait(void)
 	ok(ms < 200, "consumer with data returns at once (%.3f ms)", ms);
 	ring_avail(&c, 1);
 	ring_release(&c, 1);
-	ring_close(&p);
+	ring_close(&p, RING_EOF);
 	t0 = now_ms();
 	ring_wait(&c, 5000);
 	ms = now_ms() - t0;
@@ -1135,7 +1119,7 @@ test_wait_batched(void)
 	asleep = await_word(&p.shm->cons.waiting, 3000);
 	put_seq(&p, 0, 0, 256);
 	ring_commit(&p, 1);
-	ring_close(&p);
+	ring_close(&p, RING_EOF);
 	st = child_finish(&ch, &res);
 	ok(st == 0 && asleep && res.ms < 1000 && res.v[0] == 1 &&
 	    ring_wakes_pending == 0, "a pending wake-up goes with the close "
@@ -1393,7 +1377,7 @@ test_stress(uint32_t batch)
 		ring_flush_wake(&p, 0);
 		seq += n;
 	}
-	ring_close(&p);
+	ring_close(&p, RING_EOF);
 	st = child_finish(&ch, &res);
 	stress_child = 0;
 	secs = (now_ms() - t0) / 1e3;

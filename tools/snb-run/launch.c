@@ -486,7 +486,7 @@ close_outputs(int i)
 
 	for (j = 0; j < g.nlinks; j++)
 		if (g.links[j].from == i)
-			ring_close_failed(&owners[j]);
+			ring_close(&owners[j], RING_FAILED);
 }
 
 /* Stage i has outputs and every one is closed: it has nothing to do. */
