@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "appctl.h"
 
 #define REQ_MAX		16384
@@ -232,39 +233,35 @@ serve_loop(void *unused)
 static void
 listen_at(const char *stats, const char *label)
 {
-	struct sockaddr_un sun;
-	const char *slash;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *dir = app_graph_dir() ? app_graph_dir() : ".";
 	mode_t old;
-	int fd, len;
+	int fd, ok;
 
 	if (stats == NULL)
 		return;
-	slash = strrchr(stats, '/');
-	len = slash ? (int)(slash - stats) : 1;
-	if (snprintf(sock_path, sizeof(sock_path), "%.*s/%s.ctl", len,
-	    slash ? stats : ".", label) >= (int)sizeof(sock_path)) {
-		warnx("%.*s/%s.ctl: path too long for a socket: no config "
-		    "requests", len, stats, label);
+	if (snprintf(sock_path, sizeof(sock_path), "%s/%s.ctl", dir, label) >=
+	    (int)sizeof(sock_path)) {
+		warnx("%s/%s.ctl: path too long for a socket: no config "
+		    "requests", dir, label);
 		sock_path[0] = '\0';
 		return;
 	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
 	memcpy(sun.sun_path, sock_path, sizeof(sock_path));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		err(1, "socket");
 	unlink(sock_path);	/* a crashed predecessor's */
 	old = umask(0177);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    listen(fd, 8) == -1 || stat(sock_path, &sock_st) == -1) {
-		warn("%s: no config requests", sock_path);
-		umask(old);
-		close(fd);
-		sock_path[0] = '\0';
+	ok = bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+	    listen(fd, 8) == 0 && stat(sock_path, &sock_st) == 0;
+	umask(old);
+	if (ok) {
+		listen_fd = fd;
 		return;
 	}
-	umask(old);
-	listen_fd = fd;
+	warn("%s: no config requests", sock_path);
+	close(fd);
+	sock_path[0] = '\0';
 }
 
 void

@@ -96,12 +96,15 @@ fwd_ring(struct fwd *f, int j, int *from)
 	return f->in[i];
 }
 
-/* End of a breath: the next one starts one ring further. */
-static inline void
-fwd_turn(struct fwd *f)
+/* End of a breath that took total: the next starts one ring further. */
+static inline int
+fwd_end(struct fwd *f, uint32_t total)
 {
 	if (f->nin > 0)
 		f->next = (f->next + 1) % f->nin;
+	if (f->packets != NULL)
+		*f->packets += total;
+	return (int)total;
 }
 
 static inline uint32_t
@@ -209,10 +212,7 @@ fwd_breathe(struct fwd *f, fwd_route_fn *route, void *ctx)
 		fwd_commit(f);
 		total += n;
 	}
-	fwd_turn(f);
-	if (f->packets != NULL)
-		*f->packets += total;
-	return (int)total;
+	return fwd_end(f, total);
 }
 
 /*
@@ -235,10 +235,7 @@ fwd_take(struct fwd *f, fwd_take_fn *take, void *ctx)
 		total += n;
 	}
 	fwd_commit(f);
-	fwd_turn(f);
-	if (f->packets != NULL)
-		*f->packets += total;
-	return (int)total;
+	return fwd_end(f, total);
 }
 
 #endif

@@ -184,9 +184,7 @@ idle_init(struct idle *s, const sigset_t *mask)
 {
 	const char *a;
 
-	s->idle = s->spell_spin = s->spells = s->races = 0;
-	s->spin = IDLE_SPIN;
-	s->pending_since = 0;
+	*s = (struct idle){ .spin = IDLE_SPIN };
 	wake_mask = *mask;
 	if ((a = getenv("SNB_IDLE_CAP_MS")) != NULL && *a)
 		sleep_cap_ns = strtoull(a, NULL, 10) * 1000000ULL;
