@@ -74,38 +74,17 @@ sum_skipping(uint32_t sum, const unsigned char *p, size_t len, size_t off)
 	return cksum_add(sum, p + off + 2, len - off - 2);
 }
 
-/* Offset of the checksum field in a segment of protocol proto, or 0. */
-static size_t
-l4_cksum_offset(uint8_t proto)
-{
-	switch (proto) {
-	case SNB_IPPROTO_TCP:
-		return 16;
-	case SNB_IPPROTO_UDP:
-		return 6;
-	case SNB_IPPROTO_ICMP:
-	case SNB_IPPROTO_ICMPV6:
-		return 2;
-	default:
-		return 0;
-	}
-}
-
 static uint16_t
 l4_finish(uint32_t sum, const void *l4, size_t l4len, uint8_t proto)
 {
-	size_t off = l4_cksum_offset(proto);
-	uint16_t ck;
+	/* Where the segment's own checksum field is (0: none to skip). */
+	size_t off = proto == SNB_IPPROTO_TCP ? 16 : proto == SNB_IPPROTO_UDP ?
+	    6 : proto == SNB_IPPROTO_ICMP || proto == SNB_IPPROTO_ICMPV6 ? 2 : 0;
+	uint16_t ck = cksum_fold(off ? sum_skipping(sum, l4, l4len, off) :
+	    cksum_add(sum, l4, l4len));
 
-	if (off != 0)
-		sum = sum_skipping(sum, l4, l4len, off);
-	else
-		sum = cksum_add(sum, l4, l4len);
-	ck = cksum_fold(sum);
 	/* RFC 768: a computed 0 goes on the wire as all ones. */
-	if (proto == SNB_IPPROTO_UDP && ck == 0)
-		ck = 0xffff;
-	return ck;
+	return proto == SNB_IPPROTO_UDP && ck == 0 ? 0xffff : ck;
 }
 
 uint16_t
@@ -124,16 +103,12 @@ uint16_t
 ipv4_l4_cksum(const void *iphdr, const void *l4, size_t l4len, uint8_t proto)
 {
 	const unsigned char *ip = iphdr;
-	unsigned char ph[4];
+	uint16_t ph[2] = { htons(proto), htons((uint16_t)l4len) };
 	uint32_t sum = 0;
 
 	if (proto != SNB_IPPROTO_ICMP) {
 		/* src and dst are adjacent: one 8-byte run. */
 		sum = cksum_add(sum, ip + offsetof(struct ipv4_hdr, src), 8);
-		ph[0] = 0;
-		ph[1] = proto;
-		ph[2] = (l4len >> 8) & 0xff;
-		ph[3] = l4len & 0xff;
 		sum = cksum_add(sum, ph, sizeof(ph));
 	}
 	return l4_finish(sum, l4, l4len, proto);
@@ -143,17 +118,11 @@ uint16_t
 ipv6_l4_cksum(const void *ip6hdr, const void *l4, size_t l4len, uint8_t proto)
 {
 	const unsigned char *ip6 = ip6hdr;
-	unsigned char ph[8];
+	uint32_t ph[2] = { htonl((uint32_t)l4len), htonl(proto) };
 	uint32_t sum;
 
 	/* src and dst are adjacent: one 32-byte run. */
 	sum = cksum_add(0, ip6 + offsetof(struct ipv6_hdr, src), 32);
-	ph[0] = (l4len >> 24) & 0xff;
-	ph[1] = (l4len >> 16) & 0xff;
-	ph[2] = (l4len >> 8) & 0xff;
-	ph[3] = l4len & 0xff;
-	ph[4] = ph[5] = ph[6] = 0;
-	ph[7] = proto;
 	sum = cksum_add(sum, ph, sizeof(ph));
 	return l4_finish(sum, l4, l4len, proto);
 }

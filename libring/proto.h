@@ -31,8 +31,6 @@
 #define SNB_ETH_ZLEN		60	/* minimum frame without FCS */
 #define SNB_ETH_DATA_LEN	1500	/* standard MTU */
 #define SNB_ETH_FRAME_LEN	1514	/* SNB_ETH_HLEN + SNB_ETH_DATA_LEN */
-/* A type/length field below this is an 802.3 length, not an ethertype. */
-#define SNB_ETH_MIN_TYPE	0x0600
 
 /* Ethertypes (host order; compare with ntohs(eth->type)). */
 #define SNB_ETH_IPV4		0x0800
@@ -44,7 +42,7 @@
 
 /*
  * struct eth_hdr: an Ethernet II header.  `type` is the ethertype, or an
- * 802.3 payload length when below SNB_ETH_MIN_TYPE.
+ * 802.3 payload length when below 0x0600.
  */
 struct eth_hdr {
 	uint8_t		dst[SNB_ETH_ALEN];
@@ -110,7 +108,6 @@ static_assert(sizeof(struct arp_hdr) == SNB_ARP_LEN, "arp_hdr size");
 #define SNB_IPPROTO_FRAGMENT	44	/* IPv6 fragment header */
 #define SNB_IPPROTO_GRE		47
 #define SNB_IPPROTO_ESP		50
-#define SNB_IPPROTO_AH		51
 #define SNB_IPPROTO_ICMPV6	58
 #define SNB_IPPROTO_NONE	59	/* IPv6 no next header */
 #define SNB_IPPROTO_DSTOPTS	60	/* IPv6 destination options */
@@ -120,7 +117,6 @@ static_assert(sizeof(struct arp_hdr) == SNB_ARP_LEN, "arp_hdr size");
 #define SNB_IPV4_MAX_HLEN	60	/* ihl 15 */
 #define SNB_IPV4_VERSION	4
 /* Bits of ntohs(ip->frag_off). */
-#define SNB_IP_RF		0x8000	/* reserved, must be zero */
 #define SNB_IP_DF		0x4000	/* don't fragment */
 #define SNB_IP_MF		0x2000	/* more fragments */
 #define SNB_IP_OFFMASK		0x1fff	/* offset in 8-byte units */
@@ -151,18 +147,11 @@ ipv4_version(const struct ipv4_hdr *ip)
 	return ip->ver_ihl >> 4;
 }
 
-/* Header length in 32-bit words, as in the header. */
-static inline unsigned
-ipv4_ihl(const struct ipv4_hdr *ip)
-{
-	return ip->ver_ihl & 0x0f;
-}
-
 /* Header length in bytes, options included. */
 static inline unsigned
 ipv4_hlen(const struct ipv4_hdr *ip)
 {
-	return ipv4_ihl(ip) * 4;
+	return (ip->ver_ihl & 0x0f) * 4;
 }
 
 /* True for any fragment, first one included: MF set or offset non-zero. */
@@ -217,19 +206,7 @@ ipv6_flow(const struct ipv6_hdr *ip6)
 	return ntohl(ip6->ver_tc_flow) & 0xfffff;
 }
 
-/*
- * struct ipv6_ext_hdr: the common start of the hop-by-hop, routing and
- * destination options headers.  len is in 8-byte units, not counting the
- * first 8, so the header spans (len + 1) * 8 bytes.
- */
-struct ipv6_ext_hdr {
-	uint8_t		next;
-	uint8_t		len;
-} SNB_PACKED;
-static_assert(sizeof(struct ipv6_ext_hdr) == 2, "ipv6_ext_hdr size");
-
 /* IPv6 options inside hop-by-hop / destination options headers. */
-#define SNB_IP6OPT_PAD1		0
 #define SNB_IP6OPT_PADN		1
 #define SNB_IP6OPT_RTALERT	5
 
@@ -260,7 +237,6 @@ static_assert(sizeof(struct ipv6_frag_hdr) == SNB_IPV6_FRAG_HLEN,
 #define SNB_TCP_URG		0x20
 #define SNB_TCP_ECE		0x40
 #define SNB_TCP_CWR		0x80
-#define SNB_TCPOPT_EOL		0
 #define SNB_TCPOPT_NOP		1
 #define SNB_TCPOPT_MSS		2
 
@@ -301,14 +277,11 @@ static_assert(sizeof(struct udp_hdr) == SNB_UDP_HLEN, "udp_hdr size");
 #define SNB_ICMP_ECHO_REQUEST		8
 #define SNB_ICMP_TIME_EXCEEDED		11
 #define SNB_ICMP_PARAM_PROBLEM		12
-#define SNB_ICMP_UNREACH_NET		0
 #define SNB_ICMP_UNREACH_HOST		1
-#define SNB_ICMP_UNREACH_PROTO		2
 #define SNB_ICMP_UNREACH_PORT		3
 #define SNB_ICMP_UNREACH_NEEDFRAG	4	/* `mtu` holds the next-hop MTU */
 #define SNB_ICMP_UNREACH_ADMIN		13	/* administratively prohibited */
 #define SNB_ICMP_TIMXCEED_TTL		0
-#define SNB_ICMP_TIMXCEED_REASS		1
 
 /*
  * struct icmpv4_hdr: the 8-byte ICMP header.  The second word depends on
@@ -343,18 +316,15 @@ static_assert(sizeof(struct icmpv4_hdr) == SNB_ICMP_HLEN, "icmpv4_hdr size");
 #define SNB_ICMP6_ECHO_REQUEST		128
 #define SNB_ICMP6_ECHO_REPLY		129
 #define SNB_ICMP6_ROUTER_SOLICIT	133
-#define SNB_ICMP6_ROUTER_ADVERT		134
 #define SNB_ICMP6_NEIGHBOR_SOLICIT	135
 #define SNB_ICMP6_NEIGHBOR_ADVERT	136
 #define SNB_ICMP6_REDIRECT		137
 #define SNB_ICMP6_UNREACH_NOROUTE	0
 #define SNB_ICMP6_UNREACH_ADMIN		1
-#define SNB_ICMP6_UNREACH_BEYONDSCOPE	2
 #define SNB_ICMP6_UNREACH_ADDR		3
 #define SNB_ICMP6_UNREACH_PORT		4
 #define SNB_ICMP6_UNREACH_POLICY	5	/* source failed ingress policy */
 #define SNB_ICMP6_TIMXCEED_HOPS		0
-#define SNB_ICMP6_TIMXCEED_REASS	1
 /* Neighbour discovery option types. */
 #define SNB_ND_OPT_SOURCE_LLADDR	1
 #define SNB_ND_OPT_TARGET_LLADDR	2

@@ -55,7 +55,6 @@ struct reasm {
 	uint64_t	 evicted, expired;
 	uint64_t	 seed, rng;
 	uint8_t		*atomic;	/* IPv6 atomic fragments, no entry */
-	size_t		 atomic_cap;
 };
 
 struct reasm *
@@ -84,7 +83,10 @@ reasm_new(int family, unsigned max_packets, unsigned max_frags,
 	r->mask = n - 1;
 	r->e = calloc(max_packets, sizeof(*r->e));
 	r->bucket = malloc(n * sizeof(*r->bucket));
-	if (r->e == NULL || r->bucket == NULL) {
+	if (family == 6)
+		r->atomic = malloc(REASM_HEADROOM + HDR6_MAX + MAX_DGRAM);
+	if (r->e == NULL || r->bucket == NULL || (family == 6 &&
+	    r->atomic == NULL)) {
 		reasm_free(r);
 		return NULL;
 	}
@@ -285,33 +287,39 @@ drop(struct reasm *r, struct entry *e)
 /* Where payload byte 0 sits in an entry's buffer. */
 #define PAYLOAD(r, e)	((e)->buf + REASM_HEADROOM + (r)->hdr_max)
 
-static void
-finish4(struct reasm *r, struct entry *e, uint8_t **out, size_t *outlen)
+/* The byte before fo that names the fragment header (IPv6). */
+static size_t
+frag_nh_off(const uint8_t *l3, size_t fo)
 {
-	uint8_t *h = PAYLOAD(r, e) - e->hlen;
-	uint16_t v;
+	size_t off = SNB_IPV6_HLEN, prev = 6;
 
-	memcpy(h, e->hdr, e->hlen);
-	v = htons((uint16_t)(e->hlen + e->total));
-	memcpy(h + 2, &v, 2);
-	v = 0;
-	memcpy(h + 6, &v, 2);		/* offset 0, MF clear */
-	v = ipv4_header_cksum(h);
-	memcpy(h + 10, &v, 2);
-	*out = h;
-	*outlen = e->hlen + e->total;
+	while (off < fo) {
+		prev = off;
+		off += ((size_t)l3[off + 1] + 1) * 8;
+	}
+	return prev;
 }
 
+/* The datagram whole: the first fragment's header, its lengths fixed. */
 static void
-finish6(struct reasm *r, struct entry *e, uint8_t **out, size_t *outlen)
+finish(struct reasm *r, struct entry *e, uint8_t **out, size_t *outlen)
 {
 	uint8_t *h = PAYLOAD(r, e) - e->hlen;
 	uint16_t v;
 
 	memcpy(h, e->hdr, e->hlen);
-	h[e->nh_off] = e->nh;
-	v = htons((uint16_t)(e->hlen - SNB_IPV6_HLEN + e->total));
-	memcpy(h + 4, &v, 2);
+	if (r->family == 4) {
+		v = htons((uint16_t)(e->hlen + e->total));
+		memcpy(h + 2, &v, 2);
+		v = 0;
+		memcpy(h + 6, &v, 2);		/* offset 0, MF clear */
+		v = ipv4_header_cksum(h);
+		memcpy(h + 10, &v, 2);
+	} else {
+		h[e->nh_off] = e->nh;
+		v = htons((uint16_t)(e->hlen - SNB_IPV6_HLEN + e->total));
+		memcpy(h + 4, &v, 2);
+	}
 	*out = h;
 	*outlen = e->hlen + e->total;
 }
@@ -322,30 +330,13 @@ atomic6(struct reasm *r, const uint8_t *l3, size_t fo, size_t plen,
     uint8_t **out, size_t *outlen)
 {
 	size_t n = fo + plen;
-	uint8_t *b;
+	uint8_t *b = r->atomic + REASM_HEADROOM;
 	uint16_t v;
 
-	if (REASM_HEADROOM + n > r->atomic_cap) {
-		if ((b = realloc(r->atomic, REASM_HEADROOM + MAX_DGRAM +
-		    HDR6_MAX)) == NULL)
-			return REASM_INVALID;
-		r->atomic = b;
-		r->atomic_cap = REASM_HEADROOM + MAX_DGRAM + HDR6_MAX;
-	}
-	b = r->atomic + REASM_HEADROOM;
 	memcpy(b, l3, fo);
 	memcpy(b + fo, l3 + fo + SNB_IPV6_FRAG_HLEN, plen);
 	/* The byte naming the fragment header now names what it carried. */
-	if (fo == SNB_IPV6_HLEN)
-		b[6] = l3[fo];
-	else {
-		size_t off = SNB_IPV6_HLEN, prev = 6;
-		while (off < fo) {
-			prev = off;
-			off += ((size_t)l3[off + 1] + 1) * 8;
-		}
-		b[prev] = l3[fo];
-	}
+	b[frag_nh_off(l3, fo)] = l3[fo];
 	v = htons((uint16_t)(n - SNB_IPV6_HLEN));
 	memcpy(b + 4, &v, 2);
 	*out = b;
@@ -432,21 +423,13 @@ reasm_add(struct reasm *r, const uint8_t *l3, size_t len, uint64_t now,
 		memcpy(e->hdr, l3, hlen);
 		e->hlen = (unsigned)hlen;
 		if (r->family == 6) {
-			size_t o = SNB_IPV6_HLEN, prev = 6;
-			while (o < fo) {
-				prev = o;
-				o += ((size_t)l3[o + 1] + 1) * 8;
-			}
-			e->nh_off = (unsigned)prev;
+			e->nh_off = (unsigned)frag_nh_off(l3, fo);
 			e->nh = l3[fo];
 		}
 	}
 	if (e->hlen == 0 || e->total == 0 || e->have != e->total)
 		return REASM_HELD;
-	if (r->family == 4)
-		finish4(r, e, out, outlen);
-	else
-		finish6(r, e, out, outlen);
+	finish(r, e, out, outlen);
 	/* The buffer stays with the free entry until it is reused. */
 	unlink_entry(r, (int32_t)(e - r->e));
 	return REASM_DONE;

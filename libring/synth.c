@@ -1,21 +1,8 @@
 /* synth.c: build the frames of synth.h. */
 #include <string.h>
 
+#include "checksum.h"
 #include "synth.h"
-
-static uint16_t
-ip_cksum20(const unsigned char *h)
-{
-	uint32_t sum = 0;
-	int i;
-
-	for (i = 0; i < 20; i += 2)
-		if (i != 10)
-			sum += (uint32_t)h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
 
 void
 synth_set_len(unsigned char *b, uint32_t len)
@@ -27,9 +14,8 @@ synth_set_len(unsigned char *b, uint32_t len)
 	b[17] = (unsigned char)ip_len;
 	b[38] = (unsigned char)(udp_len >> 8);
 	b[39] = (unsigned char)udp_len;
-	ck = ip_cksum20(b + 14);
-	b[24] = (unsigned char)(ck >> 8);
-	b[25] = (unsigned char)ck;
+	ck = ipv4_header_cksum(b + 14);
+	memcpy(b + 24, &ck, 2);
 }
 
 void
