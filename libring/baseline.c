@@ -65,40 +65,28 @@ write_base(FILE *f, const struct graph_view *g)
 int
 graph_clear(const char *dir, char *errbuf, size_t errlen)
 {
-	char run[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX], *name;
+	char path[PATH_MAX], tmp[PATH_MAX];
 	struct graph_view *g;
 	FILE *f;
-	int n, e;
+	int n = -1;
 
-	strlcpy(run, dir, sizeof(run));
-	if ((name = strrchr(run, '/')) == NULL) {
-		snprintf(errbuf, errlen, "%s: not a graph directory", dir);
-		return -1;
-	}
-	*name++ = '\0';
-	if ((n = graphs_load(run, name, &g, errbuf, errlen)) == -1)
-		return -1;
-	if (n != 1) {
-		graphs_free(g, n);
-		snprintf(errbuf, errlen, "%s: no such graph", dir);
-		return -1;
-	}
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		abort();
+	graph_load(dir, g);
 	snprintf(path, sizeof(path), "%s/%s", dir, BASE_FILE);
 	snprintf(tmp, sizeof(tmp), "%s/.%s", dir, BASE_FILE);
-	if ((f = fopen(tmp, "we")) == NULL) {
+	if ((f = fopen(tmp, "we")) == NULL)
 		snprintf(errbuf, errlen, "%s: %s", tmp, strerror(errno));
-		graphs_free(g, n);
-		return -1;
+	else {
+		write_base(f, g);
+		if (fclose(f) == EOF || rename(tmp, path) == -1) {
+			snprintf(errbuf, errlen, "%s: %s", path,
+			    strerror(errno));
+			unlink(tmp);
+		} else
+			n = g->nstages;
 	}
-	write_base(f, g);
-	n = g->nstages;
 	graphs_free(g, 1);
-	if (fclose(f) == EOF || rename(tmp, path) == -1) {
-		e = errno;
-		unlink(tmp);
-		snprintf(errbuf, errlen, "%s: %s", path, strerror(e));
-		return -1;
-	}
 	return n;
 }
 

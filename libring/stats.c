@@ -16,27 +16,6 @@
 #include "stage.h"
 #include "stats.h"
 
-static int
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* A stage file of the graph, or NULL if it is not one. */
-static const struct stage_file *
-map_stage(const char *path)
-{
-	const struct stage_file *f = stage_map(path);
-
-	if (f != NULL && f->magic != STAGE_MAGIC) {
-		munmap((void *)f, sizeof(*f));
-		return NULL;
-	}
-	return f;
-}
-
 /* The graph's order (snb-run's stages file), then by label. */
 static int
 by_order(const void *a, const void *b)
@@ -66,16 +45,23 @@ load_stages(const char *dir, struct graph_view *g)
 	char path[PATH_MAX];
 	const struct stage_file *f;
 	struct dirent *de;
+	size_t n;
 	DIR *d;
 
 	if ((d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".stage"))
+		n = strlen(de->d_name);
+		if (de->d_name[0] == '.' || n < 6 ||
+		    strcmp(de->d_name + n - 6, ".stage") != 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if ((f = map_stage(path)) == NULL)
+		if ((f = stage_map(path)) == NULL)
 			continue;
+		if (f->magic != STAGE_MAGIC) {
+			munmap((void *)f, sizeof(*f));
+			continue;
+		}
 		g->stages = reallocarray(g->stages, (size_t)g->nstages + 1,
 		    sizeof(*g->stages));
 		if (g->stages == NULL)
@@ -166,42 +152,11 @@ load_order(const char *dir, struct graph_view *g)
 	fclose(f);
 }
 
-/* When process pid started, in Unix time; 0 if unknown. */
-static long
-start_time(long pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ticks;
-	long btime = 0, hz = sysconf(_SC_CLK_TCK);
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (pid <= 0 || hz <= 0 || (f = fopen(path, "re")) == NULL)
-		return 0;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	/* Field 22, counted after the ')' that ends the command's name. */
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-		return 0;
-	for (i = 2; i < 22 && p; i++)
-		if ((p = strchr(p + 1, ' ')) == NULL)
-			return 0;
-	if (sscanf(p, " %llu", &ticks) != 1)
-		return 0;
-	if ((f = fopen("/proc/stat", "re")) == NULL)
-		return 0;
-	while (fgets(buf, sizeof(buf), f) != NULL)
-		if (sscanf(buf, "btime %ld", &btime) == 1)
-			break;
-	fclose(f);
-	return btime ? btime + (long)(ticks / (unsigned long long)hz) : 0;
-}
-
-static void
-load_graph(const char *dir, struct graph_view *g)
+void
+graph_load(const char *dir, struct graph_view *g)
 {
 	char path[PATH_MAX];
+	struct stat st;
 	FILE *pf;
 	int i, j;
 
@@ -214,12 +169,13 @@ load_graph(const char *dir, struct graph_view *g)
 	/* The lock, not the pid: a dead snb-run's pid may be reused. */
 	g->stale = snb_graph_stale(dir);
 	g->alive = !g->stale;
+	/* snb-run writes its pid file once, as it makes the graph. */
+	if (g->alive && stat(path, &st) == 0)
+		g->started = (long)st.st_mtime;
 	snb_rings_where(dir, g->rings, sizeof(g->rings));
 	load_stages(dir, g);
 	snprintf(path, sizeof(path), "%s/rings", dir);
 	load_links(path, g);
-	if (g->alive)
-		g->started = start_time(g->pid);
 	load_order(dir, g);
 	for (j = 0; j < g->nlinks; j++)
 		g->links[j].order = INT_MAX;
@@ -274,7 +230,7 @@ graphs_load(const char *run, const char *only, struct graph_view **gv,
 			abort();
 		memset(&g[n], 0, sizeof(g[n]));
 		strlcpy(g[n].name, de->d_name, sizeof(g[n].name));
-		load_graph(path, &g[n]);
+		graph_load(path, &g[n]);
 		n++;
 	}
 	closedir(d);

@@ -60,6 +60,8 @@ struct graph_view {
 int	graphs_load(const char *run, const char *only, struct graph_view **gv,
 	    char *errbuf, size_t errlen);
 void	graphs_free(struct graph_view *gv, int n);
+/* The graph in the directory dir into g (zeroed but for its name). */
+void	graph_load(const char *dir, struct graph_view *g);
 
 /* A counter's value since the baseline (a value below it started afresh). */
 static inline uint64_t
