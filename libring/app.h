@@ -26,22 +26,18 @@
  * stream (STAGE_EOF and a non-zero status: final, never restarted) and a
  * detach (STAGE_DETACHED: a failure unless the launcher asked for it).
  *
- * Hand-over.  A stage is one label in the graph, served by a sequence of
- * processes: the first, restarts after failures, replacements (swap).  A
- * restarted process keeps its predecessor's stage file; a replacement of
- * the same app copies its predecessor's counters and state when it takes
- * over.  State is a block of up to APP_STATE_MAX bytes the app commits
- * with app_state_commit() (two copies and a generation number: a process
- * killed while committing leaves the previous copy whole); the app
- * commits what a successor needs to continue exactly (positions, ring
- * indexes, totals) before it releases input or after it publishes output,
- * and reads it back in start().
+ * Hand-over (snb(7)): a restart keeps its predecessor's stage file, a
+ * replacement of the same app copies its counters and the state the app
+ * commits with app_state_commit() (two copies: a process killed while
+ * committing leaves the previous one whole).  The app commits what a
+ * successor needs to continue exactly (positions, ring indexes, totals)
+ * before it releases input or after it publishes output, and reads it
+ * back in start().
  *
- * Standby (a swap): the replacement binds and runs init() while the old
- * stage still works.  It claims nothing (no pid in the rings), opens no
- * output and writes nothing until it takes over; everything that could
- * refuse it runs before it says ready.  Its standard error goes to the
- * launcher until then, so a refused swap shows the replacement's words.
+ * Standby (a swap): the replacement runs init() while the old stage still
+ * works, claiming, opening and writing nothing until it takes over, so
+ * everything that could refuse it runs before it says ready; its standard
+ * error goes to the launcher until then.
  *
  * Launcher options, consumed before the app sees argv: --snb-in,
  * --snb-out, --snb-stats, --snb-label, --snb-restarts, --snb-standby-fd

@@ -118,9 +118,7 @@ cli_flush(void)
 	if (r == 0)
 		return;
 	flushed = 1;
-	if (r == -1) {
+	if (r == -1)
 		warn("stdout");
-		exit(1);
-	}
-	exit(0);
+	exit(r == -1);
 }

@@ -70,13 +70,11 @@ on_sigbus(int sig, siginfo_t *si, void *uc)
 int
 memguard_init(void)
 {
-	struct sigaction sa;
+	struct sigaction sa = { .sa_sigaction = on_sigbus,
+	    .sa_flags = SA_SIGINFO };
 
 	if (installed)
 		return 0;	/* before must stay what was there first */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGBUS, &sa, &before) == -1)
 		return -1;

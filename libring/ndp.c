@@ -46,14 +46,6 @@ arp_build(uint8_t *p, uint16_t op, const uint8_t sha[6], uint32_t spa,
 	return SNB_ARP_LEN;
 }
 
-static int
-is_unspecified(const uint8_t a[16])
-{
-	static const uint8_t zero[16];
-
-	return memcmp(a, zero, 16) == 0;
-}
-
 /* ff02::1:ffXX:XXXX, a solicited-node group (RFC 4291 2.7.1) */
 static const uint8_t solicited_prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0x01, 0xff };
@@ -61,6 +53,7 @@ static const uint8_t solicited_prefix[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0,
 int
 ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
 {
+	static const uint8_t unspecified[16];
 	const uint8_t *icmp, *opt;
 	size_t plen, olen, n;
 	uint32_t w;
@@ -110,8 +103,10 @@ ndp_parse(const uint8_t *p, size_t len, struct ndp_msg *m)
 		opt += n;
 		olen -= n;
 	}
-	if (m->type == SNB_ICMP6_NEIGHBOR_SOLICIT && is_unspecified(m->src) &&
-	    (memcmp(m->dst, solicited_prefix, 13) != 0 || m->lladdr || m->lladdr_bad))
+	if (m->type == SNB_ICMP6_NEIGHBOR_SOLICIT &&
+	    memcmp(m->src, unspecified, 16) == 0 &&
+	    (memcmp(m->dst, solicited_prefix, 13) != 0 || m->lladdr ||
+	    m->lladdr_bad))
 		return NDP_INVALID;
 	return NDP_OK;
 }
@@ -149,8 +144,7 @@ build(uint8_t *p, const uint8_t src[16], const uint8_t dst[16], uint8_t type,
 	memcpy(p + 8, src, 16);
 	memcpy(p + 24, dst, 16);
 	icmp[0] = type;
-	icmp[1] = 0;
-	icmp[2] = icmp[3] = 0;
+	icmp[1] = icmp[2] = icmp[3] = 0;
 	w = htonl(flags);
 	memcpy(icmp + 4, &w, 4);
 	memcpy(icmp + 8, target, 16);

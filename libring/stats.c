@@ -75,26 +75,6 @@ load_stages(const char *dir, struct graph_view *g)
 	closedir(d);
 }
 
-/* FROM:PORT=TO:PORT into its four parts (labels and ports hold no ':'). */
-static void
-split_link(struct link_view *l)
-{
-	char buf[sizeof(l->name)], *p = buf, *to;
-
-	l->from[0] = l->from_port[0] = l->to[0] = l->to_port[0] = '\0';
-	strlcpy(buf, l->name, sizeof(buf));
-	if ((to = strchr(buf, '=')) == NULL)
-		return;
-	*to++ = '\0';
-	strlcpy(l->from, strsep(&p, ":"), sizeof(l->from));
-	if (p)
-		strlcpy(l->from_port, p, sizeof(l->from_port));
-	p = to;
-	strlcpy(l->to, strsep(&p, ":"), sizeof(l->to));
-	if (p)
-		strlcpy(l->to_port, p, sizeof(l->to_port));
-}
-
 /* Each ring file in dir (the graph's rings/, wherever it leads). */
 static void
 load_links(const char *dir, struct graph_view *g)
@@ -120,7 +100,9 @@ load_links(const char *dir, struct graph_view *g)
 		    sizeof(errbuf)) == -1)
 			continue;
 		strlcpy(l->name, de->d_name, sizeof(l->name));
-		split_link(l);
+		/* FROM:PORT=TO:PORT (labels and ports hold no ':' or '='). */
+		sscanf(l->name, "%63[^:=]:%63[^=]=%63[^:]:%63s", l->from,
+		    l->from_port, l->to, l->to_port);
 		g->nlinks++;
 	}
 	closedir(d);
