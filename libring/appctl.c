@@ -36,6 +36,7 @@
 
 #include "app.h"
 #include "appctl.h"
+#include "unixsock.h"
 
 #define REQ_MAX		16384
 #define REQ_WORDS	64
@@ -45,23 +46,22 @@
 
 static int (*handler)(int, char **, FILE *);
 static pthread_t thread, data_path;
-static int running, listen_fd = -1, sig_fd = -1, stop_fd[2] = { -1, -1 };
-static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static struct stat sock_st;
+static int running, sig_fd = -1, stop_fd[2] = { -1, -1 };
+static struct unix_sock sock = { .fd = -1 };	/* removed only if ours */
 
 /* The one posted call: fn is set last (release), cleared when done. */
 void (*_Atomic appctl_call_fn)(void *);
 static void *call_arg;
 static atomic_int call_done, stopping;
 
+static sigset_t hup_set;	/* SIGHUP, blocked, read by signalfd */
+
 void
 appctl_block_hup(void)
 {
-	sigset_t s;
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	sigemptyset(&hup_set);
+	sigaddset(&hup_set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &hup_set, NULL);
 }
 
 void
@@ -214,15 +214,15 @@ serve_loop(void *unused)
 	for (;;) {
 		p[0] = (struct pollfd){ stop_fd[0], POLLIN, 0 };
 		p[1] = (struct pollfd){ sig_fd, POLLIN, 0 };
-		p[2] = (struct pollfd){ listen_fd, POLLIN, 0 };
-		if (poll(p, listen_fd >= 0 ? 3 : 2, -1) == -1)
+		p[2] = (struct pollfd){ sock.fd, POLLIN, 0 };
+		if (poll(p, sock.fd >= 0 ? 3 : 2, -1) == -1)
 			continue;
 		if (p[0].revents)
 			return NULL;
 		if (p[1].revents)
 			hup();
-		if (listen_fd >= 0 && (p[2].revents & POLLIN) &&
-		    (fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
+		if (sock.fd >= 0 && (p[2].revents & POLLIN) &&
+		    (fd = accept4(sock.fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
 			client(fd);
 			close(fd);
 		}
@@ -233,48 +233,45 @@ serve_loop(void *unused)
 static void
 listen_at(const char *stats, const char *label)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	const char *dir = app_graph_dir() ? app_graph_dir() : ".";
+	char *path = sock.sa.sun_path;
+	struct stat st;
 	mode_t old;
 	int fd, ok;
 
 	if (stats == NULL)
 		return;
-	if (snprintf(sock_path, sizeof(sock_path), "%s/%s.ctl", dir, label) >=
-	    (int)sizeof(sock_path)) {
+	if (snprintf(path, sizeof(sock.sa.sun_path), "%s/%s.ctl", dir,
+	    label) >= (int)sizeof(sock.sa.sun_path)) {
 		warnx("%s/%s.ctl: path too long for a socket: no config "
 		    "requests", dir, label);
-		sock_path[0] = '\0';
 		return;
 	}
-	memcpy(sun.sun_path, sock_path, sizeof(sock_path));
+	sock.sa.sun_family = AF_UNIX;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		err(1, "socket");
-	unlink(sock_path);	/* a crashed predecessor's */
+	unlink(path);	/* a crashed predecessor's */
 	old = umask(0177);
-	ok = bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
-	    listen(fd, 8) == 0 && stat(sock_path, &sock_st) == 0;
+	ok = bind(fd, (struct sockaddr *)&sock.sa, sizeof(sock.sa)) == 0 &&
+	    listen(fd, 8) == 0 && stat(path, &st) == 0;
 	umask(old);
-	if (ok) {
-		listen_fd = fd;
+	if (!ok) {
+		warn("%s: no config requests", path);
+		close(fd);
 		return;
 	}
-	warn("%s: no config requests", sock_path);
-	close(fd);
-	sock_path[0] = '\0';
+	sock.fd = fd;
+	sock.dev = st.st_dev;
+	sock.ino = st.st_ino;
 }
 
 void
 appctl_start(int (*fn)(int, char **, FILE *), const char *stats,
     const char *label)
 {
-	sigset_t s;
-
 	handler = fn;
 	data_path = pthread_self();
-	sigemptyset(&s);
-	sigaddset(&s, SIGHUP);
-	if ((sig_fd = signalfd(-1, &s, SFD_CLOEXEC)) == -1 ||
+	if ((sig_fd = signalfd(-1, &hup_set, SFD_CLOEXEC)) == -1 ||
 	    pipe2(stop_fd, O_CLOEXEC) == -1)
 		err(1, "control thread");
 	listen_at(stats, label);
@@ -286,8 +283,6 @@ appctl_start(int (*fn)(int, char **, FILE *), const char *stats,
 void
 appctl_stop(void)
 {
-	struct stat st;
-
 	if (!running)
 		return;
 	atomic_store(&stopping, 1);
@@ -295,14 +290,9 @@ appctl_stop(void)
 		warn("control thread");
 	pthread_join(thread, NULL);
 	running = 0;
-	/* ours only: a successor may have made its own by now */
-	if (listen_fd >= 0 && stat(sock_path, &st) == 0 &&
-	    st.st_ino == sock_st.st_ino && st.st_dev == sock_st.st_dev)
-		unlink(sock_path);
-	if (listen_fd >= 0)
-		close(listen_fd);
+	unix_sock_close(&sock);	/* a successor may have made its own */
 	close(sig_fd);
 	close(stop_fd[0]);
 	close(stop_fd[1]);
-	listen_fd = sig_fd = -1;
+	sig_fd = -1;
 }

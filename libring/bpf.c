@@ -287,19 +287,10 @@ target(unsigned i, int64_t off, unsigned n)
 }
 
 /* Bytes a packet load reads, 0 for everything else. */
-static unsigned
-loadsize(int op)
-{
-	switch (op) {
-	case OP_LDW_ABS: case OP_LDW_IND:
-		return 4;
-	case OP_LDH_ABS: case OP_LDH_IND:
-		return 2;
-	case OP_LDB_ABS: case OP_LDB_IND: case OP_LDX_MSH:
-		return 1;
-	}
-	return 0;
-}
+static const unsigned char loadsize[OP_NR] = {
+	[OP_LDW_ABS] = 4, [OP_LDW_IND] = 4, [OP_LDH_ABS] = 2, [OP_LDH_IND] = 2,
+	[OP_LDB_ABS] = 1, [OP_LDB_IND] = 1, [OP_LDX_MSH] = 1,
+};
 
 /*
  * Validate insns[i] and translate it into p->code[i], all fields but the
@@ -358,7 +349,7 @@ translate(struct snb_bpf *p, const struct bpf_insn *insns, unsigned i,
 		d->jf = &p->code[jf];
 		break;
 	}
-	if ((size = loadsize(op)) != 0) {
+	if ((size = loadsize[op]) != 0) {
 		if ((uint64_t)s->k + size > UINT32_MAX) {
 			/* No caplen can hold it: always rejects. */
 			op = OP_RET_K;

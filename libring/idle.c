@@ -164,21 +164,6 @@ idle_sleep(struct idle *s)
 	else
 		nanosleep(&ts, NULL);
 }
-/*
- * The wake-ups ring_commit() and ring_release() left pending: those of
- * peers with a batch to work on, or all of them.
- */
-static int
-flush_wakes(int all)
-{
-	int i, j, woke = 0;
-
-	for (i = 0; i < app_nports && ring_wakes_pending; i++)
-		for (j = 0; j < app_ports[i].nrings; j++)
-			woke |= ring_flush_wake(&app_ports[i].rings[j], all);
-	return woke;
-}
-
 void
 idle_init(struct idle *s, const sigset_t *mask)
 {
@@ -207,7 +192,7 @@ idle_wake_batch(uint32_t slots)
 int
 idle_flush(struct idle *s, int moved, uint64_t now)
 {
-	int woke = 0;
+	int i, j, woke = 0, all;
 
 	if (ring_wakes_pending == 0) {
 		s->pending_since = 0;
@@ -215,8 +200,10 @@ idle_flush(struct idle *s, int moved, uint64_t now)
 	}
 	if (s->pending_since == 0)
 		s->pending_since = now;
-	woke = flush_wakes(moved == 0 ||
-	    now - s->pending_since >= WAKE_DEFER_NS);
+	all = moved == 0 || now - s->pending_since >= WAKE_DEFER_NS;
+	for (i = 0; i < app_nports && ring_wakes_pending; i++)
+		for (j = 0; j < app_ports[i].nrings; j++)
+			woke |= ring_flush_wake(&app_ports[i].rings[j], all);
 	if (ring_wakes_pending == 0)
 		s->pending_since = 0;
 	return woke;

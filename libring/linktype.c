@@ -11,18 +11,9 @@
 int
 linktype_known(int dlt)
 {
-	switch (dlt) {
-	case DLT_EN10MB:
-	case DLT_LINUX_SLL:
-	case DLT_LINUX_SLL2:
-	case DLT_RAW:
-	case DLT_IPV4:
-	case DLT_IPV6:
-	case DLT_NULL:
-	case DLT_LOOP:
-		return 1;
-	}
-	return 0;
+	return dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL ||
+	    dlt == DLT_LINUX_SLL2 || dlt == DLT_RAW || dlt == DLT_IPV4 ||
+	    dlt == DLT_IPV6 || dlt == DLT_NULL || dlt == DLT_LOOP;
 }
 
 /* The ethertype of an IP packet's version, 0 for none. */

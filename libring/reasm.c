@@ -125,12 +125,7 @@ size_t reasm_memuse(const struct reasm *r) { return r->bytes; }
 int
 reasm_is_fragment4(const uint8_t *l3, size_t len)
 {
-	uint16_t fo;
-
-	if (len < SNB_IPV4_HLEN)
-		return 0;
-	memcpy(&fo, l3 + 6, 2);
-	return (ntohs(fo) & (SNB_IP_MF | SNB_IP_OFFMASK)) != 0;
+	return len >= SNB_IPV4_HLEN && ipv4_is_fragment((const void *)l3);
 }
 
 size_t

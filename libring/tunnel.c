@@ -13,8 +13,8 @@ tun_tx_init(struct tun_tx *t, const struct pw_conf *c, const struct pw *pw)
 	struct eth_hdr *e = (void *)t->hdr;
 	struct ipv6_hdr *ip = (void *)(t->hdr + SNB_ETH_HLEN);
 	uint8_t *h = t->hdr + TUN_OUTER_HLEN;
+	uint16_t gw[2];	/* GRE flags, protocol */
 	uint32_t w;
-	uint16_t s;
 
 	memset(t, 0, sizeof(*t));
 	e->type = htons(SNB_ETH_IPV6);
@@ -31,10 +31,9 @@ tun_tx_init(struct tun_tx *t, const struct pw_conf *c, const struct pw *pw)
 		return;
 	}
 	ip->next = SNB_IPPROTO_GRE;
-	s = htons(pw->has_key ? GRE_F_KEY : 0);
-	memcpy(h, &s, 2);
-	s = htons(GRE_PROTO_TEB);
-	memcpy(h + 2, &s, 2);
+	gw[0] = htons(pw->has_key ? GRE_F_KEY : 0);
+	gw[1] = htons(GRE_PROTO_TEB);
+	memcpy(h, gw, 4);
 	t->hlen = TUN_OUTER_HLEN + GRE_HLEN;
 	if (pw->has_key) {
 		w = htonl(pw->key);

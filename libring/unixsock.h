@@ -51,5 +51,13 @@ void	unix_sock_close(struct unix_sock *u);
  * some were lost, closed here or cut by the kernel (MSG_CTRUNC), else 0.
  */
 int	unix_take_fds(struct msghdr *mh, int *fds, int *n, int max);
+/*
+ * Is fd, an interrupt descriptor a peer passed (snb-vhost, snb-memif), an
+ * eventfd?  A peer can send anything there (a pipe, a memfd, a socket):
+ * epoll may refuse it, a write to it may block the stage forever.  1 when
+ * it is one, now O_NONBLOCK so that neither a read nor a write on it can
+ * stall the breathe loop; 0 otherwise.
+ */
+int	fd_is_eventfd(int fd);
 
 #endif

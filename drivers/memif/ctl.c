@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "eventfd_check.h"
 #include "memif.h"
 
 struct memif_conn conn = { .fd = -1 };

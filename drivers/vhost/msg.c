@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "eventfd_check.h"
 #include "memguard.h"
 #include "msg.h"
+#include "unixsock.h"
 
 /* Payload layouts (vhost-user spec, "Message types"). */
 struct vu_state {
