@@ -2,10 +2,9 @@
  * apps.c: the installed apps (snb-run --list, "did you mean"), and
  * snb-run -c's question to every stage: do your words hold?
  *
- * An installed app is an executable snb-NAME where find_app() looks
- * (next to snb-run, then $SNB_PATH, then $PATH; the first of a name
- * wins) that answers --describe; the tools (snb-run, snb-ctl, snb-top,
- * snb-ps) are not apps.
+ * An installed app is an executable snb-NAME next to snb-run, then in
+ * $SNB_PATH, then in $PATH (the first of a name wins) that answers
+ * --describe; the tools (snb-run, snb-ctl, snb-top, snb-ps) are not apps.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -78,7 +77,7 @@ scan_dir(const char *dir, struct found **f, int *n)
 	closedir(d);
 }
 
-/* The snb-* executables where find_app() looks, sorted by name. */
+/* The snb-* executables where apps are looked for, sorted by name. */
 static int
 scan(struct found **f)
 {
@@ -163,58 +162,45 @@ distance(const char *a, const char *b)
 	return d[la][lb];
 }
 
+/*
+ * The installed app NAME: its path into path, 0.  Else -1, with the
+ * nearest installed app in near ("" if none is near enough: a third of
+ * the name may be wrong, at least one letter, at most 3).
+ */
 int
-closest_app(const char *name, char *out, size_t outlen)
+find_app(const char *name, char *path, size_t pathlen, char *near,
+    size_t nearlen)
 {
 	struct found *f;
-	int i, n, d, best = -1, best_d = 0;
-	/* A third of the name may be wrong, at least one letter, at most 3. */
-	int limit = (int)strlen(name) / 3;
+	int i, n, d, limit = (int)strlen(name) / 3;
 
 	limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+	near[0] = '\0';
 	n = scan(&f);
-	for (i = 0; i < n; i++)
-		if ((d = distance(name, f[i].name)) <= limit &&
-		    (best < 0 || d < best_d)) {
-			best = i;
-			best_d = d;
+	for (i = 0; i < n; i++) {
+		if ((d = distance(name, f[i].name)) == 0) {
+			strlcpy(path, f[i].path, pathlen);
+			break;
 		}
-	if (best >= 0)
-		strlcpy(out, f[best].name, outlen);
+		if (d <= limit) {
+			limit = d - 1;	/* only a nearer one replaces it */
+			strlcpy(near, f[i].name, nearlen);
+		}
+	}
 	free(f);
-	return best < 0 ? -1 : 0;
+	return i < n ? 0 : -1;
 }
 
-/*
- * What decides a stage's check: its app, its words, and its ports (name
- * and direction of every link end), as one string.  ends[] holds the
- * stage's links (n of them), in the graph's order.
- */
-static char *
-check_key(int i, const int *ends, int n)
+/* *s (NULL: "") followed by a and b, in a new string. */
+static void
+append(char **s, const char *a, const char *b)
 {
-	struct stage *s = &g.stages[i];
-	struct link *l;
-	char *key;
-	size_t len;
-	FILE *f;
-	int j;
+	char *t;
 
-	if ((f = open_memstream(&key, &len)) == NULL)
+	if (asprintf(&t, "%s%s%s", *s ? *s : "", a, b) == -1)
 		err(1, NULL);
-	fprintf(f, "%s", s->app);
-	for (j = 0; j < s->argc; j++)
-		fprintf(f, "\001%s", s->argv[j]);
-	for (j = 0; j < n; j++) {
-		l = &g.links[ends[j]];
-		if (l->to == i)
-			fprintf(f, "\002in %s", l->to_port);
-		if (l->from == i)
-			fprintf(f, "\002out %s", l->from_port);
-	}
-	if (fclose(f) != 0)
-		err(1, NULL);
-	return key;
+	free(*s);
+	*s = t;
 }
 
 /* The checks under way, in the graph's order; see check_stages(). */
@@ -280,39 +266,33 @@ check_stages(const char *where)
 	struct check run[CHECK_PARALLEL];
 	char **keys;
 	int i, j, r, rc = 0, nkeys = 0, head = 0, n = 0;
-	int *first, *ends, *fill;
 
-	/* Every stage's links, in one array: first[i] .. first[i + 1]. */
-	if ((keys = calloc((size_t)g.nstages, sizeof(*keys))) == NULL ||
-	    (first = calloc((size_t)g.nstages + 1, sizeof(*first))) == NULL ||
-	    (fill = calloc((size_t)g.nstages, sizeof(*fill))) == NULL ||
-	    (ends = calloc((size_t)g.nlinks * 2 + 1, sizeof(*ends))) == NULL)
+	/*
+	 * What decides a stage's check: its app, its words, and its ports
+	 * (name and direction of every link end, in the graph's order), as
+	 * one string, keys[i].
+	 */
+	if ((keys = calloc((size_t)g.nstages, sizeof(*keys))) == NULL)
 		err(1, NULL);
-	for (j = 0; j < g.nlinks; j++) {
-		first[g.links[j].from + 1]++;
-		if (g.links[j].to != g.links[j].from)
-			first[g.links[j].to + 1]++;
+	for (i = 0; i < g.nstages; i++) {
+		append(&keys[i], "", g.stages[i].app);
+		for (j = 0; j < g.stages[i].argc; j++)
+			append(&keys[i], "\001", g.stages[i].argv[j]);
 	}
-	for (i = 0; i < g.nstages; i++)
-		first[i + 1] += first[i];
 	for (j = 0; j < g.nlinks; j++) {
-		i = g.links[j].from;
-		ends[first[i] + fill[i]++] = j;
-		if ((i = g.links[j].to) != g.links[j].from)
-			ends[first[i] + fill[i]++] = j;
+		append(&keys[g.links[j].to], "\002in ", g.links[j].to_port);
+		append(&keys[g.links[j].from], "\002out ", g.links[j].from_port);
 	}
 	for (i = 0; i <= g.nstages; i++) {
 		if (i < g.nstages) {
-			keys[nkeys] = check_key(i, ends + first[i],
-			    first[i + 1] - first[i]);
-			for (j = 0; j < nkeys && strcmp(keys[j], keys[nkeys]);
-			    j++)
+			/* keys[0 .. nkeys - 1]: the keys asked so far */
+			for (j = 0; j < nkeys && strcmp(keys[j], keys[i]); j++)
 				;
 			if (j < nkeys) {
-				free(keys[nkeys]);
+				free(keys[i]);
 				continue;
 			}
-			nkeys++;
+			keys[nkeys++] = keys[i];
 		}
 		/* A full window (or the end): the oldest check finishes. */
 		while (n == CHECK_PARALLEL || (i == g.nstages && n > 0)) {
@@ -337,8 +317,5 @@ check_stages(const char *where)
 	for (j = 0; j < nkeys; j++)
 		free(keys[j]);
 	free(keys);
-	free(first);
-	free(fill);
-	free(ends);
 	return rc;
 }

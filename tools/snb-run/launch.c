@@ -32,40 +32,6 @@ int		 spawn_stderr = -1;
 /* One read-write view per link: close a dead producer's ring, forget. */
 static struct ring	*owners;
 
-/* snb-APP next to our own binary, then in $SNB_PATH, then in $PATH. */
-int
-find_app(const char *app, char *out, size_t outlen)
-{
-	char self[PATH_MAX], *slash, *dirs, *d, *save;
-	const char *env[2] = { getenv("SNB_PATH"), getenv("PATH") };
-	ssize_t n;
-	int i;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			snprintf(out, outlen, "%s/snb-%s", self, app);
-			if (access(out, X_OK) == 0)
-				return 0;
-		}
-	}
-	for (i = 0; i < 2; i++) {
-		if (env[i] == NULL || (dirs = strdup(env[i])) == NULL)
-			continue;
-		for (d = strtok_r(dirs, ":", &save); d;
-		    d = strtok_r(NULL, ":", &save)) {
-			snprintf(out, outlen, "%s/snb-%s", *d ? d : ".", app);
-			if (access(out, X_OK) == 0) {
-				free(dirs);
-				return 0;
-			}
-		}
-		free(dirs);
-	}
-	return -1;
-}
-
 /*
  * Start `path --describe`, its standard output into a pipe: *fd gets the
  * pipe's reading end (close-on-exec).  Returns the child's pid.
@@ -455,25 +421,6 @@ peer_waits_on(int i)
 			return 1;
 	}
 	return 0;
-}
-
-/*
- * Does pid hold every ring of stage i, as producer of its outputs and
- * consumer of its inputs?  A stage claims them all before its first
- * breath: then it is up, carrying traffic.
- */
-int
-stage_claimed(int i, pid_t pid)
-{
-	int j;
-
-	for (j = 0; j < g.nlinks; j++)
-		if ((g.links[j].from == i &&
-		    atomic_load(&owners[j].shm->prod.pid) != pid) ||
-		    (g.links[j].to == i &&
-		    atomic_load(&owners[j].shm->cons.pid) != pid))
-			return 0;
-	return 1;
 }
 
 /* End stage i's output streams, as the death of a pipe's writer does;

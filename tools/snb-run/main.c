@@ -155,8 +155,9 @@ kind_of(const struct stage *s)
 	k = &kinds[nkinds];
 	memset(k, 0, sizeof(*k));
 	strlcpy(k->name, s->app, sizeof(k->name));
-	if (find_app(s->app, k->path, sizeof(k->path)) == -1) {
-		if (closest_app(s->app, near, sizeof(near)) == 0)
+	if (find_app(s->app, k->path, sizeof(k->path), near,
+	    sizeof(near)) == -1) {
+		if (near[0])
 			errx(2, "%s%d:%d: unknown app '%s': did you mean %s? "
 			    "(snb-run --list)", graph_where, s->pos.line,
 			    s->pos.col, s->app, near);

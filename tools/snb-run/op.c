@@ -172,6 +172,7 @@ retire(void)
 static int
 replacement(int i, const char *spec, char *why, size_t len)
 {
+	char near[APP_NAME_MAX] = "";
 	const char *mark;
 	int k;
 
@@ -192,13 +193,10 @@ replacement(int i, const char *spec, char *why, size_t len)
 			return -1;
 		}
 	}
-	if (op.nwords == 0 || strchr(op.words[0], '/') ||
-	    find_app(op.words[0], op.path, sizeof(op.path)) == -1) {
-		char near[64];
-
+	if (op.nwords == 0 || find_app(op.words[0], op.path, sizeof(op.path),
+	    near, sizeof(near)) == -1) {
 		/* As the graph says it: the nearest installed app. */
-		if (op.nwords && !strchr(op.words[0], '/') &&
-		    closest_app(op.words[0], near, sizeof(near)) == 0)
+		if (near[0])
 			snprintf(why, len, "unknown app '%s' (did you mean "
 			    "%s?); %s keeps running", op.words[0], near,
 			    g.stages[i].label);
@@ -548,35 +546,35 @@ op_child_exited(pid_t pid, int status)
 	return 0;
 }
 
-uint64_t
-op_timers(uint64_t now)
+/* The deadline that passed: what it means in each state. */
+static void
+expired(uint64_t now)
 {
-	if (op.state == OP_NONE || now < op.deadline)
-		return op.state == OP_NONE ? 0 : op.deadline;
 	switch (op.state) {
 	case OP_DESCRIBE:	/* killed: reaped as a stranger */
 		op_end(0, "error: %s --describe did not answer in %d ms; %s "
 		    "keeps running\n", op.path, DESCRIBE_MS,
 		    g.stages[op.stage].label);
-		return 0;
+		break;
 	case OP_TAKING:		/* stopped, say: it is the stage all the same */
 		op_end(0, "error: %s %s (pid %ld) has not taken over %s in %d "
 		    "ms (stopped?); it is the stage's process now\n",
 		    op.restart ? "restarted" : "replacement",
 		    g.stages[op.stage].app, (long)op.taker,
 		    g.stages[op.stage].label, OP_READY_MS);
-		return 0;
+		break;
 	case OP_STANDBY:	/* reaped as a stranger: not ours */
 		op_end(SIGKILL, "error: replacement %s not ready in %d ms%s%s; "
 		    "%s keeps running\n", op.words[0], OP_READY_MS, op.msglen ?
 		    ": " : "", op_said(), g.stages[op.stage].label);
-		return 0;
+		break;
 	case OP_RETIRING:
 		if (op.restart) {
 			/* A restart goes ahead: the stage's own state hands over. */
 			kill(op.old, SIGKILL);
 			op.state = OP_KILLED;
-			return op.deadline = now + OP_KILL_MS;
+			op.deadline = now + OP_KILL_MS;
+			break;
 		}
 		/* FALLTHROUGH */
 	default:	/* standby: the replacement leaves untouched */
@@ -585,8 +583,16 @@ op_timers(uint64_t now)
 		    g.stages[op.stage].label, (long)op.old, op.restart ?
 		    OP_RETIRE_MS + OP_KILL_MS : OP_RETIRE_MS, op.restart ?
 		    "restart" : "swap");
-		return 0;
 	}
+}
+
+/* The next deadline, or 0; after an end, a roll's next copy may have one. */
+uint64_t
+op_timers(uint64_t now)
+{
+	if (op.state != OP_NONE && now >= op.deadline)
+		expired(now);
+	return op.state == OP_NONE ? 0 : op.deadline;
 }
 
 /* Stopping the graph: no swap or restart goes on. */

@@ -2,8 +2,9 @@
  * roll.c: a rolling swap or restart of the copies of a stage ("Nx" in the
  * graph language: stages LABEL.1 .. LABEL.N), one copy at a time.  Each
  * copy is swapped or restarted by op.c as one stage would be, and the
- * next one only once the previous copy's new process holds every ring of
- * its stage (stage_claimed()): so at most one copy is ever out, and the
+ * next one only once op.c answers ok for the previous copy: its new
+ * process holds every ring of its stage by then (it claims them before
+ * it says it has taken over).  So at most one copy is ever out, and the
  * others carry the traffic meanwhile (lb keeps a full copy's packets
  * waiting, in order, rather than dropping them).
  *
@@ -23,18 +24,11 @@
 
 #include "run.h"
 
-#define ROLL_UP_MS	10000	/* a copy's new process takes its rings */
-#define ROLL_POLL_MS	5
-
 static struct {
-	int		 active;
 	int		 restart;
 	int		 client;	/* ctl_reply id */
-	int		*stages;	/* the copies, by number */
+	int		*stages;	/* the copies, by number; NULL: no roll */
 	int		 n, k;		/* copy k is being done */
-	int		 waiting;	/* for copy k's new process */
-	pid_t		 pid;
-	uint64_t	 deadline;
 	char		*spec;
 	char		 base[GRAPH_NAME_MAX];
 	char		*log;		/* each copy's answer */
@@ -83,7 +77,7 @@ roll_copies(const char *base, int **out)
 int
 roll_busy(void)
 {
-	return roll.active;
+	return roll.stages != NULL;
 }
 
 /* "copy" or "copies", as the number n before it needs. */
@@ -119,7 +113,6 @@ roll_next(void)
 {
 	int i = roll.stages[roll.k];
 
-	roll.waiting = 0;
 	if (roll.restart)
 		op_restart(i, ROLL_CLIENT);
 	else
@@ -130,7 +123,6 @@ void
 roll_start(int restart, const char *base, const char *spec, int client)
 {
 	roll.n = roll_copies(base, &roll.stages);
-	roll.active = 1;
 	roll.restart = restart;
 	roll.client = client;
 	roll.k = 0;
@@ -142,72 +134,22 @@ roll_start(int restart, const char *base, const char *spec, int client)
 	roll_next();
 }
 
-/* The answer op.c gave for copy k. */
+/* The answer op.c gave for copy k: the next copy, or the roll's end. */
 void
 roll_answer(const char *reply)
 {
 	const char *what = roll.restart ? "restart" : "swap";
-	const char *label = g.stages[roll.stages[roll.k]].label;
-	int i = roll.stages[roll.k];
 
 	fprintf(roll.f, "  %s", reply);
-	if (strncmp(reply, "ok:", 3) != 0) {
+	if (strncmp(reply, "ok:", 3) != 0)
 		roll_end("error: rolling %s of %s stopped at %s (%d of %d): "
-		    "%d %s done, %d unchanged\n", what, roll.base, label,
-		    roll.k + 1, roll.n, roll.k, copies(roll.k), roll.n - roll.k);
-		return;
-	}
-	roll.waiting = 1;
-	roll.pid = procs[i].pid;
-	roll.deadline = now_ms() + ROLL_UP_MS;
-}
-
-uint64_t
-roll_timers(uint64_t now)
-{
-	int i;
-
-	if (!roll.active || !roll.waiting)
-		return 0;
-	i = roll.stages[roll.k];
-	if (procs[i].pid != roll.pid) {
-		roll_end("error: rolling %s of %s stopped: %s (pid %ld) %s; %d "
-		    "of %d copies done\n", roll.restart ? "restart" : "swap",
-		    roll.base, g.stages[i].label, (long)roll.pid,
-		    procs[i].done ? "reached the end of its stream" :
-		    "left before it took its rings", roll.k, roll.n);
-		return 0;
-	}
-	if (stage_claimed(i, roll.pid)) {
-		if (++roll.k < roll.n) {
-			roll_next();
-			return 0;
-		}
+		    "%d %s done, %d unchanged\n", what, roll.base,
+		    g.stages[roll.stages[roll.k]].label, roll.k + 1, roll.n,
+		    roll.k, copies(roll.k), roll.n - roll.k);
+	else if (++roll.k < roll.n)
+		roll_next();
+	else
 		roll_end("ok: %s the %d %s of %s%s\n", roll.restart ?
 		    "restarted" : "swapped", roll.n, copies(roll.n), roll.base,
 		    roll.n > 1 ? " one by one" : "");
-		return 0;
-	}
-	if (now >= roll.deadline) {
-		roll_end("error: rolling %s of %s stopped: %s (pid %ld) did not "
-		    "take its rings in %d ms; %d of %d copies done\n",
-		    roll.restart ? "restart" : "swap", roll.base,
-		    g.stages[i].label, (long)roll.pid, ROLL_UP_MS, roll.k + 1,
-		    roll.n);
-		return 0;
-	}
-	return now + ROLL_POLL_MS;
-}
-
-/*
- * The graph stops or has ended: a roll waiting between copies ends here
- * (one in the middle of a copy ends through op.c's op_abort()).
- */
-void
-roll_abort(void)
-{
-	if (roll.active && roll.waiting)
-		roll_end("error: the graph stopped or ended; rolling %s of %s "
-		    "stopped after %d of %d copies\n", roll.restart ? "restart" :
-		    "swap", roll.base, roll.k + 1, roll.n);
 }

@@ -11,8 +11,8 @@
  *	op.c		the swap and restart state machines (one at a time)
  *	roll.c		a rolling swap or restart of a stage's copies, one
  *			copy after the other through op.c
- *	apps.c		the installed apps (--list, "did you mean"), and
- *			-c's check of every stage's words
+ *	apps.c		the installed apps (--list, finding one, "did you
+ *			mean"), and -c's check of every stage's words
  */
 #ifndef SNB_RUN_H
 #define SNB_RUN_H
@@ -58,7 +58,6 @@ extern char		 graph_where[PATH_MAX];	/* "FILE:" or "": errors */
 /* launch.c */
 #define DESCRIBE_MS	5000	/* an app's answer to --describe */
 #define DESCRIBE_MAX	8192	/* bytes of it, NUL included */
-int	find_app(const char *app, char *out, size_t outlen);
 pid_t	describe_spawn(const char *path, int *fd);
 int	describe_text(const char *path, char *buf, size_t buflen,
 	    char *errbuf, size_t errlen);
@@ -73,7 +72,6 @@ int	stage_exit_state(int i);
 int	stage_breathed(int i);
 void	stage_rings(int i, void (*fn)(struct ring *, pid_t), pid_t pid);
 int	peer_waits_on(int i);
-int	stage_claimed(int i, pid_t pid);
 void	close_outputs(int i);
 int	outputs_closed(int i);
 void	rings_show(FILE *out);
@@ -83,7 +81,8 @@ void	die_cleanup(int status) __attribute__((noreturn));
 
 /* apps.c */
 int	list_apps(void);
-int	closest_app(const char *name, char *out, size_t outlen);
+int	find_app(const char *name, char *path, size_t pathlen, char *near,
+	    size_t nearlen);
 int	check_stages(const char *where);
 
 /* supervise.c */
@@ -115,7 +114,5 @@ int	roll_busy(void);
 void	roll_start(int restart, const char *base, const char *spec,
 	    int client);
 void	roll_answer(const char *reply);
-uint64_t roll_timers(uint64_t now);
-void	roll_abort(void);
 
 #endif

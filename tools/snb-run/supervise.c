@@ -93,8 +93,7 @@ stop_all(void)
 {
 	int i;
 
-	op_abort();
-	roll_abort();
+	op_abort();	/* a rolling swap or restart ends with it */
 	for (i = 0; i < g.nstages; i++) {
 		procs[i].restart_at = 0;
 		ask_to_leave(i);
@@ -112,22 +111,16 @@ static void
 drain_from(int i)
 {
 	char *down;
-	int *queue, head = 0, tail = 0, j, k;
+	int j, more = 1;
 
 	close_outputs(i);
-	if ((down = calloc((size_t)g.nstages, 1)) == NULL ||
-	    (queue = calloc((size_t)g.nstages, sizeof(*queue))) == NULL)
+	if ((down = calloc((size_t)g.nstages, 1)) == NULL)
 		err(1, NULL);
 	down[i] = 1;
-	queue[tail++] = i;
-	while (head < tail) {
-		k = queue[head++];
-		for (j = 0; j < g.nlinks; j++)
-			if (g.links[j].from == k && !down[g.links[j].to]) {
-				down[g.links[j].to] = 1;
-				queue[tail++] = g.links[j].to;
-			}
-	}
+	while (more)
+		for (j = more = 0; j < g.nlinks; j++)
+			if (down[g.links[j].from] && !down[g.links[j].to])
+				down[g.links[j].to] = more = 1;
 	for (j = 0; j < g.nstages; j++) {
 		if (!down[j]) {
 			procs[j].restart_at = 0;
@@ -137,7 +130,6 @@ drain_from(int i)
 		}
 	}
 	free(down);
-	free(queue);
 	if (drain_until == 0)
 		drain_until = now_ms() + DRAIN_MS;
 }
@@ -490,7 +482,6 @@ supervise(void)
 		/* Draining, only stages downstream of the failure restart. */
 		next = stopping ? 0 : restarts_due(now);
 		next = earliest(next, op_timers(now));
-		next = earliest(next, roll_timers(now));
 		next = earliest(next, srv_timers(&ctl_srv, now));
 		if (!stopping && now >= traced_at) {
 			traced();
@@ -515,7 +506,6 @@ supervise(void)
 			live += procs[i].pid != 0 || procs[i].restart_at != 0;
 		if (live == 0 && !op_busy()) {
 			/* The graph has ended: answer whoever still waits. */
-			roll_abort();
 			srv_end(&ctl_srv);
 			break;
 		}
