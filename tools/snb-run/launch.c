@@ -331,13 +331,13 @@ start_stage(int i, int told)
 }
 
 /*
- * Stage i's process left because we asked it to (a swap, a restart): one
- * that had run a while ends a row of quick failures, as a failure after a
- * long run does (supervise.c), so that --max-restarts counts failures in
- * a row, not those of every replacement over the graph's life.
+ * Stage i's process left: one that had run a while ends a row of quick
+ * failures, whether it failed or we asked it to leave (a swap, a
+ * restart), so that --max-restarts counts failures in a row, not those
+ * of every replacement over the graph's life.
  */
 void
-stage_left_asked(int i)
+stage_ran(int i)
 {
 	if (now_ms() - procs[i].started >= QUICK_FAIL_MS)
 		procs[i].quick = 0;

@@ -56,23 +56,6 @@ usage(void)
 	exit(2);
 }
 
-/* The whole file, "-" standard input; a NUL in it is a binary file's. */
-static char *
-read_file(const char *path)
-{
-	char errbuf[PATH_MAX + 128], *buf;
-	size_t len;
-
-	/* missing: a failure, as in every app */
-	if ((buf = strcmp(path, "-") ? cfg_read(path, &len, errbuf,
-	    sizeof(errbuf)) : cfg_read_fd(0, "standard input", &len, errbuf,
-	    sizeof(errbuf))) == NULL)
-		errx(1, "%s", errbuf);
-	if (memchr(buf, '\0', len) != NULL)
-		errx(2, "%s: binary file", path);
-	return buf;
-}
-
 static void
 print_plan(void)
 {
@@ -101,17 +84,24 @@ parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max)
 	return v;
 }
 
-/* The graph's text: from -f FILE, or the words joined with spaces. */
+/* The graph's text: -f FILE ("-" standard input), or the words, spaced. */
 static void
 read_graph(const char *file, int argc, char **argv)
 {
-	char errbuf[1024], shown[4 * sizeof(graph_where) + 1];
+	char errbuf[PATH_MAX + 128], shown[4 * sizeof(graph_where) + 1];
 	size_t len;
 	FILE *f;
 	int i;
 
 	if (file) {
-		text = read_file(file);
+		/* missing: a failure, as in every app */
+		if ((text = strcmp(file, "-") ? cfg_read(file, &len, errbuf,
+		    sizeof(errbuf)) : cfg_read_fd(0, "standard input", &len,
+		    errbuf, sizeof(errbuf))) == NULL)
+			errx(1, "%s", errbuf);
+		/* A NUL in it is a binary file's. */
+		if (memchr(text, '\0', len) != NULL)
+			errx(2, "%s: binary file", file);
 		/* Shown as gr_fail() shows the graph's words. */
 		strvis(shown, file, VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL);
 		snprintf(graph_where, sizeof(graph_where), "%s:", shown);
@@ -230,19 +220,16 @@ graph_name(char *name, size_t len, const char *file)
 static void
 default_signals(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+	const sigset_t *set = block_signals();
 	struct sigaction sa;
-	sigset_t set;
-	size_t i;
+	int i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
-	sigemptyset(&set);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		sigaction(sigs[i], &sa, NULL);
-		sigaddset(&set, sigs[i]);
-	}
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	for (i = 1; i < NSIG; i++)
+		if (sigismember(set, i) == 1)
+			sigaction(i, &sa, NULL);
+	sigprocmask(SIG_UNBLOCK, set, NULL);
 }
 
 /* The command line's options; returns how many words they took. */

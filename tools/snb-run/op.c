@@ -114,6 +114,7 @@ static void __attribute__((format(printf, 2, 3)))
 op_end(int sig, const char *fmt, ...)
 {
 	char reply[sizeof(op.msg) + 1024];
+	int client = op.client;
 	va_list ap;
 
 	if (op.new > 0 && sig)
@@ -129,18 +130,13 @@ op_end(int sig, const char *fmt, ...)
 	va_end(ap);
 	graph_words_free(op.words);
 	free(op.info);
-	op.words = NULL;
-	op.info = NULL;
+	memset(&op, 0, sizeof(op));	/* OP_NONE, nothing said */
 	op.fd = -1;
-	op.new = 0;
-	op.describer = 0;
-	op.tmp[0] = '\0';
-	op.state = OP_NONE;
 	/* Last: a rolling swap may start on its next copy from here. */
-	if (op.client == ROLL_CLIENT)
+	if (client == ROLL_CLIENT)
 		roll_answer(reply);
 	else
-		ctl_reply(op.client, "%s", reply);
+		ctl_reply(client, "%s", reply);
 }
 
 /* Start an operation on stage i: 0, or -1 (answered) if it cannot be. */
@@ -150,7 +146,6 @@ op_start(int i, int client, int restart)
 	op.stage = i;
 	op.client = client;
 	op.restart = restart;
-	op.msglen = 0;
 	op.old = procs[i].pid;
 	if (op.old != 0 && !procs[i].leaving)
 		return 0;
@@ -253,7 +248,6 @@ op_swap(int i, const char *spec, int client)
 		op_end(0, "error: %s\n", why);
 		return;
 	}
-	op.desclen = 0;
 	op.describer = describe_spawn(op.path, &op.fd);
 	fcntl(op.fd, F_SETFL, O_NONBLOCK);
 	op.state = OP_DESCRIBE;
@@ -479,7 +473,7 @@ old_left(int status)
 		    "reached end of stream", op.restart ? "restart" : "swap");
 		return;
 	}
-	stage_left_asked(i);
+	stage_ran(i);
 	if (status != 0 && op.state != OP_KILLED)
 		warnx("%s (pid %ld) left with status %d", g.stages[i].label,
 		    (long)op.old, WIFEXITED(status) ? WEXITSTATUS(status) :

@@ -66,7 +66,7 @@ void	create_rings(void);
 pid_t	spawn(int i, const char *exe, char **words, int nwords,
 	    const char *stats, int *told, const char *prev);
 int	start_stage(int i, int told);
-void	stage_left_asked(int i);
+void	stage_ran(int i);
 extern int spawn_stderr;
 int	stage_exit_state(int i);
 int	stage_breathed(int i);

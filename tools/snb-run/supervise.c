@@ -160,6 +160,7 @@ stage_left(int i, pid_t pid, int status, int asked)
 	struct proc *p = &procs[i];
 	int st = stage_exit_state(i), delay;
 
+	stage_ran(i);
 	if (status == 0 && st == STAGE_FINISHED) {
 		p->done = 1;
 		return;
@@ -183,7 +184,6 @@ stage_left(int i, pid_t pid, int status, int asked)
 		 * We asked it to leave for a swap or restart that was called
 		 * off (it was stopped, say): it leaves now; start it again.
 		 */
-		stage_left_asked(i);
 		p->restarts++;
 		warnx("%s left late (pid %ld): starting it again (restart %d)",
 		    g.stages[i].label, (long)pid, p->restarts);
@@ -208,11 +208,8 @@ stage_left(int i, pid_t pid, int status, int asked)
 	report(i, pid, status, st);
 	/*
 	 * Back off while a stage keeps failing quickly; one that ran a
-	 * while starts again from the minimum.  --max-restarts bounds the
-	 * quick failures in a row.
+	 * while starts again from the minimum (stage_ran()).
 	 */
-	if (now_ms() - p->started >= QUICK_FAIL_MS)
-		p->quick = 0;
 	if (restart_on_failure && st != STAGE_EOF && !outputs_closed(i) &&
 	    p->quick < max_restarts) {
 		delay = RESTART_MIN_MS << (p->quick < 6 ? p->quick : 6);
