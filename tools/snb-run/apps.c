@@ -109,7 +109,7 @@ scan(struct found **f)
 int
 list_apps(void)
 {
-	char text[8192], errbuf[1024], *s, *nl;
+	char text[8192], errbuf[1024], *s;
 	struct found *f;
 	int i, n;
 
@@ -122,9 +122,7 @@ list_apps(void)
 			continue;
 		s = strstr(text, "\nsummary ");
 		s = s ? s + 9 : "";
-		if ((nl = strchr(s, '\n')) != NULL)
-			*nl = '\0';
-		printf("%-12s %s\n", f[i].name, s);
+		printf("%-12s %.*s\n", f[i].name, (int)strcspn(s, "\n"), s);
 	}
 	free(f);
 	return 0;
@@ -281,7 +279,8 @@ check_stages(const char *where)
 	}
 	for (j = 0; j < g.nlinks; j++) {
 		append(&keys[g.links[j].to], "\002in ", g.links[j].to_port);
-		append(&keys[g.links[j].from], "\002out ", g.links[j].from_port);
+		append(&keys[g.links[j].from], "\002out ",
+		    g.links[j].from_port);
 	}
 	for (i = 0; i <= g.nstages; i++) {
 		if (i < g.nstages) {

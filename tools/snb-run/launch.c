@@ -64,6 +64,22 @@ describe_spawn(const char *path, int *fd)
 	return pid;
 }
 
+/*
+ * What fd (non-blocking) holds now, added to buf (*len bytes so far, room
+ * kept for a NUL): 1 once that is all (end of file, buf full), else 0.
+ */
+int
+pipe_drain(int fd, char *buf, size_t *len, size_t size)
+{
+	ssize_t n = 0;
+
+	while (*len < size - 1 && (n = read(fd, buf + *len, size - 1 -
+	    *len)) > 0)
+		*len += (size_t)n;
+	return *len == size - 1 || n == 0 || (errno != EAGAIN &&
+	    errno != EINTR);
+}
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -87,30 +103,20 @@ describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
 	struct pollfd pfd[2];
 	uint64_t deadline = now_ms() + DESCRIBE_MS;
 	size_t len = 0;
-	ssize_t n;
 	int status;
 	pid_t pid;
 
 	pid = describe_spawn(path, &pfd[0].fd);
+	fcntl(pfd[0].fd, F_SETFL, O_NONBLOCK);
 	pfd[0].events = POLLIN;
 	pfd[1].fd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1: skipped */
 	pfd[1].events = POLLIN;
-	while (len < buflen - 1 && now_ms() < deadline) {
-		if (poll(pfd, 2, (int)(deadline - now_ms())) <= 0)
-			continue;
-		if (pfd[0].revents == 0) {
-			/* It exited: what it wrote is in the pipe now. */
-			fcntl(pfd[0].fd, F_SETFL, O_NONBLOCK);
-			while (len < buflen - 1 && (n = read(pfd[0].fd,
-			    buf + len, buflen - 1 - len)) > 0)
-				len += (size_t)n;
+	/* Its end, or its exit: what it wrote is in the pipe by then. */
+	while (now_ms() < deadline)
+		if (poll(pfd, 2, (int)(deadline - now_ms())) > 0 &&
+		    (pipe_drain(pfd[0].fd, buf, &len, buflen) ||
+		    pfd[1].revents))
 			break;
-		}
-		if ((n = read(pfd[0].fd, buf + len, buflen - 1 - len)) == 0)
-			break;
-		if (n > 0)
-			len += (size_t)n;
-	}
 	buf[len] = '\0';
 	close(pfd[0].fd);
 	if (pfd[1].fd != -1)

@@ -122,28 +122,24 @@ read_graph(const char *file, int argc, char **argv)
  * thousands of stages has a handful of apps.
  */
 struct app_kind {
+	struct app_kind	*next;
 	char		 name[APP_NAME_MAX];
 	char		 path[PATH_MAX];
 	struct app_info	 info;
 };
 static struct app_kind	*kinds;
-static int		 nkinds;
 
 static struct app_kind *
 kind_of(const struct stage *s)
 {
 	char errbuf[1024], near[APP_NAME_MAX], desc[DESCRIBE_MAX];
 	struct app_kind *k;
-	int i;
 
-	for (i = 0; i < nkinds; i++)
-		if (strcmp(kinds[i].name, s->app) == 0)
-			return &kinds[i];
-	if ((kinds = reallocarray(kinds, (size_t)nkinds + 1,
-	    sizeof(*kinds))) == NULL)
+	for (k = kinds; k != NULL; k = k->next)
+		if (strcmp(k->name, s->app) == 0)
+			return k;
+	if ((k = calloc(1, sizeof(*k))) == NULL)
 		err(1, NULL);
-	k = &kinds[nkinds];
-	memset(k, 0, sizeof(*k));
 	strlcpy(k->name, s->app, sizeof(k->name));
 	if (find_app(s->app, k->path, sizeof(k->path), near,
 	    sizeof(near)) == -1) {
@@ -160,7 +156,8 @@ kind_of(const struct stage *s)
 	    sizeof(errbuf)) == -1)
 		errx(2, "%s%d:%d: %s: %s", graph_where, s->pos.line, s->pos.col,
 		    s->app, errbuf);
-	nkinds++;
+	k->next = kinds;
+	kinds = k;
 	return k;
 }
 
@@ -173,9 +170,6 @@ check_graph(void)
 
 	if ((procs = calloc((size_t)g.nstages, sizeof(*procs))) == NULL)
 		err(1, NULL);
-	for (i = 0; i < g.nstages; i++)
-		kind_of(&g.stages[i]);
-	/* kinds is complete: pointers into it stay valid from here on. */
 	for (i = 0; i < g.nstages; i++)
 		g.stages[i].info = &kind_of(&g.stages[i])->info;
 	if (graph_check(&g, errbuf, sizeof(errbuf)) == -1)
@@ -305,6 +299,7 @@ int
 main(int argc, char **argv)
 {
 	char errbuf[1024];
+	struct app_kind *k;
 	int i, rc, lock;
 
 	cli_begin(argc, argv);
@@ -344,10 +339,9 @@ main(int argc, char **argv)
 	read_graph(file, argc, argv);
 	check_graph();
 	if (check_only) {
-		if ((rc = check_stages(graph_where)) != 0)
-			return rc;
-		print_plan();
-		return 0;
+		if ((rc = check_stages(graph_where)) == 0)
+			print_plan();
+		return rc;
 	}
 	graph_name(name, sizeof(name), file);
 	/* Signals arrive through signalfd; block them before any child. */
@@ -370,7 +364,10 @@ main(int argc, char **argv)
 	}
 	graph_free(&g);
 	free(procs);
-	free(kinds);
+	while ((k = kinds) != NULL) {
+		kinds = k->next;
+		free(k);
+	}
 	free(text);
 	return rc;
 }

@@ -64,8 +64,7 @@ enum op_state {
 	OP_STANDBY,	/* swap: the replacement starts, in standby */
 	OP_RETIRING,	/* the old stage was sent SIGTERM */
 	OP_KILLED,	/* restart: and SIGKILL, after OP_RETIRE_MS */
-	OP_TAKING	/* the replacement was told to take over, or the
-			   stage started again (restart) */
+	OP_TAKING	/* told to take over, or started again (restart) */
 };
 
 static struct {
@@ -175,13 +174,11 @@ replacement(int i, const char *spec, char *why, size_t len)
 		return -1;
 	/* A copy's replacement numbers its words as the graph did. */
 	for (k = 1; k < op.nwords; k++) {
-		if (g.stages[i].copy) {
+		if (g.stages[i].copy)
 			op.words[k] = graph_copy_word(op.words[k],
 			    g.stages[i].copy);
-			continue;
-		}
 		/* As in the graph: elsewhere it would be taken literally. */
-		if ((mark = graph_copy_mark(op.words[k])) != NULL) {
+		else if ((mark = graph_copy_mark(op.words[k])) != NULL) {
 			snprintf(why, len, "'%s' outside copies: %s is no copy "
 			    "('Nx( ... )'); it keeps running", mark,
 			    g.stages[i].label);
@@ -295,17 +292,11 @@ op_fd(void)
 static void
 describe_read(int last)
 {
-	ssize_t n = 0;
-
-	while (op.desclen < sizeof(op.desc) - 1 &&
-	    (n = read(op.fd, op.desc + op.desclen, sizeof(op.desc) - 1 -
-	    op.desclen)) > 0)
-		op.desclen += (size_t)n;
-	if (!last && op.desclen < sizeof(op.desc) - 1 && n == -1 &&
-	    (errno == EAGAIN || errno == EINTR))
-		return;
-	close(op.fd);
-	op.fd = -1;
+	if (pipe_drain(op.fd, op.desc, &op.desclen, sizeof(op.desc)) ||
+	    last) {
+		close(op.fd);
+		op.fd = -1;
+	}
 }
 
 /*
@@ -451,9 +442,10 @@ op_stage_left(int i, pid_t pid, int status)
 	    WEXITSTATUS(status));
 	op_end(0, "error: %s %s (pid %ld) of %s died while taking over (%s); "
 	    "%s\n", op.restart ? "restarted" : "replacement", g.stages[i].app,
-	    (long)pid, g.stages[i].label, how, p->pid ? "it was started again" : p->restart_at ?
-	    "it is restarted (--restart=on-failure)" : graph_stopping() ?
-	    "the graph is stopping" : "not restarted: the graph drains");
+	    (long)pid, g.stages[i].label, how, p->pid ? "it was started again" :
+	    p->restart_at ? "it is restarted (--restart=on-failure)" :
+	    graph_stopping() ? "the graph is stopping" :
+	    "not restarted: the graph drains");
 }
 
 /* The old stage of a swap or restart left with status. */
@@ -493,8 +485,7 @@ old_left(int status)
 int
 op_child_exited(pid_t pid, int status)
 {
-	if (op.state == OP_NONE)
-		return 0;
+	/* (OP_NONE: none of op's pids is set, pid is never 0) */
 	if (op.state == OP_DESCRIBE && pid == op.describer) {
 		/* What it wrote is in the pipe: all of its answer. */
 		op.describer = 0;

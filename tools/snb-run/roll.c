@@ -27,7 +27,7 @@
 static struct {
 	int		 restart;
 	int		 client;	/* ctl_reply id */
-	int		*stages;	/* the copies, by number; NULL: no roll */
+	int		*stages;	/* the copies, by number; NULL: none */
 	int		 n, k;		/* copy k is being done */
 	char		*spec;
 	char		 base[GRAPH_NAME_MAX];
@@ -36,41 +36,23 @@ static struct {
 	FILE		*f;
 } roll;
 
-/* The number K of a label BASE.K, or 0. */
-static int
-copy_number(const char *label, const char *base)
-{
-	size_t n = strlen(base);
-	char *end;
-	long k;
-
-	if (strncmp(label, base, n) != 0 || label[n] != '.' ||
-	    label[n + 1] < '1' || label[n + 1] > '9')
-		return 0;
-	k = strtol(label + n + 1, &end, 10);
-	return *end == '\0' && end - (label + n + 1) <= 6 ? (int)k : 0;
-}
-
+/*
+ * The copies of BASE, labelled BASE.K for copy K, in the graph's order:
+ * that of their numbers, as copies are parsed one after the other.
+ */
 int
 roll_copies(const char *base, int **out)
 {
-	int *by, i, k, n = 0, max = 0;
+	char label[GRAPH_NAME_MAX + 16];
+	int i, n = 0;
 
-	for (i = 0; i < g.nstages; i++)
-		if ((k = copy_number(g.stages[i].label, base)) > max)
-			max = k;
-	if (max == 0)
-		return 0;
-	if ((by = calloc((size_t)max, sizeof(*by))) == NULL)
+	if ((*out = calloc((size_t)g.nstages, sizeof(**out))) == NULL)
 		err(1, NULL);
-	for (i = 0; i < g.nstages; i++)
-		if ((k = copy_number(g.stages[i].label, base)) > 0)
-			by[k - 1] = i + 1;
-	/* In the order of their numbers; a number missing is skipped. */
-	for (k = 0; k < max; k++)
-		if (by[k])
-			by[n++] = by[k] - 1;
-	*out = by;
+	for (i = 0; i < g.nstages; i++) {
+		snprintf(label, sizeof(label), "%s.%d", base, g.stages[i].copy);
+		if (g.stages[i].copy && strcmp(g.stages[i].label, label) == 0)
+			(*out)[n++] = i;
+	}
 	return n;
 }
 
@@ -125,7 +107,6 @@ roll_start(int restart, const char *base, const char *spec, int client)
 	roll.n = roll_copies(base, &roll.stages);
 	roll.restart = restart;
 	roll.client = client;
-	roll.k = 0;
 	strlcpy(roll.base, base, sizeof(roll.base));
 	if (spec && (roll.spec = strdup(spec)) == NULL)
 		err(1, NULL);

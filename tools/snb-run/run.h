@@ -59,6 +59,7 @@ extern char		 graph_where[PATH_MAX];	/* "FILE:" or "": errors */
 #define DESCRIBE_MS	5000	/* an app's answer to --describe */
 #define DESCRIBE_MAX	8192	/* bytes of it, NUL included */
 pid_t	describe_spawn(const char *path, int *fd);
+int	pipe_drain(int fd, char *buf, size_t *len, size_t size);
 int	describe_text(const char *path, char *buf, size_t buflen,
 	    char *errbuf, size_t errlen);
 void	stage_path(int i, char *out, size_t len);

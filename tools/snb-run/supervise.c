@@ -46,14 +46,6 @@ static int	 stopping;		/* everything asked to leave */
 static uint64_t	 stop_until;
 static int	 signo;			/* the first signal that stopped us */
 
-static int
-status_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
-}
-
 static void
 report(int i, pid_t pid, int status, int st)
 {
@@ -104,11 +96,12 @@ stop_all(void)
 }
 
 /*
- * Stage i failed for good: close its outputs, ask every stage that is not
- * downstream of it to leave, and let the rest drain.
+ * Stage i failed for good (status: snb-run's, if it is the first failure):
+ * close its outputs, ask every stage that is not downstream of it to
+ * leave, and let the rest drain.
  */
 static void
-drain_from(int i)
+drain_from(int i, int status)
 {
 	char *down;
 	int j, more = 1;
@@ -130,24 +123,10 @@ drain_from(int i)
 		}
 	}
 	free(down);
+	if (first_fail == 0)
+		first_fail = status;
 	if (drain_until == 0)
 		drain_until = now_ms() + DRAIN_MS;
-}
-
-/*
- * Did stage i fail to start?  Its first process (no restart, no swap yet)
- * exited with a failure before its first breath: in its init() or start()
- * it found something missing (a file it cannot create, a device that will
- * not open) and said so.  That is final even with --restart=on-failure,
- * so the graph stops at once with what the app said.  A process killed
- * by a signal did not say anything: a restart may help it.
- */
-static int
-failed_to_start(int i, int status)
-{
-	return WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
-	    procs[i].restarts == 0 && procs[i].swap_info == NULL &&
-	    !stage_breathed(i);
 }
 
 /*
@@ -158,20 +137,16 @@ static void
 stage_left(int i, pid_t pid, int status, int asked)
 {
 	struct proc *p = &procs[i];
+	const char *label = g.stages[i].label;
 	int st = stage_exit_state(i), delay;
 
 	stage_ran(i);
-	if (status == 0 && st == STAGE_FINISHED) {
+	if (status == 0 && (st == STAGE_FINISHED || st == STAGE_ENDED)) {
 		p->done = 1;
-		return;
-	}
-	if (status == 0 && st == STAGE_ENDED) {
-		/* Like a pipeline whose reader left: everything stops. */
-		p->done = 1;
-		if (verbose)
-			warnx("%s ended the graph: stopping it",
-			    g.stages[i].label);
-		stop_requested = 1;
+		/* Ended: like a pipeline whose reader left, everything stops. */
+		if (st == STAGE_ENDED && verbose)
+			warnx("%s ended the graph: stopping it", label);
+		stop_requested |= st == STAGE_ENDED;
 		return;
 	}
 	if (asked && (drain_until || stopping)) {
@@ -186,7 +161,7 @@ stage_left(int i, pid_t pid, int status, int asked)
 		 */
 		p->restarts++;
 		warnx("%s left late (pid %ld): starting it again (restart %d)",
-		    g.stages[i].label, (long)pid, p->restarts);
+		    label, (long)pid, p->restarts);
 		start_stage(i, 0);
 		return;
 	}
@@ -194,15 +169,22 @@ stage_left(int i, pid_t pid, int status, int asked)
 		report(i, pid, status, st);
 		return;
 	}
-	if (failed_to_start(i, status)) {
-		/* Its own words said why; restarting would say them again. */
+	/*
+	 * Did it fail to start?  Its first process (no restart, no swap yet)
+	 * exited with a failure before its first breath: in its init() or
+	 * start() it found something missing (a file it cannot create, a
+	 * device that will not open) and said so.  That is final even with
+	 * --restart=on-failure: restarting would say it again, so the graph
+	 * stops at once with what the app said.  A process killed by a signal
+	 * did not say anything: a restart may help it.
+	 */
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && p->restarts == 0 &&
+	    p->swap_info == NULL && !stage_breathed(i)) {
 		warnx("%s%d:%d: %s (pid %ld) failed to start: exited with "
 		    "status %d; stopping the graph", graph_where,
-		    g.stages[i].pos.line, g.stages[i].pos.col,
-		    g.stages[i].label, (long)pid, WEXITSTATUS(status));
-		if (first_fail == 0)
-			first_fail = WEXITSTATUS(status);
-		drain_from(i);
+		    g.stages[i].pos.line, g.stages[i].pos.col, label,
+		    (long)pid, WEXITSTATUS(status));
+		drain_from(i, WEXITSTATUS(status));
 		return;
 	}
 	report(i, pid, status, st);
@@ -219,24 +201,21 @@ stage_left(int i, pid_t pid, int status, int asked)
 		p->restarts++;
 		p->restart_at = now_ms() + (uint64_t)delay;
 		warnx("restarting %s in %d ms (restart %d, %d of %d quick)",
-		    g.stages[i].label, delay, p->restarts, p->quick,
-		    max_restarts);
+		    label, delay, p->restarts, p->quick, max_restarts);
 		return;
 	}
 	if (restart_on_failure && st == STAGE_EOF)
-		warnx("%s failed at end of stream: not restarted",
-		    g.stages[i].label);
+		warnx("%s failed at end of stream: not restarted", label);
 	else if (restart_on_failure && outputs_closed(i))
-		warnx("%s had ended its output streams: not restarted",
-		    g.stages[i].label);
+		warnx("%s had ended its output streams: not restarted", label);
 	else if (restart_on_failure)
-		warnx("%s failed %d times in a row: stopping the graph",
-		    g.stages[i].label, p->quick + 1);
-	if (first_fail == 0)
-		first_fail = status ? status_code(status) : 1;
+		warnx("%s failed %d times in a row: stopping the graph", label,
+		    p->quick + 1);
 	warnx("%s failed: draining what it delivered, stopping the rest",
-	    g.stages[i].label);
-	drain_from(i);
+	    label);
+	/* status 0 unasked (a SIGTERM from outside?) is a failure too */
+	drain_from(i, status == 0 ? 1 : WIFEXITED(status) ?
+	    WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /*
@@ -271,34 +250,28 @@ stopped(void)
  */
 #define TRACED_TICK_MS	250
 
-static int
-traced_stop(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) S ...": comm may hold anything, ')' included */
-	return (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] == 't';
-}
-
 static void
 traced(void)
 {
-	int i;
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int i, fd;
 
-	for (i = 0; i < g.nstages; i++)
-		if (procs[i].pid && peer_waits_on(i) &&
-		    traced_stop(procs[i].pid))
+	for (i = 0; i < g.nstages; i++) {
+		if (procs[i].pid == 0 || !peer_waits_on(i))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat",
+		    (long)procs[i].pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		/* "pid (comm) S ...": comm may hold anything, ')' included */
+		if ((p = strrchr(buf, ')')) != NULL && p[1] == ' ' &&
+		    p[2] == 't')
 			stage_rings(i, ring_wake_peers, procs[i].pid);
+	}
 }
 
 /* Reap every child that left, clearing its ring claims first. */
@@ -334,25 +307,6 @@ reap(void)
 		stage_left(i, pid, status, procs[i].leaving);
 		op_stage_left(i, pid, status);
 	}
-}
-
-/* Start the stages whose restart is due; the earliest next one, or 0. */
-static uint64_t
-restarts_due(uint64_t now)
-{
-	uint64_t next = 0;
-	int i;
-
-	for (i = 0; i < g.nstages; i++) {
-		if (procs[i].restart_at && procs[i].restart_at <= now) {
-			procs[i].restart_at = 0;
-			start_stage(i, 0);
-		}
-		if (procs[i].restart_at && (next == 0 ||
-		    procs[i].restart_at < next))
-			next = procs[i].restart_at;
-	}
-	return next;
 }
 
 /* The signals snb-run reads through signalfd, blocked: the set. */
@@ -476,10 +430,7 @@ supervise(void)
 		if (stop_requested && !stopping)
 			stop_all();
 		now = now_ms();
-		/* Draining, only stages downstream of the failure restart. */
-		next = stopping ? 0 : restarts_due(now);
-		next = earliest(next, op_timers(now));
-		next = earliest(next, srv_timers(&ctl_srv, now));
+		next = earliest(op_timers(now), srv_timers(&ctl_srv, now));
 		if (!stopping && now >= traced_at) {
 			traced();
 			traced_at = now + TRACED_TICK_MS;
@@ -499,19 +450,24 @@ supervise(void)
 			continue;
 		} else if (drain_until)
 			next = earliest(next, drain_until);
-		for (i = live = 0; i < g.nstages; i++)
+		/* Draining, only stages downstream of the failure restart. */
+		for (i = live = 0; i < g.nstages; i++) {
+			if (procs[i].restart_at && procs[i].restart_at <= now) {
+				procs[i].restart_at = 0;
+				start_stage(i, 0);
+			}
+			next = earliest(next, procs[i].restart_at);
 			live += procs[i].pid != 0 || procs[i].restart_at != 0;
+		}
 		if (live == 0 && !op_busy()) {
 			/* The graph has ended: answer whoever still waits. */
 			srv_end(&ctl_srv);
 			break;
 		}
-		pfd[0].fd = sfd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = wfd;	/* -1 (not watched): poll skips it */
-		pfd[1].events = POLLIN;
-		pfd[2].fd = op_fd();	/* -1 (none) as well */
-		pfd[2].events = POLLIN;
+		/* wfd (not watched) and op_fd() (none) may be -1: skipped */
+		pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = wfd, .events = POLLIN };
+		pfd[2] = (struct pollfd){ .fd = op_fd(), .events = POLLIN };
 		n = 3 + srv_pollfds(&ctl_srv, &pfd[3], 64 - 3);
 		timeout = next ? (int)(next > now ? next - now : 0) : -1;
 		if (poll(pfd, (nfds_t)n, timeout) <= 0)
