@@ -266,8 +266,7 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 	if (told != NULL) {
 		if (pipe2(fds, O_CLOEXEC) == -1)
 			err(1, "pipe");
-		/* The child's end must survive exec: only it is not
-		 * close-on-exec. */
+		/* Only the child's end survives exec. */
 		fcntl(fds[1], F_SETFD, 0);
 		arg(argv, &a, prev ? "--snb-standby-fd=%d" :
 		    "--snb-taken-fd=%d", fds[1]);

@@ -73,6 +73,7 @@ graph_stopping(void)
 static void
 ask_to_leave(int i)
 {
+	procs[i].restart_at = 0;	/* nor is it started again */
 	if (procs[i].pid == 0 || procs[i].leaving)
 		return;
 	procs[i].leaving = 1;
@@ -86,10 +87,8 @@ stop_all(void)
 	int i;
 
 	op_abort();	/* a rolling swap or restart ends with it */
-	for (i = 0; i < g.nstages; i++) {
-		procs[i].restart_at = 0;
+	for (i = 0; i < g.nstages; i++)
 		ask_to_leave(i);
-	}
 	if (!stopping)
 		stop_until = now_ms() + STOP_GRACE_MS;
 	stopping = 1;
@@ -114,14 +113,12 @@ drain_from(int i, int status)
 		for (j = more = 0; j < g.nlinks; j++)
 			if (down[g.links[j].from] && !down[g.links[j].to])
 				down[g.links[j].to] = more = 1;
-	for (j = 0; j < g.nstages; j++) {
+	for (j = 0; j < g.nstages; j++)
 		if (!down[j]) {
-			procs[j].restart_at = 0;
 			ask_to_leave(j);
 			if (procs[j].pid == 0)
 				close_outputs(j);
 		}
-	}
 	free(down);
 	if (first_fail == 0)
 		first_fail = status;
