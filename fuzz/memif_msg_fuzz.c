@@ -517,7 +517,7 @@ check_connected(const struct memif_session *s)
 		for (i = 0; i < (dir ? s->nm2s : s->ns2m); i++) {
 			const struct memif_ring_cfg *r = dir ? &s->m2s[i] :
 			    &s->s2m[i];
-			if (!r->present || r->region >= s->nregions ||
+			if (r->region >= s->nregions ||
 			    r->log2 < 1 || r->log2 > MEMIF_MAX_LOG2_RING ||
 			    r->offset + memif_ring_bytes(r->log2) >
 			    s->region_size[r->region])

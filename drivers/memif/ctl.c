@@ -299,11 +299,8 @@ ctl_read(void)
 	ssize_t n;
 
 	while (conn.fd >= 0) {
-		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = ctl.b;
-		mh.msg_controllen = sizeof(ctl.b);
+		mh = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1,
+		    .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
 		if ((n = recvmsg(conn.fd, &mh, MSG_DONTWAIT |
 		    MSG_CMSG_CLOEXEC)) == -1) {
 			if (errno != EAGAIN && errno != EINTR)
@@ -393,16 +390,17 @@ slave_connect(void)
 	conn.s.log2 = want_log2;
 }
 
-/* Everything that is not packets: sockets, eventfds, timers. */
+/* Everything that is not packets (sockets, eventfds, timers), waiting up
+ * to wait_ms for the first event. */
 void
-control(uint64_t now)
+control(uint64_t now, int wait_ms)
 {
 	struct epoll_event ev[8];
 	uint64_t v;
 	int i, n;
 
 	last_ctl = now;
-	n = epoll_wait(epfd, ev, 8, 0);
+	n = epoll_wait(epfd, ev, 8, wait_ms);
 	for (i = 0; i < n; i++) {
 		if (ev[i].data.fd == sock.fd)
 			master_accept();

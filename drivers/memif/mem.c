@@ -54,13 +54,9 @@ release_memory(void)
 }
 
 /*
- * Region i's fd from the slave: mapped if it is a regular file at least
- * as big as announced, sealed against shrinking (the seal added if the
- * slave did not), so a peer cannot pull pages from under our mapping
- * (SIGBUS); a file that cannot be sealed is refused.  The seal does not
- * stop a punched hole (fallocate), which in a hugetlbfs file can make our
- * next touch SIGBUS: the mapping is guarded, a fault ends the connection
- * (libring/memguard.h has both, the seal before the size check: issue 17).
+ * Region i's fd from the slave, mapped once sealed against shrinking and
+ * found as big as announced; a file that cannot be sealed is refused.  A
+ * hole punched later is caught by the guard (libring/memguard.h, issue 17).
  */
 int
 map_region(unsigned i, int fd, char *why, size_t whylen)
@@ -145,31 +141,28 @@ slave_memory(uint8_t log2, char *why, size_t whylen)
 	uint64_t rb = (memif_ring_bytes(log2) + 63) & ~63ULL, size;
 	uint32_t n = 1U << log2, i;
 	struct mring *rs[2] = { &conn.tx[0], &conn.rx[0] };
+	char e[MEMIF_REASON_LEN];
 	int fd;
 	void *a;
 
 	size = 2 * rb + 2ULL * n * bufsize;
 	size = (size + 4095) & ~4095ULL;
-	if ((fd = memfd_create("snb-memif", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING)) == -1 || ftruncate(fd, (off_t)size) == -1 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) == -1 || (a = mmap(NULL, size, PROT_READ |
-	    PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		snprintf(why, whylen, "shared memory of %llu bytes: %s",
-		    (unsigned long long)size, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
 	/* Our memfd, but the master holds it too: guarded as the master
 	 * guards the slave's (a punched hole in a memfd reads as zeros
 	 * today; guarded, nothing depends on that). */
-	if (memguard_add(a, size, &conn.mem_lost) == -1) {
-		munmap(a, size);
-		close(fd);
-		snprintf(why, whylen, "more than %d guarded mappings",
-		    MEMGUARD_MAX);
-		return -1;
+	a = NULL;
+	if ((fd = memfd_create("snb-memif", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1 || ftruncate(fd, (off_t)size) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) == -1)
+		snprintf(e, sizeof(e), "%s", strerror(errno));
+	else
+		a = memguard_map(fd, size, 1, &conn.mem_lost, e, sizeof(e));
+	if (a == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return WHY("shared memory of %llu bytes: %s",
+		    (unsigned long long)size, e);
 	}
 	conn.reg[0] = (struct region){ a, size, fd };
 	conn.nregions = 1;
@@ -181,8 +174,7 @@ slave_memory(uint8_t log2, char *why, size_t whylen)
 		struct memif_ring_cfg *cfg = i ? &conn.s.m2s[0] : &conn.s.s2m[0];
 		uint32_t cookie = MEMIF_COOKIE;
 
-		*cfg = (struct memif_ring_cfg){ 1, 0, (uint32_t)(i * rb),
-		    log2 };
+		*cfg = (struct memif_ring_cfg){ 0, (uint32_t)(i * rb), log2 };
 		ring_use(r, cfg);
 		if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
 			return WHY("eventfd: %s", strerror(errno));

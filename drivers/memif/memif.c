@@ -26,11 +26,9 @@
 #include <err.h>
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "forward.h"
@@ -54,10 +52,10 @@ static const char *const cnt_names[] = { "rx-packets", "rx-bytes",
     NULL };
 
 static uint32_t linger_ms;
+static uint64_t last_busy_ns;		/* the last breath that moved any */
 static uint64_t wake_ns;		/* earliest timer of this breath */
 static struct port *out;
 static struct fwd txf;			/* the "in" rings, taken in turn */
-static volatile sig_atomic_t linger_stop;
 
 /* Breathe again by t at the latest (the runtime sleeps until then). */
 void
@@ -118,15 +116,10 @@ rx_ring(struct mring *r, uint64_t ts)
 	struct packet *p;
 	int over;
 
-	if (master) {
-		avail = (uint16_t)(atomic_load_explicit(r_head(r),
-		    memory_order_acquire) - r->last);
-		limit = (uint16_t)r->size;
-	} else {
-		avail = (uint16_t)(atomic_load_explicit(r_tail(r),
-		    memory_order_acquire) - r->last);
-		limit = (uint16_t)(r->posted - r->last);
-	}
+	/* The peer publishes with head on s2m (we are master), tail on m2s. */
+	avail = (uint16_t)(atomic_load_explicit(master ? r_head(r) : r_tail(r),
+	    memory_order_acquire) - r->last);
+	limit = master ? (uint16_t)r->size : (uint16_t)(r->posted - r->last);
 	if (avail > limit) {
 		bad_ring("ring index moved %u slots, at most %u", avail, limit);
 		return -1;
@@ -351,51 +344,32 @@ memif_breathe(void)
 
 	wake_ns = 0;
 	if (idle_breaths >= IDLE_UNMASK || now - last_ctl >= CTL_BUSY_NS)
-		control(now);
+		control(now, 0);
 	n += (uint32_t)fwd_take(&txf, tx_take, NULL);
 	if (conn.state == C_UP)
 		n += rx_step(idle_breaths >= IDLE_UNMASK);
 	(void)memory_lost();	/* a fault that broke no check */
 	idle_breaths = n ? 0 : idle_breaths + 1;
+	if (n)
+		last_busy_ns = now;
 	app_wake_at(wake_ns);
+	/*
+	 * End of input: with --linger, keep receiving until the peer has
+	 * sent nothing for that long (packets still in flight through a
+	 * loop, as with a testpmd that echoes them).
+	 */
+	if (n == 0 && app_inputs_done() && conn.state == C_UP &&
+	    now - last_busy_ns < (uint64_t)linger_ms * MS) {
+		control(now, 1);
+		return 1;
+	}
 	return (int)n;
 }
 
-static void
-on_linger_signal(int sig)
-{
-	(void)sig;
-	linger_stop = 1;
-}
-
-/*
- * End of stream on "in": with --linger, keep receiving until the peer has
- * sent nothing for that long (packets still in flight through a loop, as
- * with a testpmd that echoes them), then say DISCONNECT and close.
- */
+/* Say DISCONNECT and close. */
 static void
 memif_stop(int eof)
 {
-	struct sigaction sa;
-	struct timespec nap = { 0, 100000 };
-	uint64_t quiet_since = app_now_ns();
-
-	if (eof && linger_ms && conn.state == C_UP) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_linger_signal;
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		while (!linger_stop && conn.state == C_UP && app_now_ns() -
-		    quiet_since < linger_ms * MS) {
-			if (rx_step(0) > 0)
-				quiet_since = app_now_ns();
-			else
-				nanosleep(&nap, NULL);
-			(void)memory_lost();
-			if (app_now_ns() - last_ctl >= CTL_BUSY_NS)
-				control(app_now_ns());
-		}
-	}
 	if (conn.fd >= 0)
 		conn_down("Interface stopped", "stopping; disconnected");
 	unix_sock_close(&sock);

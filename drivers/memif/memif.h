@@ -124,7 +124,7 @@ desc_read(volatile struct memif_desc *vd)
 void	wake_by(uint64_t t);
 
 /* ctl.c */
-void	control(uint64_t now);	/* sockets, eventfds, timers */
+void	control(uint64_t now, int wait_ms);	/* sockets, fds, timers */
 void	epoll_set(int op, int fd);
 void	closefd(int *fd);
 void	conn_down(const char *reason, const char *fmt, ...)

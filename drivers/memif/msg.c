@@ -180,38 +180,35 @@ memif_master_hello(struct memif_msg *m, const char *name)
 } while (0)
 
 /*
- * Every ring named by ADD_RING must lie inside a region announced before
- * CONNECT, with its header aligned for the 16-bit head and tail; rings of
- * each direction must be numbered 0..n-1, at least one of each.
+ * Every ring named by ADD_RING (numbered 0..n-1 by then, see below) must
+ * lie inside a region announced before CONNECT, with its header aligned
+ * for the 16-bit head and tail; at least one ring in each direction.
  */
 static enum memif_action
 check_rings(struct memif_session *s, char *why, size_t whylen)
 {
 	const struct memif_ring_cfg *r;
-	unsigned i, dir;
+	const char *dir;
+	uint64_t size;
+	unsigned i, k;
 
 	if (s->ns2m == 0 || s->nm2s == 0)
 		FAIL("CONNECT before a ring in each direction (%u s2m, %u m2s)",
 		    s->ns2m, s->nm2s);
-	for (dir = 0; dir < 2; dir++)
-		for (i = 0; i < (dir ? s->nm2s : s->ns2m); i++) {
-			r = dir ? &s->m2s[i] : &s->s2m[i];
-			if (!r->present)
-				FAIL("%s ring %u missing", dir ? "m2s" : "s2m",
-				    i);
-			if (r->region >= s->nregions)
-				FAIL("%s ring %u: no region %u",
-				    dir ? "m2s" : "s2m", i, r->region);
-			if (r->offset % 16 ||
-			    (uint64_t)r->offset + memif_ring_bytes(r->log2) >
-			    s->region_size[r->region])
-				FAIL("%s ring %u: offset %u + %llu bytes outside "
-				    "region %u (%llu bytes)", dir ? "m2s" : "s2m",
-				    i, r->offset, (unsigned long long)
-				    memif_ring_bytes(r->log2), r->region,
-				    (unsigned long long)
-				    s->region_size[r->region]);
-		}
+	for (i = 0; i < s->ns2m + s->nm2s; i++) {
+		k = i < s->ns2m ? i : i - s->ns2m;
+		r = i < s->ns2m ? &s->s2m[k] : &s->m2s[k];
+		dir = i < s->ns2m ? "s2m" : "m2s";
+		size = memif_ring_bytes(r->log2);
+		if (r->region >= s->nregions)
+			FAIL("%s ring %u: no region %u", dir, k, r->region);
+		if (r->offset % 16 ||
+		    r->offset + size > s->region_size[r->region])
+			FAIL("%s ring %u: offset %u + %llu bytes outside "
+			    "region %u (%llu bytes)", dir, k, r->offset,
+			    (unsigned long long)size, r->region,
+			    (unsigned long long)s->region_size[r->region]);
+	}
 	return MEMIF_A_CONNECT;
 }
 
@@ -282,7 +279,6 @@ memif_master_step(struct memif_session *s, const struct memif_msg *m,
 		/* The region may come later only in theory: check all on
 		 * CONNECT, when every region is known. */
 		r += *n;
-		r->present = 1;
 		r->region = m->add_ring.region;
 		r->offset = m->add_ring.offset;
 		r->log2 = m->add_ring.log2_ring_size;

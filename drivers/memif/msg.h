@@ -130,7 +130,6 @@ void	memif_msg_disconnect(struct memif_msg *m, const char *reason);
 
 /* A ring as the slave described it (master side) or as we made it. */
 struct memif_ring_cfg {
-	int		present;
 	uint16_t	region;
 	uint32_t	offset;		/* of the ring header in its region */
 	uint8_t		log2;
