@@ -150,7 +150,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
 	vu_init(&dev);
-	vu_watch_kicks(&dev, ep, 1);
+	dev.watch_ep = ep;
+	dev.watch_q = 1;
 	return 0;
 }
 

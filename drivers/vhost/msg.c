@@ -20,69 +20,16 @@
 #include "msg.h"
 #include "unixsock.h"
 
-/* Payload layouts (vhost-user spec, "Message types"). */
-struct vu_state {
-	uint32_t	index;
-	uint32_t	num;
-};
-
-struct vu_addr {
-	uint32_t	index;
-	uint32_t	flags;
-	uint64_t	desc;
-	uint64_t	used;
-	uint64_t	avail;
-	uint64_t	log;
-};
-
-struct vu_mem_region {
-	uint64_t	gpa;
-	uint64_t	size;
-	uint64_t	uva;
-	uint64_t	offset;
-};
-
-struct vu_mem {
-	uint32_t	nregions;
-	uint32_t	padding;
-	struct vu_mem_region regions[];
-};
-
-/*
- * Each request: its name, the payload it needs (more is accepted and
- * ignored), whether it takes descriptors (1) and keeps them (2: a
- * queue's eventfd; a mapping holds its own reference to the file), and
- * whether its payload starts with a queue index (a vu_state or vu_addr).
- */
+/* Each request as VU_REQUESTS (msg.h) describes it. */
 static const struct req {
 	const char	*name;
 	uint32_t	 need;
 	int		 fds;
 	int		 queue;
 } reqs[VU_MAX_REQUEST + 1] = {
-#define Q(r, need, fds, q)	[VU_##r] = { #r, need, fds, q }
-	Q(GET_FEATURES, 0, 0, 0),
-	Q(SET_FEATURES, 8, 0, 0),
-	Q(SET_OWNER, 0, 0, 0),
-	Q(RESET_OWNER, 0, 0, 0),
-	Q(SET_MEM_TABLE, sizeof(struct vu_mem), 1, 0),
-	Q(SET_LOG_BASE, 0, 0, 0),
-	Q(SET_LOG_FD, 0, 0, 0),
-	Q(SET_VRING_NUM, sizeof(struct vu_state), 0, 1),
-	Q(SET_VRING_ADDR, sizeof(struct vu_addr), 0, 1),
-	Q(SET_VRING_BASE, sizeof(struct vu_state), 0, 1),
-	Q(GET_VRING_BASE, sizeof(struct vu_state), 0, 1),
-	Q(SET_VRING_KICK, 8, 2, 0),
-	Q(SET_VRING_CALL, 8, 2, 0),
-	Q(SET_VRING_ERR, 8, 2, 0),
-	Q(GET_PROTOCOL_FEATURES, 0, 0, 0),
-	Q(SET_PROTOCOL_FEATURES, 8, 0, 0),
-	Q(GET_QUEUE_NUM, 0, 0, 0),
-	Q(SET_VRING_ENABLE, sizeof(struct vu_state), 0, 1),
-	Q(SEND_RARP, 8, 0, 0),
-	Q(SET_STATUS, 8, 0, 0),
-	Q(GET_STATUS, 0, 0, 0),
-#undef Q
+#define X(r, n, need, fds, q)	[n] = { #r, need, fds, q },
+	VU_REQUESTS(X)
+#undef X
 };
 
 static const struct req *
@@ -153,13 +100,6 @@ set_kick(struct vu_dev *d, int q, int fd)
 	return 0;
 }
 
-void
-vu_watch_kicks(struct vu_dev *d, int ep, int q)
-{
-	d->watch_ep = ep;
-	d->watch_q = q;
-}
-
 static void
 vring_clear(struct vu_dev *d, int q)
 {
@@ -167,9 +107,8 @@ vring_clear(struct vu_dev *d, int q)
 
 	set_kick(d, q, -1);
 	close_fd(&vq->call);
-	close_fd(&vq->err);
 	memset(vq, 0, sizeof(*vq));
-	vq->kick = vq->call = vq->err = -1;
+	vq->kick = vq->call = -1;
 }
 
 void
@@ -181,7 +120,7 @@ vu_init(struct vu_dev *d)
 	d->hdr_len = 10;
 	d->watch_ep = -1;
 	for (i = 0; i < VU_NQUEUES; i++)
-		d->vq[i].kick = d->vq[i].call = d->vq[i].err = -1;
+		d->vq[i].kick = d->vq[i].call = -1;
 }
 
 static void
@@ -202,7 +141,8 @@ vu_reset(struct vu_dev *d)
 	for (i = 0; i < VU_NQUEUES; i++)
 		vring_clear(d, i);
 	vu_init(d);
-	vu_watch_kicks(d, ep, q);
+	d->watch_ep = ep;
+	d->watch_q = q;
 }
 
 /* A queue's rings in host memory, found before they are used. */
@@ -281,9 +221,7 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	uint32_t i, n;
 	int j;
 
-	if (m->size < sizeof(*mem))
-		return fail(d, "SET_MEM_TABLE: payload of %u bytes", m->size);
-	n = mem->nregions;
+	n = mem->nregions;	/* vu_handle checked the size of *mem */
 	if (n == 0 || n > VU_MAX_REGIONS)
 		return fail(d, "SET_MEM_TABLE: %u regions (1..%d)", n,
 		    VU_MAX_REGIONS);
@@ -361,7 +299,7 @@ static int
 set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 {
 	uint64_t v = m->p.u64;
-	int i, fd, want = (v & VU_VRING_NOFD) ? 0 : 1, *slot;
+	int i, fd, want = (v & VU_VRING_NOFD) ? 0 : 1;
 
 	if (v & ~(uint64_t)(VU_VRING_NOFD | 0xff))
 		return fail(d, "%s: bad payload %#llx",
@@ -386,10 +324,11 @@ set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 			d->vq[i].enabled = 1;
 		return 0;
 	}
-	slot = m->request == VU_SET_VRING_CALL ? &d->vq[i].call :
-	    &d->vq[i].err;
-	close_fd(slot);
-	*slot = want ? fds[0] : -1;
+	/* ERR's fd is checked, then closed: we report no errors on it. */
+	if (m->request == VU_SET_VRING_CALL) {
+		close_fd(&d->vq[i].call);
+		d->vq[i].call = want ? fds[0] : -1;
+	}
 	return 0;
 }
 

@@ -22,31 +22,65 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Requests we know (frontend to backend). */
-enum {
-	VU_GET_FEATURES = 1,
-	VU_SET_FEATURES = 2,
-	VU_SET_OWNER = 3,
-	VU_RESET_OWNER = 4,
-	VU_SET_MEM_TABLE = 5,
-	VU_SET_LOG_BASE = 6,
-	VU_SET_LOG_FD = 7,
-	VU_SET_VRING_NUM = 8,
-	VU_SET_VRING_ADDR = 9,
-	VU_SET_VRING_BASE = 10,
-	VU_GET_VRING_BASE = 11,
-	VU_SET_VRING_KICK = 12,
-	VU_SET_VRING_CALL = 13,
-	VU_SET_VRING_ERR = 14,
-	VU_GET_PROTOCOL_FEATURES = 15,
-	VU_SET_PROTOCOL_FEATURES = 16,
-	VU_GET_QUEUE_NUM = 17,
-	VU_SET_VRING_ENABLE = 18,
-	VU_SEND_RARP = 19,
-	VU_SET_STATUS = 39,
-	VU_GET_STATUS = 40,
-	VU_MAX_REQUEST = 40
+/* Payload layouts (vhost-user spec, "Message types"). */
+struct vu_state {
+	uint32_t	index;
+	uint32_t	num;
 };
+
+struct vu_addr {
+	uint32_t	index;
+	uint32_t	flags;
+	uint64_t	desc;
+	uint64_t	used;
+	uint64_t	avail;
+	uint64_t	log;
+};
+
+struct vu_mem_region {
+	uint64_t	gpa;
+	uint64_t	size;
+	uint64_t	uva;
+	uint64_t	offset;
+};
+
+struct vu_mem {
+	uint32_t	nregions;
+	uint32_t	padding;
+	struct vu_mem_region regions[];
+};
+
+/*
+ * Requests we know (frontend to backend): X(name, number, payload bytes
+ * needed (more is accepted and ignored), descriptors taken (1) and kept
+ * (2: a queue's eventfd; a mapping holds its own reference to the file),
+ * payload led by a queue index (a vu_state or vu_addr)).
+ */
+#define VU_REQUESTS(X)						\
+	X(GET_FEATURES, 1, 0, 0, 0)				\
+	X(SET_FEATURES, 2, 8, 0, 0)				\
+	X(SET_OWNER, 3, 0, 0, 0)				\
+	X(RESET_OWNER, 4, 0, 0, 0)				\
+	X(SET_MEM_TABLE, 5, sizeof(struct vu_mem), 1, 0)	\
+	X(SET_LOG_BASE, 6, 0, 0, 0)				\
+	X(SET_LOG_FD, 7, 0, 0, 0)				\
+	X(SET_VRING_NUM, 8, sizeof(struct vu_state), 0, 1)	\
+	X(SET_VRING_ADDR, 9, sizeof(struct vu_addr), 0, 1)	\
+	X(SET_VRING_BASE, 10, sizeof(struct vu_state), 0, 1)	\
+	X(GET_VRING_BASE, 11, sizeof(struct vu_state), 0, 1)	\
+	X(SET_VRING_KICK, 12, 8, 2, 0)				\
+	X(SET_VRING_CALL, 13, 8, 2, 0)				\
+	X(SET_VRING_ERR, 14, 8, 1, 0)				\
+	X(GET_PROTOCOL_FEATURES, 15, 0, 0, 0)			\
+	X(SET_PROTOCOL_FEATURES, 16, 8, 0, 0)			\
+	X(GET_QUEUE_NUM, 17, 0, 0, 0)				\
+	X(SET_VRING_ENABLE, 18, sizeof(struct vu_state), 0, 1)	\
+	X(SEND_RARP, 19, 8, 0, 0)				\
+	X(SET_STATUS, 39, 8, 0, 0)				\
+	X(GET_STATUS, 40, 0, 0, 0)
+#define X(r, n, need, fds, q)	VU_##r = n,
+enum { VU_REQUESTS(X) VU_MAX_REQUEST = 40 };
+#undef X
 
 #define VU_VERSION		0x1	/* flags bits 0-1 */
 #define VU_FLAG_REPLY		0x4
@@ -151,7 +185,7 @@ struct vu_vring {
 	int		 addr_set;
 	uint16_t	 last_avail;	/* next avail entry we look at */
 	uint16_t	 used_idx;	/* our copy of used->idx */
-	int		 kick, call, err;	/* eventfds, -1 if none */
+	int		 kick, call;	/* eventfds, -1 if none */
 	int		 started;	/* kick seen, not stopped since */
 	int		 enabled;	/* SET_VRING_ENABLE, see vu_vring_live */
 	uint16_t	 used_flags;	/* last value we wrote */
@@ -171,8 +205,10 @@ struct vu_dev {
 	int		 nregions;
 	struct vu_region regions[VU_MAX_REGIONS];
 	struct vu_vring	 vq[VU_NQUEUES];
-	/* The epoll set queue watch_q's kick fd is in while it lives (see
-	 * vu_watch_kicks); -1: none.  Kept across vu_reset. */
+	/* The epoll set (-1: none) queue watch_q's kick fd is in while it
+	 * lives: msg.c adds it when it takes the fd and removes it before it
+	 * closes it, so no registration outlives its fd.  Kept across
+	 * vu_reset. */
 	int		 watch_ep, watch_q;
 	/* Set by the SIGBUS guard (libring/memguard.h, every region is
 	 * guarded while mapped): a region's file lost pages under us and
@@ -185,12 +221,6 @@ struct vu_dev {
 void	vu_init(struct vu_dev *);
 /* Drop everything the frontend gave us: unmap memory, close fds. */
 void	vu_reset(struct vu_dev *);
-/*
- * Keep queue q's kick fd in the epoll set ep (data.fd is the fd) from now
- * on: msg.c adds it when it takes the fd and removes it before it closes
- * it, so no registration outlives its fd.
- */
-void	vu_watch_kicks(struct vu_dev *d, int ep, int q);
 
 /*
  * Check a header just read; 0, or -1 with d->err set (bad version, a

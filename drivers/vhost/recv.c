@@ -66,32 +66,24 @@ vu_rx_read(struct vu_rx *rx, int fd, struct vu_dev *d)
 			iov.iov_base = rx->m.p.bytes + (rx->got - VU_HDR_SIZE);
 			iov.iov_len = want - rx->got;
 		}
-		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
+		mh = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1,
+		    .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
 		r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-		if (r == -1) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK ||
-			    errno == EINTR)
-				return VU_RX_MORE;
-			if (errno == ECONNRESET) {
-				vu_rx_clear(rx);
-				return VU_RX_CLOSED;
-			}
-			return error(rx, d, "recvmsg", errno);
+		if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR))
+			return VU_RX_MORE;
+		if ((r == -1 && errno == ECONNRESET) ||
+		    (r == 0 && rx->got == 0)) {
+			vu_rx_clear(rx);
+			return VU_RX_CLOSED;
 		}
+		if (r == -1)
+			return error(rx, d, "recvmsg", errno);
+		if (r == 0)
+			return error(rx, d, "message cut short", 0);
 		/* Those that do not fit are closed, the request refused. */
 		if (unix_take_fds(&mh, rx->fds, &rx->nfds, VU_MAX_FDS))
 			rx->trunc = 1;
-		if (r == 0) {
-			if (rx->got == 0) {
-				vu_rx_clear(rx);
-				return VU_RX_CLOSED;
-			}
-			return error(rx, d, "message cut short", 0);
-		}
 		rx->got += (size_t)r;
 		/* The announced size is checked before any payload is
 		 * read into a buffer of VU_MAX_PAYLOAD bytes. */

@@ -20,7 +20,6 @@
 
 #include <err.h>
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +41,7 @@
 
 static struct unix_sock sock = { .fd = -1 };
 static int hold, trace;
-static uint64_t linger_ns = 500 * MS;
+static uint32_t linger_ms = 500;
 
 static int conn_fd = -1, ep_fd = -1;
 static int started;
@@ -71,32 +70,16 @@ logmsg(const char *fmt, const char *arg)
 static void
 vhost_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hold", no_argument, NULL, 'H' },
-		{ "linger", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	static const struct app_opt opts[] = {
+		APP_FLAG("hold", &hold),
+		APP_NUM("linger", &linger_ms, 0, 3600000),
+		APP_OPT_END
 	};
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'H':
-			hold = 1;
-			break;
-		case 'l':
-			linger_ns = (uint64_t)app_parse_num("--linger", optarg,
-			    0, 3600000) * MS;
-			break;
-		case 'h':
-			app_help();
-		default:
-			app_usage();
-		}
-	}
-	if (optind != argc - 1)
+	if (app_options(argc, argv, opts, APP_OPT_PERMUTE | APP_OPT_WORDS) !=
+	    argc - 1)
 		app_usage();
-	unix_sock_addr(&sock, argv[optind], 0);
+	unix_sock_addr(&sock, argv[argc - 1], 0);
 	vu_init(&dev);
 	trace = getenv("SNB_VHOST_TRACE") != NULL;
 }
@@ -120,6 +103,8 @@ start_listening(void)
 		err(1, "epoll_create1");
 	ep_ctl(EPOLL_CTL_ADD, sock.fd);
 	app_wait_fd(ep_fd, POLLIN);
+	dev.watch_ep = ep_fd;	/* the transmit queue's kicks */
+	dev.watch_q = 1;
 }
 
 static void
@@ -149,10 +134,7 @@ accept_frontend(void)
 			logmsg("accept: %s", strerror(errno));
 		return;
 	}
-	conn_fd = fd;
-	vu_init(&dev);
-	vu_rx_init(&rx);
-	vu_watch_kicks(&dev, ep_fd, 1);
+	conn_fd = fd;	/* dev and rx are fresh: see drop_frontend */
 	ep_ctl(EPOLL_CTL_DEL, sock.fd);
 	ep_ctl(EPOLL_CTL_ADD, conn_fd);
 	(*c.connects)++;
@@ -172,66 +154,50 @@ send_reply(struct vu_msg *r, size_t len)
 		{ r, VU_HDR_SIZE },
 		{ r->p.bytes, len - VU_HDR_SIZE }
 	};
-	struct msghdr mh;
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
 	return sendmsg(conn_fd, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
-/* One request received whole: apply it and reply.  0, or -1: dropped. */
-static int
-handle_msg(void)
-{
-	static struct vu_msg reply;
-	size_t rlen;
-	int nfds = rx.nfds;
-
-	rx.nfds = 0;	/* vu_handle owns them now */
-	if (vu_handle(&dev, &rx.m, rx.fds, nfds, &reply, &rlen) == -1) {
-		(*c.bad_messages)++;
-		drop_frontend("bad message: %s; disconnecting", dev.err);
-		return -1;
-	}
-	if (trace)
-		fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u (%#llx) "
-		    "fds %d -> reply %zu bytes\n", sock.name,
-		    vu_request_name(rx.m.request), rx.m.flags, rx.m.size,
-		    rx.m.size >= 8 ? (unsigned long long)rx.m.p.u64 : 0ULL,
-		    nfds, rlen);
-	vu_rx_init(&rx);
-	if (rlen && send_reply(&reply, rlen) == -1) {
-		drop_frontend("reply: %s; disconnecting", strerror(errno));
-		return -1;
-	}
-	/* The receive queue never needs kicks (see the top). */
-	if (vu_queue_ready(&dev, 0))
-		vq_want_kicks(&dev.vq[0], 0);
-	return 0;
 }
 
 /* What the frontend sent: a bounded number of requests, never waiting. */
 static void
 read_requests(void)
 {
-	int i;
+	static struct vu_msg reply;
+	size_t rlen;
+	int i, r, nfds;
 
 	for (i = 0; i < MSGS_PER_LOOK && conn_fd >= 0; i++) {
-		switch (vu_rx_read(&rx, conn_fd, &dev)) {
-		case VU_RX_MORE:
+		if ((r = vu_rx_read(&rx, conn_fd, &dev)) == VU_RX_MORE)
 			return;
-		case VU_RX_CLOSED:
+		if (r == VU_RX_CLOSED) {
 			drop_frontend("frontend disconnected%s", "");
 			return;
-		case VU_RX_ERROR:
+		}
+		nfds = rx.nfds;
+		rx.nfds = 0;	/* vu_handle owns them now */
+		if (r == VU_RX_ERROR || vu_handle(&dev, &rx.m, rx.fds, nfds,
+		    &reply, &rlen) == -1) {
 			(*c.bad_messages)++;
 			drop_frontend("bad message: %s; disconnecting",
 			    dev.err);
 			return;
 		}
-		if (handle_msg() == -1)
+		if (trace)
+			fprintf(stderr, "snb-vhost: %s: %s flags %#x size %u "
+			    "(%#llx) fds %d -> reply %zu bytes\n", sock.name,
+			    vu_request_name(rx.m.request), rx.m.flags,
+			    rx.m.size, rx.m.size >= 8 ?
+			    (unsigned long long)rx.m.p.u64 : 0ULL, nfds, rlen);
+		vu_rx_init(&rx);
+		if (rlen && send_reply(&reply, rlen) == -1) {
+			drop_frontend("reply: %s; disconnecting",
+			    strerror(errno));
 			return;
+		}
+		/* The receive queue never needs kicks (see the top). */
+		if (vu_queue_ready(&dev, 0))
+			vq_want_kicks(&dev.vq[0], 0);
 	}
 }
 
@@ -384,7 +350,7 @@ vhost_breathe(void)
 	 * it (a loop through a VM), so linger while it does.
 	 */
 	if (n == 0 && app_inputs_done() && conn_fd >= 0 &&
-	    app_now_ns() - last_busy_ns < linger_ns) {
+	    app_now_ns() - last_busy_ns < (uint64_t)linger_ms * MS) {
 		control(1);
 		return 1;
 	}

@@ -11,25 +11,14 @@
 #include "msg.h"
 
 /* Pointers into the stage's counter file (app_counter()), in the order
- * of cnt_names (vhost.c). */
+ * of cnt_names (vhost.c); snb-vhost(1) says what each counts. */
 struct vh_counters {
 	uint64_t	*rx_packets, *rx_bytes;	/* from the frontend to 'out' */
 	uint64_t	*tx_packets, *tx_bytes;	/* from 'in' to the frontend */
-	uint64_t	*drop_no_frontend;	/* to send, no frontend ready */
-	uint64_t	*drop_oversize;		/* frontend frame > a slot */
-	uint64_t	*drop_short_buffer;	/* to send, too big for the
-						   frontend's buffer (no
-						   mergeable buffers) */
-	uint64_t	*drop_unwired;		/* frontend frame, 'out' unwired */
-	uint64_t	*connects, *disconnects;
-	uint64_t	*bad_messages;		/* malformed or refused requests */
-	uint64_t	*ring_errors;		/* malformed virtqueue contents */
-	uint64_t	*kicks, *calls;		/* notifications in and out */
-	uint64_t	*calls_full;		/* call eventfd's counter full:
-						   the frontend is signalled
-						   already, nothing lost */
-	uint64_t	*memory_faults;		/* guest memory lost under us
-						   (SIGBUS): disconnected */
+	uint64_t	*drop_no_frontend, *drop_oversize, *drop_short_buffer;
+	uint64_t	*drop_unwired, *connects, *disconnects, *bad_messages;
+	uint64_t	*ring_errors, *kicks, *calls, *calls_full;
+	uint64_t	*memory_faults;
 };
 
 /*

@@ -177,11 +177,11 @@ vq_want_kicks(struct vu_vring *vq, int on)
  * header says how many).  Returns 1 delivered, 2 dropped (no mergeable
  * buffers and the chain is too small), 0 out of buffers (nothing of the
  * frame is visible to the driver: last_avail and used_idx are unchanged),
- * -1 malformed.
+ * -1 malformed (d->err says how).
  */
 static int
 deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
-    const uint8_t *data, uint32_t len, const char **why)
+    const uint8_t *data, uint32_t len)
 {
 	uint8_t hdr[12], *nb[2] = { NULL, NULL };
 	uint32_t hlen = d->hdr_len, total = hlen + len, off = 0, clen = 0, k;
@@ -254,7 +254,8 @@ deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
 	vq->last_avail = pos;
 	return 1;
 bad:
-	*why = c.why;
+	snprintf(d->err, sizeof(d->err), "receive queue: malformed "
+	    "descriptor chain: %s", c.why);
 	return -1;
 }
 
@@ -265,7 +266,6 @@ vq_to_frontend(struct vu_dev *d, struct ring *r, uint32_t n,
 	struct vu_vring *vq = &d->vq[0];
 	uint16_t avail_idx = load_avail_idx(vq);
 	uint32_t i, len;
-	const char *why = "";
 	int res = 0;
 
 	if ((uint16_t)(avail_idx - vq->last_avail) > vq->num) {
@@ -278,7 +278,7 @@ vq_to_frontend(struct vu_dev *d, struct ring *r, uint32_t n,
 		const struct packet *p = ring_peek(r, i);
 
 		len = packet_len(r, p);
-		res = deliver(d, vq, avail_idx, p->data, len, &why);
+		res = deliver(d, vq, avail_idx, p->data, len);
 		if (res <= 0)
 			break;
 		if (res == 2) {
@@ -288,9 +288,6 @@ vq_to_frontend(struct vu_dev *d, struct ring *r, uint32_t n,
 		(*c->tx_packets)++;
 		*c->tx_bytes += len;
 	}
-	if (res == -1)
-		snprintf(d->err, sizeof(d->err), "receive queue: malformed "
-		    "descriptor chain: %s", why);
 	if (i > 0)
 		notify(vq, c);
 	return res == -1 ? -1 : (int)i;
