@@ -552,8 +552,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	is_master = data[0] & 1;
-	memif_session_init(&s, data[0] >> 1, (data[0] & 0x80) ? "sesame" :
-	    NULL);
+	memset(&s, 0, sizeof(s));
+	s.id = data[0] >> 1;
+	if (data[0] & 0x80)
+		strcpy(s.secret, "sesame");
 	if (!is_master) {
 		s.state = MEMIF_S_WAIT_HELLO;
 		s.nsteps = 4;

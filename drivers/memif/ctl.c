@@ -343,7 +343,9 @@ conn_setup(int fd)
 	conn.fd = fd;
 	conn.state = C_SETUP;
 	conn.deadline = app_now_ns() + HANDSHAKE_NS;
-	memif_session_init(&conn.s, id, secret);
+	memset(&conn.s, 0, sizeof(conn.s));	/* MEMIF_S_HELLO_SENT */
+	conn.s.id = id;
+	memcpy(conn.s.secret, secret, sizeof(conn.s.secret));
 	epoll_set(EPOLL_CTL_ADD, fd);
 }
 

@@ -153,14 +153,6 @@ memif_msg_disconnect(struct memif_msg *m, const char *reason)
 }
 
 void
-memif_session_init(struct memif_session *s, uint32_t id, const char *secret)
-{
-	memset(s, 0, sizeof(*s));
-	s->id = id;
-	snprintf(s->secret, sizeof(s->secret), "%s", secret ? secret : "");
-}
-
-void
 memif_master_hello(struct memif_msg *m, const char *name)
 {
 	memset(m, 0, sizeof(*m));

@@ -173,8 +173,6 @@ enum memif_action {
 	MEMIF_A_ERROR		/* send DISCONNECT with why, close */
 };
 
-void	memif_session_init(struct memif_session *s, uint32_t id,
-	    const char *secret);
 /* Our HELLO as a master. */
 void	memif_master_hello(struct memif_msg *m, const char *name);
 /*

@@ -1,24 +1,20 @@
 /*
  * virtq.c: snb-vhost's data path over split virtqueues (virtio 1.x, 2.7).
  *
- * The driver (the frontend) offers buffers by writing descriptor chain heads
- * into the available ring and bumping avail->idx; we, the device, hand
- * chains back through the used ring and bump used->idx.  Everything here
- * reads memory the frontend can change under our feet, so each descriptor
- * is copied once before it is looked at, every index is checked against the
+ * The driver (the frontend) offers descriptor chains through the available
+ * ring; we, the device, hand them back through the used ring.  The
+ * frontend can change all of it under our feet, so each descriptor is
+ * copied once before it is looked at, every index is checked against the
  * queue size, every buffer goes through vu_gpa() (inside one region or
  * refused), and a chain is at most as long as its table (no loops).
- * Anything malformed returns -1: the caller drops the frontend, which is
- * what a device reporting DEVICE_NEEDS_RESET amounts to here.
+ * Anything malformed returns -1 and the caller drops the frontend (our
+ * DEVICE_NEEDS_RESET).
  *
- * The work is bounded by us, not by the frontend: a frame may use at most
- * VQ_FRAME_DESCS descriptors, over all the chains it spans (DPDK's limit;
- * a frame fits in 2 KiB here, so that is 8 bytes a buffer), and an empty
- * descriptor is malformed (QEMU refuses them too: "zero sized buffers are
- * not allowed").  Empty descriptors with mergeable buffers let one frame
- * walk every chain of a 32,768-entry queue, 32,768 descriptors each:
- * seconds, every breath.  Now a breath follows at most VQ_FRAME_DESCS
- * descriptors per frame it moves, and moves a burst of frames.
+ * The work is bounded by us: a frame may use at most VQ_FRAME_DESCS
+ * descriptors over all the chains it spans (DPDK's limit; 8 bytes a
+ * buffer for a 2 KiB frame), and an empty descriptor is malformed (as in
+ * QEMU).  Without both, empty descriptors with mergeable buffers let one
+ * frame walk every chain of a 32,768-entry queue: seconds, every breath.
  *
  * Ordering: avail->idx is load-acquired before the entries and descriptors
  * it covers are read; used entries are written before used->idx is
