@@ -1,28 +1,14 @@
 /*
- * snb-bridge: an N-port learning Ethernet bridge.  Its ports have any
- * names; each name is both an input (frames received from that segment)
- * and an output (frames to send there), as in
- *
- *	br: bridge
- *	nic vA | [a] @br [a] | nic vA
- *	nic vB | [b] @br [b] | nic vB
- *
- * It learns which port each source MAC address lives behind, forwards
- * known unicast to that one port, floods unknown unicast, broadcast and
- * multicast to every other port, never sends a frame back out the port
- * it came in on, never forwards between two ports of one split-horizon
- * group (--group), and forgets addresses not seen for --age seconds.
+ * snb-bridge: an N-port learning Ethernet bridge (snb-bridge(1)); each
+ * port name is both an input and an output.
  *
  * Flow control is exact: a frame is taken from its input only when every
- * port it is going to has room for it, so nothing is lost for lack of
- * room.  The frame that does not fit stays in its ring, and so do the
- * frames behind it (order on a link is kept); other inputs go on.
- *
- * A port is one index in forward.h's struct fwd for both directions (the
- * same names bound as inputs and as outputs), so "from" and an output k
- * are bridge ports.  Bridging is not fwd_breathe()'s one route per frame
- * (a flood goes to a set, learning follows the taking), so each ring's
- * burst is ours (fwd_take).
+ * port it goes to has room, else it and the frames behind it wait in
+ * their ring (order on a link is kept) while other inputs go on.  A port
+ * is one index of forward.h's struct fwd in both directions, so "from"
+ * and an output k are bridge ports.  Bridging is not fwd_breathe()'s one
+ * route per frame (a flood goes to a set, learning follows the taking),
+ * so each ring's burst is ours (fwd_take).
  */
 #include <err.h>
 #include <stdio.h>
@@ -81,13 +67,11 @@ static const char *names[MAX_PORTS + 1];	/* NULL-ended, for fwd_init */
 static struct fwd fwd;
 static int nbports;
 static uint32_t age = DEFAULT_AGE, age_ms;
-static char *group_arg[MAX_GROUPS];
 static int ngroups;
 static uint32_t now;		/* ms; see clock_ms() */
 static int now_read;		/* now is this breath's */
 static uint32_t empty_breaths;	/* in a row */
-static uint32_t sweep_pos, sweep_next;
-static int sweeping;
+static uint32_t sweep_pos, sweep_next;	/* sweeping while pos <= mask */
 
 /* Counters: every frame ends in exactly one of forwarded, flooded, drop-*. */
 static const char *const cnt_names[] = { "forwarded", "flooded",
@@ -104,16 +88,36 @@ static struct {		/* cnt_names' in order */
 	    *drop_split, *drop_no_out, *drop_oversize;
 } c;
 
-static void	bind_ports(void);
-
+/* A split-horizon group: its ports are named, bound already (init()). */
 static void
 group_opt(const char *opt, char *arg, void *var)
 {
+	char *s, *w, *copy;
+	int i, n = 0;
+
 	if (ngroups == MAX_GROUPS)
 		errx(2, "too many --group options (at most %d)", MAX_GROUPS);
-	group_arg[ngroups++] = arg;
+	if ((copy = strdup(arg)) == NULL)
+		err(1, NULL);
+	for (s = copy; (w = strsep(&s, ",")) != NULL; n++) {
+		for (i = 0; i < nbports; i++)
+			if (strcmp(names[i], w) == 0)
+				break;
+		if (i == nbports)
+			errx(2, "--group %s: port '%s' is not connected", arg,
+			    w);
+		bports[i].groups |= 1u << ngroups;
+	}
+	if (n < 2)
+		errx(2, "--group %s: a group needs two ports or more", arg);
+	free(copy);
+	ngroups++;
 }
 
+/*
+ * The ports the graph bound (already: a replacement refuses in standby),
+ * each name once: by its input, or by its output alone.
+ */
 static void
 bridge_init(int argc, char **argv)
 {
@@ -123,9 +127,23 @@ bridge_init(int argc, char **argv)
 		APP_ARG("group", group_opt, NULL, NULL),
 		APP_OPT_END
 	};
+	char cname[48];
 	uint64_t slots;
+	int i, j;
 
+	app_counters((uint64_t **)&c, cnt_names);
+	app_gauge("fdb-entries");	/* made a counter above, in its place */
+	for (i = 0; i < app_nports; i++) {
+		struct port *p = &app_ports[i];
+		if (!(p->flags & PORT_IN) && app_port_dir(p->name, PORT_IN))
+			continue;
+		if (nbports == MAX_PORTS)
+			errx(1, "too many ports (at most %d)", MAX_PORTS);
+		names[nbports++] = p->name;
+	}
 	app_options(argc, argv, opts, 0);
+	app_require_port("*", 0);
+	fwd_init(&fwd, names, names);
 	/* 0 = never forget; the cap keeps ms differences far from 2^32. */
 	age_ms = age * 1000;
 	for (slots = 16; slots < 2ULL * max_macs; slots <<= 1)
@@ -135,49 +153,7 @@ bridge_init(int argc, char **argv)
 	fdb_mask = slots - 1;
 	if (getrandom(&fdb_seed, sizeof(fdb_seed), 0) != sizeof(fdb_seed))
 		err(1, "getrandom");
-
-	app_counters((uint64_t **)&c, cnt_names);
-	app_gauge("fdb-entries");	/* made a counter above, in its place */
-	/* Ports are bound already: a replacement refuses in standby. */
-	bind_ports();
-}
-
-/* The ports the graph bound, the groups, and each port's flood set. */
-static void
-bind_ports(void)
-{
-	char *s, *w, *copy, cname[48];
-	int i, j, g, n;
-
-	/* Each name once: by its input, or by its output alone. */
-	for (i = 0; i < app_nports; i++) {
-		struct port *p = &app_ports[i];
-		if (!(p->flags & PORT_IN) && app_port_dir(p->name, PORT_IN))
-			continue;
-		if (nbports == MAX_PORTS)
-			errx(1, "too many ports (at most %d)", MAX_PORTS);
-		names[nbports++] = p->name;
-	}
-	app_require_port("*", 0);
-	fwd_init(&fwd, names, names);
-	for (g = 0; g < ngroups; g++) {
-		if ((copy = strdup(group_arg[g])) == NULL)
-			err(1, NULL);
-		n = 0;
-		for (s = copy; (w = strsep(&s, ",")) != NULL; n++) {
-			for (i = 0; i < nbports; i++)
-				if (strcmp(names[i], w) == 0)
-					break;
-			if (i == nbports)
-				errx(2, "--group %s: port '%s' is not "
-				    "connected", group_arg[g], w);
-			bports[i].groups |= 1u << g;
-		}
-		if (n < 2)
-			errx(2, "--group %s: a group needs two ports or more",
-			    group_arg[g]);
-		free(copy);
-	}
+	/* Each port's flood set and counters. */
 	for (i = 0; i < nbports; i++) {
 		for (j = 0; j < nbports; j++)
 			if (j != i && fwd.out[j].ring != NULL &&
@@ -257,8 +233,7 @@ fdb_delete(uint64_t i)
 		}
 	}
 	fdb[i].key = 0;
-	fdb_count--;
-	*c.entries = fdb_count;
+	*c.entries = --fdb_count;
 }
 
 /* The slot holding key, or the free slot where it would go. */
@@ -295,27 +270,22 @@ fdb_learn(const uint8_t *mac, uint32_t port)
 	uint64_t key = mac_key(mac), i = fdb_slot(key);
 	struct fdb_entry *e = &fdb[i];
 
-	if (e->key == key) {
-		if (expired(e)) {
-			/* Gone and back: count both, as if swept first. */
-			(*c.aged)++;
-			(*c.learned)++;
-		} else if (e->port != port)
-			(*c.moved)++;
-		e->port = port;
-		e->seen = now;
-		return;
-	}
-	if (fdb_count >= max_macs) {
-		(*c.learn_full)++;
-		return;
-	}
-	e->key = key;
+	if (e->key != key) {
+		if (fdb_count >= max_macs) {
+			(*c.learn_full)++;
+			return;
+		}
+		e->key = key;
+		*c.entries = ++fdb_count;
+		(*c.learned)++;
+	} else if (expired(e)) {
+		/* Gone and back: count both, as if swept first. */
+		(*c.aged)++;
+		(*c.learned)++;
+	} else if (e->port != port)
+		(*c.moved)++;
 	e->port = port;
 	e->seen = now;
-	fdb_count++;
-	*c.entries = fdb_count;
-	(*c.learned)++;
 }
 
 /*
@@ -330,10 +300,9 @@ fdb_sweep(void)
 
 	if (age_ms == 0)
 		return;
-	if (!sweeping) {
+	if (sweep_pos > fdb_mask) {
 		if ((int32_t)(now - sweep_next) < 0)
 			return;
-		sweeping = 1;
 		sweep_pos = 0;
 	}
 	for (n = 0; n < SWEEP_CHUNK && sweep_pos <= fdb_mask; n++) {
@@ -344,22 +313,12 @@ fdb_sweep(void)
 		} else
 			sweep_pos++;
 	}
-	if (sweep_pos > fdb_mask) {
-		sweeping = 0;
-		/* A few sweeps per age, at most one a second. */
+	/* A few sweeps per age, at most one a second. */
+	if (sweep_pos > fdb_mask)
 		sweep_next = now + (age_ms / 4 < 1000 ? age_ms / 4 : 1000);
-	}
 }
 
 /* ---- the data path ---- */
-
-/* IEEE 802.1D reserved group addresses 01-80-C2-00-00-00..0F: never forwarded. */
-static inline int
-link_local(const uint8_t *d)
-{
-	return d[0] == 0x01 && d[1] == 0x80 && d[2] == 0xc2 && d[3] == 0 &&
-	    d[4] == 0 && (d[5] & 0xf0) == 0;
-}
 
 /*
  * Decide where a frame from port src goes: a set of ports, 0 for a drop
@@ -387,7 +346,10 @@ decide(const uint8_t *f, uint32_t len, int src, int *flood, int *learn)
 	}
 	*learn = 1;
 	if (f[0] & 1) {
-		if (link_local(f)) {
+		/* IEEE 802.1D reserved group addresses 01-80-C2-00-00-00..0F:
+		 * never forwarded. */
+		if (f[0] == 0x01 && f[1] == 0x80 && f[2] == 0xc2 && f[3] == 0 &&
+		    f[4] == 0 && (f[5] & 0xf0) == 0) {
 			(*c.drop_link_local)++;
 			return 0;
 		}
@@ -468,13 +430,6 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 	return i;
 }
 
-static void
-bridge_start(void)
-{
-	clock_ms();
-	sweep_next = now;
-}
-
 static int
 bridge_breathe(void)
 {
@@ -505,7 +460,6 @@ static const struct app_desc desc = {
 	.ports = (const struct port_desc[]){ { "*", PORT_IN },
 	    { "*", PORT_OUT }, { NULL, 0 } },
 	.init = bridge_init,
-	.start = bridge_start,
 	.breathe = bridge_breathe,
 };
 

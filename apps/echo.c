@@ -142,7 +142,7 @@ reply(uint8_t *f, uint32_t len)
 	static const uint8_t zero[16];
 	uint32_t l3 = SNB_ETH_HLEN, l4, end;
 	uint16_t type;
-	uint8_t *ip, *src, *dst, *u, proto, ask, bad, opts = 0;
+	uint8_t *ip, *src, *dst, *u, proto, ask, bad;
 	size_t alen;
 
 	if (len < SNB_ETH_HLEN + SNB_VLAN_HLEN)
@@ -163,7 +163,6 @@ reply(uint8_t *f, uint32_t len)
 		l4 = l3 + ipv4_hlen(h), end = l3 + ntohs(h->len);
 		ask = proto == SNB_IPPROTO_ICMP ? 8 : 0;
 		bad = src[0] == 0 || src[0] == 127 || src[0] >= 224;
-		opts = l4 - l3 > SNB_IPV4_HLEN;
 	} else if (type == htons(SNB_ETH_IPV6)) {
 		if (len < l3 + SNB_IPV6_HLEN || ip[0] >> 4 != 6)
 			return 0;
@@ -188,7 +187,7 @@ reply(uint8_t *f, uint32_t len)
 		return 0;
 	if (!intact(ip, u, end - l4, proto, alen == 16))
 		return -2;
-	if (bad || (opts && options(ip, l4 - l3)))
+	if (bad || (alen == 4 && options(ip, l4 - l3)))
 		return -1;
 	if (proto == SNB_IPPROTO_UDP)
 		swap(u, u + 2, 2);

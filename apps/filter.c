@@ -20,26 +20,6 @@ static struct snb_bpf *prog;
 static struct fwd fwd;
 static uint64_t *drop_nomatch;
 
-static char *
-join_words(int argc, char **argv)
-{
-	size_t len = 1;
-	char *s;
-	int i;
-
-	for (i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	if ((s = malloc(len)) == NULL)
-		err(1, NULL);
-	s[0] = '\0';
-	for (i = 0; i < argc; i++) {
-		if (i > 0)
-			strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
-}
-
 static void
 filter_init(int argc, char **argv)
 {
@@ -48,12 +28,20 @@ filter_init(int argc, char **argv)
 		APP_FLAG("reject-port", &need_reject),
 		APP_OPT_END
 	};
-	char errbuf[256], *expr, *msg;
+	char errbuf[256], *expr = NULL, *msg;
 	struct bpf_program bp;
+	size_t len;
 	pcap_t *pd;
-	int first = app_options(argc, argv, opts, APP_OPT_WORDS);
+	int i, first = app_options(argc, argv, opts, APP_OPT_WORDS);
+	FILE *m;
 
-	expr = join_words(argc - first, argv + first);
+	/* The words, one space between, as tcpdump takes them. */
+	if ((m = open_memstream(&expr, &len)) == NULL)
+		err(1, NULL);
+	for (i = first; i < argc; i++)
+		fprintf(m, "%s%s", i > first ? " " : "", argv[i]);
+	if (fclose(m) == EOF)
+		err(1, NULL);
 	if ((pd = pcap_open_dead(DLT_EN10MB, 65535)) == NULL)
 		errx(1, "pcap_open_dead failed");
 	if (pcap_compile(pd, &bp, expr, 1, PCAP_NETMASK_UNKNOWN) == -1) {

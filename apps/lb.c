@@ -1,19 +1,8 @@
 /*
  * snb-lb: spread packets over the bound output ports by a hash of their
- * flow, so that every packet of a flow, in both directions, leaves by the
- * same port: `nic eth0 | b: lb ; @b [0] | filter ... ; @b [1] | filter ...`
- * runs one filter per core.
- *
- * The flow is the IPv4 or IPv6 address pair, the protocol and, for TCP,
- * UDP and SCTP packets that are not fragments, the port pair, after up to
- * two VLAN tags.  The hash adds the two endpoints before mixing, so A->B
- * and B->A pick the same port.  Anything else (ARP, ...) hashes its
- * Ethernet address pair the same way.
- *
- * Lossless like every app: a packet whose port is full stops the burst
- * (packets behind it wait, in order, for the next breath).  Output ports
- * are taken in the order of their names, so a restarted lb sends every
- * flow where its predecessor did.
+ * flow (snb-lb(1)): `nic eth0 | b: lb ; @b [0] | filter ... ; @b [1] |
+ * filter ...` runs one filter per core.  The hash adds the two endpoints
+ * before mixing, so A->B and B->A pick the same port.
  */
 #include <err.h>
 #include <stdio.h>
@@ -32,12 +21,9 @@ static int by_softwire;		/* --key softwire */
 static void
 key_opt(const char *opt, char *arg, void *var)
 {
-	if (strcmp(arg, "flow") == 0)
-		by_softwire = 0;
-	else if (strcmp(arg, "softwire") == 0)
-		by_softwire = 1;
-	else
+	if (strcmp(arg, "flow") != 0 && strcmp(arg, "softwire") != 0)
 		errx(2, "bad --key '%s': flow or softwire", arg);
+	by_softwire = strcmp(arg, "softwire") == 0;
 }
 
 static void
@@ -168,18 +154,6 @@ softwire_key(const uint8_t *d, uint32_t len)
 	return hash_mix32(w[0] ^ w[1] ^ w[2] ^ w[3]);
 }
 
-/* Room in every output for one more packet. */
-static int
-room_all(void)
-{
-	int k;
-
-	for (k = 0; k < fwd.nout; k++)
-		if (!fwd_room(&fwd, k))
-			return 0;
-	return 1;
-}
-
 /*
  * A burst of ring r, each packet to the output of its flow, up to the
  * first whose output is full: the others' flows go on meanwhile until
@@ -201,7 +175,10 @@ spread(void *ctx, int from, struct ring *r, uint32_t n)
 		else if ((key = softwire_key(p->data, len)) != LB_ALL)
 			k = (int)(key % (uint64_t)fwd.nout);
 		else {
-			if (!room_all()) {
+			/* To every output: each must have room. */
+			for (k = 0; k < fwd.nout && fwd_room(&fwd, k); k++)
+				;
+			if (k < fwd.nout) {
 				(*blocked)++;
 				break;
 			}

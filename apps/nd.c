@@ -1,32 +1,15 @@
 /*
  * snb-nd: IPv6 neighbour discovery (RFC 4861) for one address on the
- * core side of the tunnel apps, so that each of them stays one idea.
+ * core side of the tunnel apps, so that each of them stays one idea
+ * (snb-nd(1) says what is answered, resolved, passed and dropped):
  *
  *	north (tunnel apps)  <->  nd  <->  south (the core's nic)
  *
- * South to north: a neighbour solicitation for our address is answered
- * (a solicited NA back south) and an advertisement of the next hop gives
- * its MAC (from its target link-layer option; a change of MAC once
- * resolved only with the Override flag, RFC 4861 7.2.5); both are
- * consumed, as are the other NS and NA (counted).
- * Every other frame to our MAC, or to a group, goes north; frames to
- * other unicast MACs are dropped.
- *
- * North to south: the frame's Ethernet addresses are set, the source to
- * our MAC, the destination to the next hop's; while the next hop is
- * unresolved the frame is dropped and counted (there is no queue: the
- * tunnel's customers retry, as over any link that lost a frame).  An NS
- * for the next hop goes to its solicited-node group at the first breath
- * and every second while it is unresolved; once resolved, any later
- * advertisement for it (a changed MAC) is taken.  With --next-hop-mac
- * nothing is resolved.
- *
- * The next hop's MAC is the hand-over state: a restart or a swap to
- * another snb-nd of the same words sends on at once, without a gap of
- * drops while it would resolve again.
- *
- * Flow control is exact, as in snb-vlan: a frame is taken only when the
- * port it goes to has room, bursts with fwd_take() (forward.h).
+ * No queue while the next hop is unresolved: the tunnel's customers
+ * retry, as over any link that lost a frame.  The next hop's MAC is the
+ * hand-over state: a restart or a swap to another snb-nd of the same
+ * words sends on at once, without a gap of drops while it would resolve
+ * again.  Flow control is exact, as in snb-vlan (forward.h).
  */
 #include <err.h>
 #include <stdio.h>
@@ -125,40 +108,34 @@ nd_init(int argc, char **argv)
 	*c.resolved = resolved;
 }
 
-/* A frame of len bytes into south's next slot (room checked). */
+/*
+ * An NS or NA from us to dst into south's next slot (room checked): its
+ * Ethernet header written, the ICMPv6 message for the caller.
+ */
 static uint8_t *
-south_slot(uint32_t len)
+south_nd(const uint8_t dst[6])
 {
 	struct fwd_out *o = &fwd.out[SOUTH];
 	struct packet *q = ring_slot(o->ring, o->used++);
-
-	q->len = (uint16_t)len;
-	q->flags = 0;
-	q->wirelen = 0;
-	q->ts_ns = 0;
-	return q->data;
-}
-
-static void
-eth(uint8_t *f, const uint8_t dst[6])
-{
 	uint16_t t = htons(SNB_ETH_IPV6);
 
-	memcpy(f, dst, 6);
-	memcpy(f + 6, mac, 6);
-	memcpy(f + 12, &t, 2);
+	q->len = SNB_ETH_HLEN + NDP_PKT_LEN;
+	q->flags = q->wirelen = 0;
+	q->ts_ns = 0;
+	memcpy(q->data, dst, 6);
+	memcpy(q->data + 6, mac, 6);
+	memcpy(q->data + 12, &t, 2);
+	return q->data + SNB_ETH_HLEN;
 }
 
 static void
 solicit(void)
 {
-	uint8_t group[16], dst[6], *f;
+	uint8_t group[16], dst[6];
 
 	ndp_solicited_node(nh, group);
 	ndp_multicast_mac(group, dst);
-	f = south_slot(SNB_ETH_HLEN + NDP_PKT_LEN);
-	eth(f, dst);
-	ndp_build_ns(f + SNB_ETH_HLEN, addr, mac, nh);
+	ndp_build_ns(south_nd(dst), addr, mac, nh);
 	(*c.ns_out)++;
 	sol_due = app_now_ns() + SOLICIT_NS;
 }
@@ -203,7 +180,7 @@ nd_input(const uint8_t *f, uint32_t len)
 	static const uint8_t unspec[16];
 	struct ndp_msg m;
 	const uint8_t *dst, *dmac;
-	uint8_t gmac[6], *o;
+	uint8_t gmac[6];
 	uint32_t flags;
 	int r;
 
@@ -244,9 +221,7 @@ nd_input(const uint8_t *f, uint32_t len)
 			    memcmp(m.src, nh, 16) == 0)
 				learn(m.lladdr);
 		}
-		o = south_slot(SNB_ETH_HLEN + NDP_PKT_LEN);
-		eth(o, dmac);
-		ndp_build_na(o + SNB_ETH_HLEN, addr, dst, mac, flags);
+		ndp_build_na(south_nd(dmac), addr, dst, mac, flags);
 		(*c.na_out)++;
 		return 1;
 	}

@@ -1,8 +1,5 @@
 /*
- * snb-sink: count packets and throw them away.  With --check-seq it checks
- * the sequence numbers snb-source --seq writes, so a test can prove that a
- * graph delivered every packet once and in order; with --latency it
- * measures how long the packets snb-source --stamp made took to get here.
+ * snb-sink: count packets and throw them away (snb-sink(1)).
  *
  * Restart and swap.  The totals live in the hand-over state, together
  * with how far each input ring was counted.  A breath counts its bursts,
@@ -21,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "forward.h"
 #include "lathist.h"
 #include "synth.h"
 
@@ -175,10 +172,8 @@ sink_breathe(void)
 
 	for (j = 0; j < in->nrings; j++) {
 		struct ring *r = &in->rings[j];
-		if ((n[j] = ring_avail(r, APP_BURST)) == 0)
+		if ((n[j] = fwd_burst(r)) == 0)
 			continue;
-		if (n[j] > APP_BURST)
-			n[j] = APP_BURST;
 		/* One clock read per burst: the time it was found. */
 		if (latency)
 			now = app_now_ns();

@@ -1,8 +1,5 @@
 /*
- * snb-source: synthetic Ethernet/IPv4/UDP packets, as fast as the graph
- * takes them or at a fixed rate.  --seq numbers them for snb-sink
- * --check-seq; --size MIN-MAX draws sizes at random; --stamp writes the
- * time of publication for snb-sink --latency.
+ * snb-source: synthetic Ethernet/IPv4/UDP packets (snb-source(1)).
  *
  * Restart and swap.  How many packets this stream has sent is not kept
  * by us but read from the output ring: its head (plus the drops of a
@@ -39,7 +36,8 @@ static uint32_t min_size = 64, max_size = 64;
 static uint64_t count = UINT64_MAX, sent, rate, seed = 1, rng;
 static uint64_t t0, sent0;		/* pacing: sent0 packets at t0 */
 static int seq, hold, stamp;
-static struct ring *r;			/* the output ring */
+static struct port *out;
+static struct ring *r;			/* its ring */
 static struct source_state *st;
 
 static uint64_t
@@ -103,8 +101,6 @@ source_init(int argc, char **argv)
 		APP_FLAG("stamp", &stamp),
 		APP_OPT_END
 	};
-	struct port *out;
-
 	app_options(argc, argv, opts, 0);
 	/*
 	 * Refuse here, so that a swap to a bad source leaves the old one
@@ -130,14 +126,6 @@ next_size(void)
 	    (max_size - min_size + 1);
 }
 
-/* Every packet the output ring ever took from this stage. */
-static uint64_t
-published(void)
-{
-	return r->head + atomic_load_explicit(&r->shm->prod.drops,
-	    memory_order_relaxed);
-}
-
 static void
 save_sizes(void)
 {
@@ -154,7 +142,9 @@ save_sizes(void)
 static void
 source_start(void)
 {
-	uint64_t head = published();
+	/* Every packet the output ring ever took from this stage. */
+	uint64_t head = r->head + atomic_load_explicit(&r->shm->prod.drops,
+	    memory_order_relaxed);
 	uint64_t k;
 
 	st = app_state(sizeof(*st));
@@ -201,9 +191,7 @@ source_breathe(void)
 			app_done();
 		return 0;
 	}
-	n = ring_room(r, APP_BURST);
-	if (n > APP_BURST)
-		n = APP_BURST;
+	n = app_room(out, APP_BURST);
 	if (n > count - sent)
 		n = (uint32_t)(count - sent);
 	if (rate) {

@@ -1,23 +1,13 @@
 /*
- * snb-vlan: 802.1Q tags.
- *
- *	vlan tag VID [--pcp N]		in -> out, push a tag
- *	vlan untag VID [--pass]		in -> out, pop a tag of VID
- *	vlan mux [--pcp N]		trunk <-> one port per VID, and native
+ * snb-vlan: 802.1Q tags (snb-vlan(1)): tag, untag, mux.
  *
  * The runtime answers --describe before it knows the subcommand, so the
- * ports are declared as "any name" and checked here when they are bound:
- * tag and untag take in and out, mux takes trunk, native and VIDs.
- *
+ * ports are declared as "any name" and checked here when they are bound.
  * Only the customer tag (TPID 0x8100) is looked at or made: an 802.1ad
- * service tag (0x88a8) counts as "no tag", so it passes through a mux
- * trunk to native, and tag pushes an 0x8100 tag in front of it.
- *
- * Flow control is exact, as in the bridge: a frame is taken from its
- * input only when the port it goes to has room.  As there, a port is one
- * index of forward.h's struct fwd in both directions; the frames are ours
- * to copy (a tag is pushed or popped on the way), so each ring's burst is
- * taken with fwd_take().
+ * service tag (0x88a8) counts as "no tag".  Flow control is exact, as in
+ * the bridge: a port is one index of struct fwd in both directions, and
+ * the frames are ours to copy (a tag is pushed or popped on the way), so
+ * each ring's burst is taken with fwd_take().
  */
 #include <err.h>
 #include <getopt.h>
@@ -35,6 +25,7 @@
 enum mode { TAG = 1, UNTAG = 2, MUX = 4 };	/* bits: see vlan_init() */
 
 static enum mode mode;
+static const char *cmd;		/* "tag", "untag", "mux" */
 static uint16_t vid, tci_pcp;	/* tag/untag VID; PCP bits for pushed tags */
 static int pass_other;
 /*
@@ -77,106 +68,21 @@ parse_vid(const char *s)
 	return v >= VID_MIN && v <= VID_MAX ? (uint16_t)v : 0;
 }
 
-static void	bind_ports(void);
-
-static void
-pcp_opt(const char *opt, char *arg, void *var)
-{
-	if (mode == UNTAG)
-		errx(2, "untag: --pcp is for tag and mux");
-	if (arg[0] < '0' || arg[0] > '7' || arg[1] != '\0')
-		errx(2, "%s: bad --pcp '%s': must be 0..7",
-		    mode == TAG ? "tag" : "mux", arg);
-	tci_pcp = (uint16_t)((arg[0] - '0') << SNB_VLAN_PCP_SHIFT);
-}
-
-static void
-vlan_init(int argc, char **argv)
-{
-	static const struct app_opt opts[] = {
-		APP_ARG("pcp", pcp_opt, NULL, NULL),
-		APP_FLAG("pass", &pass_other),
-		APP_OPT_END
-	};
-	static const struct {
-		const char	*name;
-		uint64_t	**c;
-		int		 modes;
-	} ctrs[] = {
-		{ "drop-runt", &c_drop_runt, TAG | UNTAG | MUX },
-		{ "drop-oversize", &c_drop_oversize, TAG | UNTAG | MUX },
-		{ "tagged", &c_tagged, TAG | MUX },
-		{ "untagged", &c_untagged, UNTAG | MUX },
-		{ "passed", &c_passed, UNTAG },
-		{ "native", &c_to_native, MUX },
-		{ "drop-untagged", &c_drop_untagged, UNTAG | MUX },
-		{ "drop-other-vid", &c_drop_other_vid, UNTAG },
-		{ "drop-unknown-vid", &c_drop_unknown_vid, MUX },
-		{ "drop-no-trunk", &c_drop_no_trunk, MUX },
-	};
-	const char *cmd;
-	size_t i;
-
-	if (argc < 2)
-		app_usage();
-	cmd = argv[1];
-	if (strcmp(cmd, "tag") == 0)
-		mode = TAG;
-	else if (strcmp(cmd, "untag") == 0)
-		mode = UNTAG;
-	else if (strcmp(cmd, "mux") == 0)
-		mode = MUX;
-	else {
-		warnx("unknown subcommand '%s' (tag, untag, mux)", cmd);
-		app_usage();
-	}
-	argc--;
-	argv++;
-	/* Permuted: "tag 10 --pcp 3" and "tag --pcp 3 10". */
-	optind = 1;
-	app_options(argc, argv, opts, APP_OPT_PERMUTE | APP_OPT_WORDS);
-	if (pass_other && mode != UNTAG)
-		errx(2, "%s: --pass is for untag", cmd);
-	if (mode == MUX) {
-		if (optind != argc)
-			errx(2, "mux: unexpected argument '%s' (VLANs are "
-			    "named by the ports: [10], [20], ...)",
-			    argv[optind]);
-	} else {
-		if (optind == argc)
-			errx(2, "%s: missing VLAN id (1..%d)", cmd, VID_MAX);
-		if (optind + 1 != argc)
-			errx(2, "%s: unexpected argument '%s'", cmd,
-			    argv[optind + 1]);
-		if ((vid = parse_vid(argv[optind])) == 0)
-			errx(2, "%s: bad VLAN id '%s': must be %d..%d", cmd,
-			    argv[optind], VID_MIN, VID_MAX);
-	}
-	/* The counters of the modes that keep them, in this order. */
-	for (i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++)
-		if (ctrs[i].modes & mode)
-			*ctrs[i].c = app_counter(ctrs[i].name);
-	/* Ports are bound already: a replacement refuses in standby. */
-	bind_ports();
-}
-
 static void
 bind_ports(void)
 {
 	char c[48];
 	int i;
 
-	for (i = 0; i < 4096; i++)
-		vid_port[i] = NO_PORT;
+	memset(vid_port, 0xff, sizeof(vid_port));	/* NO_PORT */
 	for (i = 0; i < app_nports; i++) {
 		struct port *p = &app_ports[i];
 		const char *n = p->name;
 		if (mode != MUX) {
 			if (strcmp(n, (p->flags & PORT_IN) ? "in" : "out"))
 				errx(1, "%s: no %s port '%s' (ports: in, out)",
-				    mode == TAG ? "tag" : "untag",
-				    (p->flags & PORT_IN) ? "input" : "output",
-				    n);
+				    cmd, (p->flags & PORT_IN) ? "input" :
+				    "output", n);
 		} else if (strcmp(n, "trunk") && strcmp(n, "native") &&
 		    parse_vid(n) == 0)
 			errx(1, "mux: bad port '%s' (trunk, native, or a VLAN "
@@ -217,16 +123,81 @@ bind_ports(void)
 		app_require_port("trunk", 0);
 }
 
-/* The 0x8100 tag of a frame of len bytes, or NULL. */
-static inline const struct vlan_hdr *
-ctag(const uint8_t *f, uint32_t len)
+static void
+pcp_opt(const char *opt, char *arg, void *var)
 {
-	const struct eth_hdr *e = (const void *)f;
+	if (mode == UNTAG)
+		errx(2, "untag: --pcp is for tag and mux");
+	if (arg[0] < '0' || arg[0] > '7' || arg[1] != '\0')
+		errx(2, "%s: bad --pcp '%s': must be 0..7", cmd, arg);
+	tci_pcp = (uint16_t)((arg[0] - '0') << SNB_VLAN_PCP_SHIFT);
+}
 
-	if (len < SNB_ETH_HLEN + SNB_VLAN_HLEN ||
-	    e->type != htons(SNB_ETH_VLAN))
-		return NULL;
-	return (const void *)(f + SNB_ETH_HLEN);
+static void
+vlan_init(int argc, char **argv)
+{
+	static const struct app_opt opts[] = {
+		APP_ARG("pcp", pcp_opt, NULL, NULL),
+		APP_FLAG("pass", &pass_other),
+		APP_OPT_END
+	};
+	static const struct {
+		const char	*name;
+		uint64_t	**c;
+		int		 modes;
+	} ctrs[] = {
+		{ "drop-runt", &c_drop_runt, TAG | UNTAG | MUX },
+		{ "drop-oversize", &c_drop_oversize, TAG | UNTAG | MUX },
+		{ "tagged", &c_tagged, TAG | MUX },
+		{ "untagged", &c_untagged, UNTAG | MUX },
+		{ "passed", &c_passed, UNTAG },
+		{ "native", &c_to_native, MUX },
+		{ "drop-untagged", &c_drop_untagged, UNTAG | MUX },
+		{ "drop-other-vid", &c_drop_other_vid, UNTAG },
+		{ "drop-unknown-vid", &c_drop_unknown_vid, MUX },
+		{ "drop-no-trunk", &c_drop_no_trunk, MUX },
+	};
+	static const char *const cmds[] = { "tag", "untag", "mux" };
+	size_t i;
+
+	if (argc < 2)
+		app_usage();
+	for (i = 0; i < 3 && strcmp(argv[1], cmds[i]) != 0; i++)
+		;
+	if (i == 3) {
+		warnx("unknown subcommand '%s' (tag, untag, mux)", argv[1]);
+		app_usage();
+	}
+	mode = 1 << i;
+	cmd = cmds[i];
+	argc--;
+	argv++;
+	/* Permuted: "tag 10 --pcp 3" and "tag --pcp 3 10". */
+	optind = 1;
+	app_options(argc, argv, opts, APP_OPT_PERMUTE | APP_OPT_WORDS);
+	if (pass_other && mode != UNTAG)
+		errx(2, "%s: --pass is for untag", cmd);
+	if (mode == MUX) {
+		if (optind != argc)
+			errx(2, "mux: unexpected argument '%s' (VLANs are "
+			    "named by the ports: [10], [20], ...)",
+			    argv[optind]);
+	} else {
+		if (optind == argc)
+			errx(2, "%s: missing VLAN id (1..%d)", cmd, VID_MAX);
+		if (optind + 1 != argc)
+			errx(2, "%s: unexpected argument '%s'", cmd,
+			    argv[optind + 1]);
+		if ((vid = parse_vid(argv[optind])) == 0)
+			errx(2, "%s: bad VLAN id '%s': must be %d..%d", cmd,
+			    argv[optind], VID_MIN, VID_MAX);
+	}
+	/* The counters of the modes that keep them, in this order. */
+	for (i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++)
+		if (ctrs[i].modes & mode)
+			*ctrs[i].c = app_counter(ctrs[i].name);
+	/* Ports are bound already: a replacement refuses in standby. */
+	bind_ports();
 }
 
 /*
@@ -287,7 +258,10 @@ route(int src, const uint8_t *f, uint32_t len, int *delta, uint16_t *tvid)
 		(*c_drop_runt)++;
 		return -1;
 	}
-	v = ctag(f, len);
+	/* The 0x8100 tag, or NULL. */
+	v = len >= SNB_ETH_HLEN + SNB_VLAN_HLEN && ((const struct eth_hdr *)
+	    f)->type == htons(SNB_ETH_VLAN) ? (const void *)(f + SNB_ETH_HLEN) :
+	    NULL;
 	switch (mode) {
 	case TAG:
 		*delta = SNB_VLAN_HLEN;

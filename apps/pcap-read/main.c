@@ -105,21 +105,10 @@ pcap_read_init(int argc, char **argv)
 	streaming = !S_ISREG(file_st.st_mode);
 }
 
-/* Does the handed-over state describe the stream we would read? */
-static int
-same_stream(const struct read_state *st)
-{
-	if (st->magic != READ_MAGIC || st->from_stdin != (uint32_t)from_stdin)
-		return 0;
-	return from_stdin || (st->dev == (uint64_t)file_st.st_dev &&
-	    st->ino == (uint64_t)file_st.st_ino &&
-	    st->size == (uint64_t)file_st.st_size);
-}
-
 static void
 pcap_read_start(void)
 {
-	struct read_state *st = app_state(sizeof(*st));
+	struct read_state *st = app_state(sizeof(*st)), now;
 	struct ring *r = &out->rings[0];
 	char msg[PCAP_ERRBUF_SIZE + 256];
 	uint64_t pos, k;
@@ -131,7 +120,15 @@ pcap_read_start(void)
 	pos = r->head;
 	if (r->shm->hdr.flags & RING_FLAG_LEAKY)
 		pos += atomic_load(&r->shm->prod.drops);
-	if (app_resumed() && same_stream(st) && pos >= st->base) {
+	/* This stream (standard input's file is all zero), and the state of
+	 * the one a predecessor read: the same? */
+	now = (struct read_state){ READ_MAGIC, (uint32_t)from_stdin, pos,
+	    (uint64_t)file_st.st_dev, (uint64_t)file_st.st_ino,
+	    (uint64_t)file_st.st_size, *packets, *drop_oversize,
+	    *drop_nonether };
+	if (app_resumed() && st->magic == now.magic && st->from_stdin ==
+	    now.from_stdin && st->dev == now.dev && st->ino == now.ino &&
+	    st->size == now.size && pos >= st->base) {
 		k = pos - st->base;
 		if (from_stdin) {
 			/*
@@ -158,16 +155,7 @@ pcap_read_start(void)
 			app_done();	/* it had sent everything */
 		return;
 	}
-	memset(st, 0, sizeof(*st));
-	st->magic = READ_MAGIC;
-	st->from_stdin = (uint32_t)from_stdin;
-	st->base = pos;
-	st->dev = (uint64_t)file_st.st_dev;
-	st->ino = (uint64_t)file_st.st_ino;
-	st->size = (uint64_t)file_st.st_size;
-	st->packets0 = *packets;
-	st->drops0 = *drop_oversize;
-	st->nonether0 = *drop_nonether;
+	*st = now;
 	app_state_commit();
 	if (from_stdin && open_file(msg, sizeof(msg)) == -1)
 		errx(1, "%s", msg);
@@ -190,8 +178,7 @@ pcap_read_breathe(void)
 
 	if (unresumable || ended)
 		return 0;
-	if ((n = ring_room(r, APP_BURST)) > APP_BURST)
-		n = APP_BURST;
+	n = app_room(out, APP_BURST);
 	if (PACED)
 		now = app_now_ns();	/* once a breath: a vDSO read */
 	/* Unpaced --loop passes from the cache: the bench's fast path. */

@@ -1,8 +1,6 @@
 /*
- * snb-pcap-write: write the packets reaching it to a pcap file ("-":
- * standard output) as tcpdump -w does: -c, -C, -G, -s, --nano (the
- * rotations with tcpdump's file names); truncated packets keep their
- * original length.
+ * snb-pcap-write: write the packets reaching it to a pcap file as
+ * tcpdump -w does (snb-pcap-write(1)).
  *
  * Nothing is touched before there is something to write: the file is
  * created (or an existing one replaced) with the first burst, or at the
@@ -59,14 +57,13 @@ static uint32_t rings_id;
 static void
 ts_opt(const char *opt, char *arg, void *var)
 {
-	if (strcmp(arg, "keep") == 0)
-		ts_mode = TS_KEEP;
-	else if (strcmp(arg, "zero") == 0)
-		ts_mode = TS_ZERO;
-	else if (strcmp(arg, "now") == 0)
-		ts_mode = TS_NOW;
-	else
-		errx(2, "bad --timestamps '%s' (keep, zero or now)", arg);
+	static const char *const modes[] = {	/* by TS_* */
+		"keep", "zero", "now", NULL };
+
+	for (ts_mode = 0; modes[ts_mode] != NULL; ts_mode++)
+		if (strcmp(arg, modes[ts_mode]) == 0)
+			return;
+	errx(2, "bad --timestamps '%s' (keep, zero or now)", arg);
 }
 
 static void
@@ -104,11 +101,10 @@ pcap_write_init(int argc, char **argv)
 	rings_id = 2166136261u;
 	for (j = 0, len = 0; j < in->nrings; j++) {
 		b = strrchr(in->rings[j].path, '/');
-		for (b = b ? b + 1 : in->rings[j].path; ; b++) {
+		b = b ? b + 1 : in->rings[j].path;
+		do	/* the NUL too */
 			rings_id = (rings_id ^ (unsigned char)*b) * 16777619u;
-			if (*b == '\0')
-				break;
-		}
+		while (*b++ != '\0');
 		if (in->rings[j].capacity > len)
 			len = in->rings[j].capacity;
 	}
