@@ -205,7 +205,8 @@ char	*cfg_read_fd(int fd, const char *name, size_t *len, char *err,
 
 /*
  * A file's parse: cfg_read() it and hand the text to parse(obj, text, len,
- * path, err, errlen), which returns 0 or -1; the text is freed after.
+ * path, err, errlen), which returns 0 or -1; the text is wiped and freed
+ * after.
  */
 typedef int	cfg_parse_fn(void *obj, const char *text, size_t len,
 		    const char *file, char *err, size_t errlen);

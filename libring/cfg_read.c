@@ -96,6 +96,7 @@ cfg_load(const char *path, cfg_parse_fn *parse, void *obj, char *err,
 	if ((buf = cfg_read(path, &len, err, errlen)) == NULL)
 		return -1;
 	rc = parse(obj, buf, len, path, err, errlen);
+	explicit_bzero(buf, len);	/* it may hold keys (snb-esp's) */
 	free(buf);
 	return rc;
 }

@@ -34,13 +34,6 @@ audit_init(const char *label)
 	    label);
 }
 
-static void
-stamp(struct audit_run *a)
-{
-	if (a->when.tv_sec == 0)
-		clock_gettime(CLOCK_REALTIME, &a->when);
-}
-
 /*
  * One line: the first event of the run, RFC 4303's fields (SPI, sequence
  * number, source, destination, flow label, date and time), and how many
@@ -55,6 +48,8 @@ line(enum audit_kind k, struct audit_run *a)
 	struct tm tm;
 	int n;
 
+	if (a->when.tv_sec == 0)
+		clock_gettime(CLOCK_REALTIME, &a->when);
 	if (e->has_seq)
 		snprintf(seq, sizeof(seq), " seq %u", e->seq);
 	else
@@ -80,14 +75,15 @@ void
 audit_breath(void)
 {
 	uint64_t now = app_now_ns(), wake = 0;
-	int k, left = 0;
+	int k;
 
 	for (k = 0; k < AUDIT_KINDS; k++) {
 		struct audit_run *a = &audit_runs[k];
 
 		if (a->n == 0)
 			continue;
-		stamp(a);
+		if (a->when.tv_sec == 0)	/* the first's breath */
+			clock_gettime(CLOCK_REALTIME, &a->when);
 		if (now >= a->quiet_until) {
 			line((enum audit_kind)k, a);
 			a->quiet_until = now + AUDIT_INTERVAL_NS;
@@ -96,9 +92,8 @@ audit_breath(void)
 		/* Due later: a breath then, even if no packet comes. */
 		if (wake == 0 || a->quiet_until < wake)
 			wake = a->quiet_until;
-		left = 1;
 	}
-	audit_pending = left;
+	audit_pending = wake != 0;
 	if (wake != 0)
 		app_wake_at(wake);
 }
@@ -109,10 +104,8 @@ audit_flush(void)
 	int k;
 
 	for (k = 0; k < AUDIT_KINDS; k++)
-		if (audit_runs[k].n != 0) {
-			stamp(&audit_runs[k]);
+		if (audit_runs[k].n != 0)
 			line((enum audit_kind)k, &audit_runs[k]);
-		}
 	audit_pending = 0;
 	fflush(stderr);
 }

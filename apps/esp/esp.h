@@ -120,13 +120,11 @@ struct esp_sadb {
 };
 
 /*
- * Read SA file path into db (zeroed first); 0, or -1 with
- * "FILE:LINE:COL: message" (or "FILE: reason") in err.  text: parse this
- * instead of reading path (path names it in messages), for tests.
+ * The SA file text of len bytes named file into the struct esp_sadb at obj
+ * (zeroed first): 0, or -1 with "FILE:LINE:COL: message" in err.  A
+ * cfg_parse_fn: cfg_load(path, esp_sadb_parse, db, ...) reads path.
  */
-int	esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
-	    size_t errlen);
-int	esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
+int	esp_sadb_parse(void *obj, const char *text, size_t len,
 	    const char *file, char *err, size_t errlen);
 void	esp_sadb_free(struct esp_sadb *db);
 /*
@@ -148,23 +146,19 @@ int	esp_state_room(int nsa, int nretire);
 /* The expanded keys of every SA: 0, or -1 with a reason in err. */
 int	esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen);
 /*
- * An SA of old that is the same SA in db (direction, SPI, key, salt,
- * addresses), or NULL: its sequence number or window carries over a
- * reload.
+ * An SA of old under sa's key and salt, or NULL: with same, the same SA
+ * (direction, SPI, addresses too: its sequence number or window carries
+ * over a reload), else an outbound one.
  */
-struct esp_sa *esp_sadb_same(const struct esp_sadb *old,
-	    const struct esp_sa *sa);
-/* An outbound SA of old under sa's key and salt, or NULL. */
-struct esp_sa *esp_sadb_keyed(const struct esp_sadb *old,
-	    const struct esp_sa *sa);
+struct esp_sa *esp_sadb_find(const struct esp_sadb *old,
+	    const struct esp_sa *sa, int same);
 
 /*
- * Expand sa's key into sa->gcm (the first call also sets up the
- * library for this CPU), and set sa->keyprint: 0, or -1 with the reason
- * in esp_cipher_why
- * (out of memory, or a CPU the library has no AES-GCM for).  sa.c calls it
- * for every SA of a table; esp_sa_uncipher() frees sa->gcm and wipes
- * it, the key and the salt.
+ * Expand sa's key into sa->gcm (the first call also sets up the library
+ * for this CPU), and set sa->keyprint: 0, or -1 with the reason in
+ * esp_cipher_why (out of memory, or a CPU the library has no AES-GCM
+ * for).  sa.c calls it for every SA of a table; esp_sa_uncipher() frees
+ * sa->gcm and wipes it, the key and the salt.
  */
 int	esp_sa_cipher(struct esp_sa *sa);
 extern const char *esp_cipher_why;
@@ -207,7 +201,8 @@ esp_encap_len(uint32_t len)
  * failing packet is also tried as the sequence number of its low half in
  * each of the sa->resync_attempts subspaces of 2^32 above (RFC 4303
  * appendix A3); one whose ICV holds there is taken (ESP_OK, or what its
- * contents say) and counted in *sa->resynced.  On any verdict but ESP_OK, what is in out is garbage.
+ * contents say) and counted in *sa->resynced.  On any verdict but
+ * ESP_OK, what is in out is garbage.
  */
 enum esp_verdict esp_decap(struct esp_sa *sa, const uint8_t *in,
 	    uint32_t len, uint8_t *out, uint32_t *outlen);

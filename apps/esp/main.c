@@ -1,15 +1,9 @@
 /*
- * snb-esp: IPsec ESP tunnel mode for IPv6, AES-128-GCM with extended
- * sequence numbers, between a clear side and the core.
- *
- *	clear -> core	an IPv6 packet (in an Ethernet frame) to an
- *			outbound SA's remote address is wrapped whole
- *	core -> clear	ESP to an inbound SA (SPI and our address) is
- *			checked (window, ICV), the inner packet passed on
- *
- * This file is the app's glue: arguments, ports, counters, the SA
- * table's reload (SIGHUP or snb-ctl GRAPH config LABEL reload) and the
- * sequence numbers a restarted or swapped-in process must go on from.
+ * snb-esp: IPsec ESP tunnel mode for IPv6 between a clear side and the
+ * core (snb-esp(1); esp.h lists the files).  This file is the app's
+ * glue: arguments, ports, counters, the SA table's reload (SIGHUP or
+ * snb-ctl GRAPH config LABEL reload) and the sequence numbers a
+ * restarted or swapped-in process must go on from.
  *
  * Never the same nonce twice.  A process that restarts (--restart) or
  * replaces this one (snb-ctl swap) reads the SA file again, whose
@@ -48,9 +42,9 @@
 static const char *safile;
 static struct esp_sadb sadb;		/* the data path's */
 static struct esp_sadb next_db;		/* a reload's, until adopted */
-static int next_kept[ESP_MAX_SA];	/* its SA i is old SA next_kept[i]-1 */
 static struct esp_sa *last_out;		/* the last outbound SA used */
 static struct esp_sa *last_in;		/* the last inbound SA found */
+static int judged;			/* esp_decap() ran this breath */
 static struct fwd fwd;
 
 static struct {
@@ -107,7 +101,6 @@ find_in(uint32_t spi, const uint8_t *dst)
 static inline int
 encap(const struct packet *p, uint32_t len)
 {
-	const struct eth_hdr *e = (const void *)p->data;
 	const struct ipv6_hdr *in = (const void *)(p->data + SNB_ETH_HLEN);
 	struct fwd_out *o = &fwd.out[CORE];
 	struct ipv6_hdr *ip;
@@ -115,8 +108,8 @@ encap(const struct packet *p, uint32_t len)
 	struct packet *q;
 	uint32_t elen;
 
-	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
-	    ipv6_version(in) != SNB_IPV6_VERSION) {
+	if (len < OUTER_HLEN || ((const struct eth_hdr *)p->data)->type !=
+	    htons(SNB_ETH_IPV6) || ipv6_version(in) != SNB_IPV6_VERSION) {
 		(*cnt.drop_not_ipv6)++;
 		return 1;
 	}
@@ -168,7 +161,6 @@ encap(const struct packet *p, uint32_t len)
 static inline int
 decap(const struct packet *p, uint32_t len)
 {
-	const struct eth_hdr *e = (const void *)p->data;
 	const struct ipv6_hdr *ip = (const void *)(p->data + SNB_ETH_HLEN);
 	struct fwd_out *o = &fwd.out[CLEAR];
 	const uint8_t *esp;
@@ -178,8 +170,8 @@ decap(const struct packet *p, uint32_t len)
 	uint32_t plen, inner, off, spi;
 	uint8_t next;
 
-	if (len < OUTER_HLEN || e->type != htons(SNB_ETH_IPV6) ||
-	    ipv6_version(ip) != SNB_IPV6_VERSION) {
+	if (len < OUTER_HLEN || ((const struct eth_hdr *)p->data)->type !=
+	    htons(SNB_ETH_IPV6) || ipv6_version(ip) != SNB_IPV6_VERSION) {
 		(*cnt.drop_not_esp)++;
 		return 1;
 	}
@@ -225,6 +217,7 @@ decap(const struct packet *p, uint32_t len)
 		return 0;
 	q = ring_slot(o->ring, o->used);
 	v = esp_decap(sa, esp, plen, q->data + SNB_ETH_HLEN, &inner);
+	judged = 1;
 	if (v != ESP_OK) {
 		(*verdict_cnt[v])++;
 		/* RFC 4303 3.4.3 and 3.4.4: auditable events. */
@@ -272,31 +265,18 @@ take(void *ctx, int from, struct ring *r, uint32_t n)
 	return i;
 }
 
-/* Packets esp_decap() has judged: each may move a window or a count of
- * failures in a row. */
-static uint64_t
-judged(void)
-{
-	uint64_t n = *cnt.decrypted;
-	int v;
-
-	for (v = ESP_OK + 1; v <= ESP_BAD_INNER; v++)
-		n += *verdict_cnt[v];
-	/* Authentic, so the window moved, before decap()'s inner
-	 * check dropped it. */
-	return n + *cnt.drop_inner_remote;
-}
-
 static int
 esp_breathe(void)
 {
-	uint64_t before = judged();
 	int n = fwd_take(&fwd, take, NULL);
 
-	/* The windows or the failures in a row moved: a successor must
-	 * not take those packets again, nor start the count over. */
-	if (judged() != before)
+	/* Each packet esp_decap() judged may have moved a window or a count
+	 * of failures in a row: a successor must not take those packets
+	 * again, nor start the count over. */
+	if (judged) {
 		esp_state_save(&sadb);
+		judged = 0;
+	}
 	if (audit_pending)
 		audit_breath();
 	return n;
@@ -309,23 +289,21 @@ static void
 adopt(void *arg)
 {
 	struct esp_sadb old = sadb;
-	int kept[ESP_MAX_SA] = { 0 }, i;
+	const struct esp_sa *o;
+	int i;
 
-	for (i = 0; i < next_db.nsa; i++)
-		if (next_kept[i] != 0)
-			kept[next_kept[i] - 1] = 1;
-	/* Their nonces are spent: never again (esp_key_retired()). */
+	/* The outbound SAs that go: their nonces are spent, never again
+	 * (esp_key_retired()). */
 	for (i = 0; i < old.nsa; i++)
-		if (old.sa[i].dir == ESP_OUT && !kept[i])
+		if (old.sa[i].dir == ESP_OUT &&
+		    esp_sadb_find(&next_db, &old.sa[i], 1) == NULL)
 			esp_key_retire(old.sa[i].keyprint);
 	for (i = 0; i < next_db.nsa; i++) {
 		struct esp_sa *sa = &next_db.sa[i];
 
-		sa->lease = 0;
 		sa->resynced = cnt.resynced;
-		if (next_kept[i] == 0)
+		if ((o = esp_sadb_find(&old, sa, 1)) == NULL)
 			continue;
-		const struct esp_sa *o = &old.sa[next_kept[i] - 1];
 		if (sa->dir == ESP_OUT) {
 			if (o->seq > sa->seq)
 				sa->seq = o->seq;
@@ -350,24 +328,23 @@ static int
 reload(FILE *out)
 {
 	char err[512];
-	int i, j, kept = 0, in = 0, gone;
+	int i, kept = 0, in = 0, gone, rc = -1;
 
-	if (esp_sadb_load(&next_db, safile, err, sizeof(err)) == -1 ||
-	    esp_sadb_keys(&next_db, err, sizeof(err)) == -1) {
-		esp_sadb_free(&next_db);
+	if (cfg_load(safile, esp_sadb_parse, &next_db, err, sizeof(err)) != 0 ||
+	    esp_sadb_keys(&next_db, err, sizeof(err)) != 0) {
 		fprintf(out, "%s", err);
-		return -1;
+		goto done;
 	}
 	for (i = 0; i < next_db.nsa; i++) {
 		const struct esp_sa *sa = &next_db.sa[i];
-		struct esp_sa *o = esp_sadb_same(&sadb, sa);
+		struct esp_sa *o = esp_sadb_find(&sadb, sa, 1);
 		const char *why = NULL;
 
 		/* A new SA starts at the file's number: under the key and
 		 * salt of a running or a removed outbound SA, it would use
 		 * that SA's nonces again. */
 		if (o == NULL && sa->dir == ESP_OUT)
-			why = esp_sadb_keyed(&sadb, sa) != NULL ? "a running "
+			why = esp_sadb_find(&sadb, sa, 0) != NULL ? "a running "
 			    "outbound SA: a new SPI or address needs a new key" :
 			    esp_key_retired(sa->keyprint) ? "an outbound SA "
 			    "removed earlier: a removed key is gone for good" :
@@ -376,38 +353,32 @@ reload(FILE *out)
 			fprintf(out, "%s:%d:%d: sa spi 0x%x: the key and salt "
 			    "of %s (GCM would use its nonces twice)\n", safile,
 			    sa->at.line, sa->at.col, sa->spi, why);
-			esp_sadb_free(&next_db);
-			return -1;
+			goto done;
 		}
-		next_kept[i] = o ? (int)(o - sadb.sa) + 1 : 0;
 		kept += o != NULL;
 		in += sa->dir == ESP_IN;
 	}
 	/* The outbound SAs that go: their keys are remembered. */
-	for (i = gone = 0; i < sadb.nsa; i++) {
-		for (j = 0; j < next_db.nsa; j++)
-			if (next_kept[j] == i + 1)
-				break;
-		gone += sadb.sa[i].dir == ESP_OUT && j == next_db.nsa;
-	}
-	if (!esp_state_room(next_db.nsa, gone)) {
+	for (i = gone = 0; i < sadb.nsa; i++)
+		gone += sadb.sa[i].dir == ESP_OUT &&
+		    esp_sadb_find(&next_db, &sadb.sa[i], 1) == NULL;
+	if (!esp_state_room(next_db.nsa, gone))
 		fprintf(out, "%s: %d SAs and the keys of every outbound SA "
 		    "removed (%d more now) do not fit the hand-over state "
 		    "(%d SAs, or 5 removed keys, at most): start the graph "
 		    "afresh\n", safile, next_db.nsa, gone, ESP_MAX_SA);
-		esp_sadb_free(&next_db);
-		return -1;
-	}
-	if (app_ctl_sync(adopt, NULL) == -1) {
-		esp_sadb_free(&next_db);
+	else if (app_ctl_sync(adopt, NULL) == -1)
 		fprintf(out, "stage stopping");
-		return -1;
+	else {
+		fprintf(out, "%s: %d SAs (%d inbound), %d kept\n", safile,
+		    sadb.nsa, in, kept);
+		rc = 0;
 	}
-	/* next_db is the old table now: the data path no longer sees it. */
+done:
+	/* Refused, or the old table after adopt(): the data path no
+	 * longer sees it. */
 	esp_sadb_free(&next_db);
-	fprintf(out, "%s: %d SAs (%d inbound), %d kept\n", safile, sadb.nsa,
-	    in, kept);
-	return 0;
+	return rc;
 }
 
 static int
@@ -465,7 +436,7 @@ esp_init(int argc, char **argv)
 	/* Missing or unreadable is a failure (1), bad contents a usage error. */
 	if (access(safile, R_OK) == -1)
 		errx(1, "%s: %s", safile, strerror(errno));
-	if (esp_sadb_load(&sadb, safile, err, sizeof(err)) == -1)
+	if (cfg_load(safile, esp_sadb_parse, &sadb, err, sizeof(err)) == -1)
 		errx(2, "%s", err);
 	audit_init(app_stage->label);
 	if (esp_sadb_keys(&sadb, err, sizeof(err)) == -1)

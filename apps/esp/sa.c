@@ -23,6 +23,8 @@
  * that both ends can be made from one string.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,30 +83,21 @@ static const struct cfg_field f_top[] = {
 };
 static const struct cfg_schema s_top = CFG_S(f_top, .block = top_block);
 
-/* Decimal, or hexadecimal after 0x; no sign. */
+/* Decimal, or hexadecimal after 0x; no sign, no space. */
 static int
 parse_u64(const struct cfg_tok *v, uint64_t *out)
 {
-	uint64_t x = 0;
-	size_t i = 0;
-	int hex = 0, d;
+	char s[32], *end;
 
-	if (v->len > 2 && v->p[0] == '0' && (v->p[1] == 'x' ||
-	    v->p[1] == 'X')) {
-		hex = 1;
-		i = 2;
-	}
-	if (i == v->len)
+	if (v->len == 0 || v->len >= sizeof(s) ||
+	    !isdigit((unsigned char)v->p[0]))
 		return -1;
-	for (; i < v->len; i++) {
-		if ((d = cfg_hexval(v->p[i])) == -1 || (!hex && d > 9))
-			return -1;
-		if (hex ? x >> 60 != 0 : x > (UINT64_MAX - (uint64_t)d) / 10)
-			return -1;
-		x = hex ? x << 4 | (uint64_t)d : x * 10 + (uint64_t)d;
-	}
-	*out = x;
-	return 0;
+	memcpy(s, v->p, v->len);
+	s[v->len] = '\0';
+	errno = 0;
+	*out = strtoull(s, &end, s[0] == '0' && tolower((unsigned char)s[1]) ==
+	    'x' ? 16 : 10);
+	return *end != '\0' || errno != 0 ? -1 : 0;
 }
 
 /* ADDRESS/LENGTH, an IPv6 prefix with no bit set past its length. */
@@ -197,41 +190,32 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 	return cfg_err(cf, &n->at, "internal error: leaf %d", f->id);
 }
 
-static void
-show_spi(char *b, size_t len, const struct esp_sa *sa)
-{
-	if (sa->name[0])
-		snprintf(b, len, "'%s' (spi 0x%x)", sa->name, sa->spi);
-	else
-		snprintf(b, len, "spi 0x%x", sa->spi);
-}
-
 static int
 check_sa(struct saparser *ps, const struct cfg_tok *n, struct sactx *xp)
 {
+	static const char *const in_name[] = { "replay-window",
+	    "resync-threshold", "resync-attempts", "inner-remote" };
+	const struct cfg_pos *in_at[] = { &xp->window_at, &xp->threshold_at,
+	    &xp->attempts_at, &xp->inner_at };
 	struct cfg *cf = &ps->cf;
 	struct esp_sadb *db = ps->db;
 	char a[INET6_ADDRSTRLEN], b[64];
 	int i;
 
-	show_spi(b, sizeof(b), &xp->sa);
-	if (xp->window_at.line) {
-		if (xp->sa.dir != ESP_IN)
-			return cfg_err(cf, &xp->window_at, "sa %s: "
-			    "replay-window is for inbound SAs", b);
-		if (xp->window % 64 != 0)
-			return cfg_err(cf, &xp->window_at, "sa %s: "
-			    "replay-window %u is not a multiple of 64", b,
-			    xp->window);
-	} else
+	if (xp->sa.name[0])
+		snprintf(b, sizeof(b), "'%s' (spi 0x%x)", xp->sa.name,
+		    xp->sa.spi);
+	else
+		snprintf(b, sizeof(b), "spi 0x%x", xp->sa.spi);
+	for (i = 0; i < 4; i++)
+		if (xp->sa.dir != ESP_IN && in_at[i]->line)
+			return cfg_err(cf, in_at[i], "sa %s: %s is for inbound "
+			    "SAs", b, in_name[i]);
+	if (xp->window_at.line && xp->window % 64 != 0)
+		return cfg_err(cf, &xp->window_at, "sa %s: replay-window %u is "
+		    "not a multiple of 64", b, xp->window);
+	if (!xp->window_at.line)
 		xp->window = ESP_WINDOW_DEFAULT;
-	if (xp->sa.dir != ESP_IN && (xp->threshold_at.line || xp->attempts_at.line))
-		return cfg_err(cf, xp->threshold_at.line ? &xp->threshold_at :
-		    &xp->attempts_at, "sa %s: resync-%s is for inbound SAs", b,
-		    xp->threshold_at.line ? "threshold" : "attempts");
-	if (xp->sa.dir != ESP_IN && xp->inner_at.line)
-		return cfg_err(cf, &xp->inner_at, "sa %s: inner-remote is for "
-		    "inbound SAs", b);
 	xp->sa.resync_threshold = xp->threshold_at.line ? xp->threshold :
 	    ESP_RESYNC_THRESHOLD;
 	xp->sa.resync_attempts = xp->attempts_at.line ? xp->attempts :
@@ -277,33 +261,29 @@ check_sa(struct saparser *ps, const struct cfg_tok *n, struct sactx *xp)
 	return 0;
 }
 
+/* An sa block. */
 static int
-parse_sa(struct saparser *ps, const struct cfg_tok *n)
+top_block(struct cfg *cf, void *obj, const struct cfg_field *f,
+    const struct cfg_tok *n)
 {
 	struct sactx x;
 	int rc;
 
 	memset(&x, 0, sizeof(x));
 	x.sa.at = n->at;
-	rc = cfg_block(&ps->cf, "sa", &s_sa, n, &x);
+	rc = cfg_block(cf, "sa", &s_sa, n, &x);
 	if (rc == 0)
-		rc = check_sa(ps, n, &x);
+		rc = check_sa(obj, n, &x);
 	/* The key does not stay behind on the stack. */
 	explicit_bzero(&x, sizeof(x));
 	return rc;
 }
 
-static int
-top_block(struct cfg *cf, void *obj, const struct cfg_field *f,
-    const struct cfg_tok *n)
-{
-	return parse_sa(obj, n);
-}
-
 int
-esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
-    const char *file, char *err, size_t errlen)
+esp_sadb_parse(void *obj, const char *text, size_t len, const char *file,
+    char *err, size_t errlen)
 {
+	struct esp_sadb *db = obj;
 	struct saparser ps;
 	struct cfg_pos eof;
 	int rc = -1;
@@ -326,23 +306,6 @@ esp_sadb_parse(struct esp_sadb *db, const char *text, size_t len,
 }
 
 int
-esp_sadb_load(struct esp_sadb *db, const char *path, char *err,
-    size_t errlen)
-{
-	size_t len;
-	char *buf;
-	int rc;
-
-	memset(db, 0, sizeof(*db));
-	if ((buf = cfg_read(path, &len, err, errlen)) == NULL)
-		return -1;
-	rc = esp_sadb_parse(db, buf, len, path, err, errlen);
-	explicit_bzero(buf, len);	/* the keys in hex */
-	free(buf);
-	return rc;
-}
-
-int
 esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen)
 {
 	int i;
@@ -358,34 +321,18 @@ esp_sadb_keys(struct esp_sadb *db, char *err, size_t errlen)
 }
 
 struct esp_sa *
-esp_sadb_keyed(const struct esp_sadb *old, const struct esp_sa *sa)
+esp_sadb_find(const struct esp_sadb *old, const struct esp_sa *sa, int same)
 {
 	int i;
 
 	for (i = 0; i < old->nsa; i++) {
 		struct esp_sa *o = &old->sa[i];
 
-		if (o->dir == ESP_OUT &&
-		    memcmp(o->key, sa->key, ESP_KEYLEN) == 0 &&
-		    memcmp(o->salt, sa->salt, ESP_SALTLEN) == 0)
-			return o;
-	}
-	return NULL;
-}
-
-struct esp_sa *
-esp_sadb_same(const struct esp_sadb *old, const struct esp_sa *sa)
-{
-	int i;
-
-	for (i = 0; i < old->nsa; i++) {
-		struct esp_sa *o = &old->sa[i];
-
-		if (o->dir == sa->dir && o->spi == sa->spi &&
-		    memcmp(o->key, sa->key, ESP_KEYLEN) == 0 &&
-		    memcmp(o->salt, sa->salt, ESP_SALTLEN) == 0 &&
+		if (memcmp(o->key, sa->key, ESP_KEYLEN) == 0 &&
+		    memcmp(o->salt, sa->salt, ESP_SALTLEN) == 0 && (same ?
+		    o->dir == sa->dir && o->spi == sa->spi &&
 		    memcmp(o->local, sa->local, 16) == 0 &&
-		    memcmp(o->remote, sa->remote, 16) == 0)
+		    memcmp(o->remote, sa->remote, 16) == 0 : o->dir == ESP_OUT))
 			return o;
 	}
 	return NULL;

@@ -412,13 +412,13 @@ test_sa(void)
 	ok(db.sa[1].dir == ESP_OUT && db.sa[1].spi == 0xffffffffu &&
 	    db.sa[1].seq == 0, "outbound: spi 2^32-1, sequence 0");
 	ok(esp_sadb_keys(&db, err, sizeof(err)) == 0, "keyed");
-	ok(esp_sadb_same(&db, &db.sa[1]) == &db.sa[1], "an SA is the same "
+	ok(esp_sadb_find(&db, &db.sa[1], 1) == &db.sa[1], "an SA is the same "
 	    "as itself");
 	{
 		struct esp_sa x = db.sa[1];
 
 		x.salt[0] ^= 1;
-		ok(esp_sadb_same(&db, &x) == NULL, "another salt is another "
+		ok(esp_sadb_find(&db, &x, 1) == NULL, "another salt is another "
 		    "SA");
 		/* the key print: a function of key and salt alone (here
 		   they differ in the salt's last byte), not of the key */
@@ -433,7 +433,7 @@ test_sa(void)
 		esp_sa_uncipher(&x);
 		x = db.sa[0];
 		x.dir = ESP_OUT;
-		ok(esp_sadb_same(&db, &x) == NULL, "another direction is "
+		ok(esp_sadb_find(&db, &x, 1) == NULL, "another direction is "
 		    "another SA");
 	}
 	esp_sadb_free(&db);
@@ -450,6 +450,37 @@ test_sa(void)
 		    "2^32-1, resync-attempts 0 (off) (%s)", rc ? err : "");
 		if (rc == 0)
 			esp_sadb_free(&db);
+	}
+	{
+		/* SPI and sequence: decimal, or hex after 0x; nothing else */
+		static const struct {
+			const char *spi, *seq;
+			uint64_t v;	/* the sequence's value, or 1: refused */
+		} t[] = {
+			{ "0X1001", "18446744073709551615", UINT64_MAX },
+			{ "00300", "0xFFFFffffFFFFffff", UINT64_MAX },
+			{ "300", "0x10000000000000000", 1 },
+			{ "+300", "0", 1 }, { "0x", "0", 1 },
+			{ "0x0x300", "0", 1 }, { "300", "0x-1", 1 },
+			{ "300", "-1", 1 }, { "300", "1e3", 1 },
+		};
+		char r[256];
+		size_t i;
+
+		for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			snprintf(r, sizeof(r), "sa { direction out; spi %s; "
+			    "sequence %s; key 0x%040d; local-address ::1; "
+			    "remote-address ::2; }", t[i].spi, t[i].seq, 0);
+			rc = esp_sadb_parse(&db, r, strlen(r), "t.conf", err,
+			    sizeof(err));
+			ok(t[i].v == 1 ? rc == -1 : rc == 0 &&
+			    db.sa[0].seq == t[i].v && db.sa[0].spi ==
+			    (strcmp(t[i].spi, "00300") ? 0x1001u : 300u),
+			    "spi %s sequence %s: %s", t[i].spi, t[i].seq,
+			    t[i].v == 1 ? "refused" : "taken");
+			if (rc == 0)
+				esp_sadb_free(&db);
+		}
 	}
 	{
 		/* main.c hands over the state of 25 SAs at most */
