@@ -238,7 +238,7 @@ fuzz:
 	    build/fuzz-virtio-corpus fuzz/corpus/virtio
 	@# snb-esp: ESP decapsulation (before and after the ICV), SA files.
 	@mkdir -p build/fuzz-esp-corpus
-	clang $(FUZZ_CFLAGS) fuzz/esp_fuzz.c libring/cfg.c -lIPSec_MB \
+	clang $(FUZZ_CFLAGS) fuzz/esp_fuzz.c libring/cfg.c libring/cfg_read.c -lIPSec_MB \
 	    -o build/fuzz_esp
 	build/fuzz_esp -max_total_time=$(FUZZ_SECONDS) build/fuzz-esp-corpus \
 	    fuzz/corpus/esp

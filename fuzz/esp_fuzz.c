@@ -5,7 +5,7 @@
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring fuzz/esp_fuzz.c \
- *	    libring/cfg.c -lIPSec_MB -o build/fuzz_esp
+ *	    libring/cfg.c libring/cfg_read.c -lIPSec_MB -o build/fuzz_esp
  *	build/fuzz_esp -max_total_time=600 build/fuzz-esp-corpus fuzz/corpus/esp
  *
  * The first byte of an input picks what the rest is:

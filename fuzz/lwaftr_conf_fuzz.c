@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../libring/cfg.c"
+#include "../libring/cfg_read.c"
 #include "../apps/lwaftr/conf.c"
 #include "../apps/lwaftr/bt.c"
 #include "../apps/lwaftr/btlookup.c"
