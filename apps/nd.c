@@ -283,7 +283,6 @@ from_south(struct ring *r, uint32_t n)
 static uint32_t
 from_north(struct ring *r, uint32_t n)
 {
-	struct fwd_out *o = &fwd.out[SOUTH];
 	struct packet *q;
 	uint32_t i, len;
 
@@ -301,15 +300,8 @@ from_north(struct ring *r, uint32_t n)
 		}
 		if (!fwd_room(&fwd, SOUTH))
 			break;
-		if (len > o->ring->capacity) {
-			(*fwd.drop_oversize)++;
+		if ((q = fwd_slot(&fwd, SOUTH, p, len)) == NULL)
 			continue;
-		}
-		q = ring_slot(o->ring, o->used++);
-		q->len = (uint16_t)len;
-		q->flags = p->flags;
-		q->wirelen = p->wirelen;
-		q->ts_ns = p->ts_ns;
 		memcpy(q->data, nh_mac, 6);
 		memcpy(q->data + 6, mac, 6);
 		memcpy(q->data + 12, p->data + 12, len - 12);

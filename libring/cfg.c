@@ -293,16 +293,6 @@ cfg_u32(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	return 0;
 }
 
-int
-cfg_bool(struct cfg *cf, const char *name, const struct cfg_tok *v,
-    int *out)
-{
-	if (!cfg_eq(v, "true") && !cfg_eq(v, "false"))
-		return bad(cf, "boolean", v, name, " (true or false)");
-	*out = cfg_eq(v, "true");
-	return 0;
-}
-
 /* inet_pton() of the token: it wants a C string; addresses are short */
 int
 cfg_addr(struct cfg *cf, const char *name, const struct cfg_tok *v, int af,
@@ -348,41 +338,6 @@ cfg_hex(const struct cfg_tok *v, uint8_t *out, size_t n)
 	return 0;
 }
 
-int
-cfg_mac(struct cfg *cf, const char *name, const struct cfg_tok *v,
-    uint8_t out[6])
-{
-	size_t i = 0;
-	int k, d, h;
-
-	for (k = 0; k < 6; k++) {
-		if (k > 0 && (i >= v->len || v->p[i++] != ':'))
-			break;
-		for (d = 0, out[k] = 0; d < 2 && i < v->len &&
-		    (h = cfg_hexval(v->p[i])) >= 0; d++, i++)
-			out[k] = out[k] << 4 | h;
-		if (d == 0)
-			break;
-	}
-	if (k < 6 || i < v->len)
-		return bad(cf, "MAC address", v, name, "");
-	return 0;
-}
-
-int
-cfg_str(struct cfg *cf, const struct cfg_tok *v, char **out)
-{
-	char *s;
-
-	if (memchr(v->p, '\0', v->len) != NULL)
-		return cfg_err(cf, &v->at, "NUL byte in value");
-	if ((s = strndup(v->p, v->len)) == NULL)
-		return cfg_err(cf, &v->at, "out of memory");
-	free(*out);
-	*out = s;
-	return 0;
-}
-
 /* A typed leaf into obj, or the schema's callback. */
 static int
 leaf(struct cfg *cf, const struct cfg_schema *s, const struct cfg_field *f,
@@ -390,6 +345,10 @@ leaf(struct cfg *cf, const struct cfg_schema *s, const struct cfg_field *f,
 {
 	/* offsetof() of a member of the kind's type: aligned */
 	void *at = (char *)obj + f->off;
+	uint8_t *mac = at;
+	size_t i = 0;
+	int k, d, h;
+	char *str;
 
 	switch (f->kind) {
 	case CFG_LEAF:
@@ -399,15 +358,36 @@ leaf(struct cfg *cf, const struct cfg_schema *s, const struct cfg_field *f,
 	case CFG_U32:
 		return cfg_u32(cf, f->name, v, f->lo, f->hi, at);
 	case CFG_BOOL:
-		return cfg_bool(cf, f->name, v, at);
+		if (!cfg_eq(v, "true") && !cfg_eq(v, "false"))
+			return bad(cf, "boolean", v, f->name,
+			    " (true or false)");
+		*(int *)at = cfg_eq(v, "true");
+		return 0;
 	case CFG_STRING:
-		return cfg_str(cf, v, at);
+		if (memchr(v->p, '\0', v->len) != NULL)
+			return cfg_err(cf, &v->at, "NUL byte in value");
+		if ((str = strndup(v->p, v->len)) == NULL)
+			return cfg_err(cf, &v->at, "out of memory");
+		free(*(char **)at);
+		*(char **)at = str;
+		return 0;
 	case CFG_IPV4:
 		return cfg_addr(cf, f->name, v, AF_INET, at);
 	case CFG_IPV6:
 		return cfg_addr(cf, f->name, v, AF_INET6, at);
 	case CFG_MAC:
-		return cfg_mac(cf, f->name, v, at);
+		for (k = 0; k < 6; k++) {
+			if (k > 0 && (i >= v->len || v->p[i++] != ':'))
+				break;
+			for (d = 0, mac[k] = 0; d < 2 && i < v->len &&
+			    (h = cfg_hexval(v->p[i])) >= 0; d++, i++)
+				mac[k] = mac[k] << 4 | h;
+			if (d == 0)
+				break;
+		}
+		if (k < 6 || i < v->len)
+			return bad(cf, "MAC address", v, f->name, "");
+		return 0;
 	}
 	return cfg_err(cf, &n->at, "internal error: kind %d", f->kind);
 }

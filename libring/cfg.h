@@ -98,17 +98,12 @@ int	cfg_eq(const struct cfg_tok *t, const char *s);
  * address is exactly four parts without leading zeros (010 is not 8 nor
  * 10: refused); IPv6 is what inet_pton() takes; a MAC address is six
  * groups of one or two hex digits separated by ':'.  Addresses are
- * stored in network order.  cfg_str() replaces *out (freed) with a copy.
+ * stored in network order.  The same for a schema's typed leaves.
  */
 int	cfg_u32(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	    uint32_t lo, uint32_t hi, uint32_t *out);
-int	cfg_bool(struct cfg *cf, const char *name, const struct cfg_tok *v,
-	    int *out);
 int	cfg_addr(struct cfg *cf, const char *name, const struct cfg_tok *v,
 	    int af, void *out);	/* AF_INET or AF_INET6 */
-int	cfg_mac(struct cfg *cf, const char *name, const struct cfg_tok *v,
-	    uint8_t out[6]);
-int	cfg_str(struct cfg *cf, const struct cfg_tok *v, char **out);
 /* A hex digit's value, or -1. */
 int	cfg_hexval(int ch);
 /* "0x" and exactly 2 * n hex digits into n bytes, in order; 0 or -1. */
@@ -124,7 +119,7 @@ enum cfg_kind {
 	CFG_ANY,	/* any value, ignored (kept for older files) */
 	CFG_U32,	/* uint32_t in lo..hi */
 	CFG_BOOL,	/* int: true 1, false 0 */
-	CFG_STRING,	/* char *, malloc'ed */
+	CFG_STRING,	/* char *, malloc'ed; a repeat frees the last */
 	CFG_IPV4,	/* 4 bytes */
 	CFG_IPV6,	/* 16 bytes */
 	CFG_MAC,	/* 6 bytes */

@@ -147,6 +147,29 @@ fwd_room(struct fwd *f, int k)
 	return o->used < o->room;
 }
 
+/*
+ * Output k's next slot (room checked) for len bytes the caller writes,
+ * with p's metadata (wirelen too: an app that edits the frame fixes it);
+ * NULL, counted in drop-oversize, if len does not fit.
+ */
+static inline struct packet *
+fwd_slot(struct fwd *f, int k, const struct packet *p, uint32_t len)
+{
+	struct fwd_out *o = &f->out[k];
+	struct packet *q;
+
+	if (len > o->ring->capacity) {
+		(*f->drop_oversize)++;
+		return NULL;
+	}
+	q = ring_slot(o->ring, o->used++);
+	q->len = (uint16_t)len;
+	q->flags = p->flags;
+	q->wirelen = p->wirelen;
+	q->ts_ns = p->ts_ns;
+	return q;
+}
+
 static inline void
 fwd_put(struct fwd *f, int k, const struct packet *p, uint32_t len)
 {

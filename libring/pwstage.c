@@ -48,7 +48,7 @@ static struct fwd fwd;
 static struct {
 	uint64_t *encap, *decap, *runt, *too_big, *verdict[TUN_RX_NVERDICTS],
 	    *unknown_session, *wrong_remote, *wrong_cookie, *unknown_remote,
-	    *wrong_key, *no_port, *oversize;
+	    *wrong_key, *no_port;
 } c;
 
 static void
@@ -76,7 +76,6 @@ bind_ports(void)
 	}
 	app_require_port("core", 0);
 	fwd_init(&fwd, names, names);
-	c.oversize = fwd.drop_oversize;
 	for (k = 1; k < nports; k++) {
 		for (i = 0; i < npw && strcmp(pws[i]->name, names[k]); i++)
 			;
@@ -187,24 +186,6 @@ lookup(const struct tun_rx *rx)
 	return -1;
 }
 
-/* len bytes at data into output k's next slot, with p's metadata. */
-static inline struct packet *
-slot(int k, const struct packet *p, uint32_t len)
-{
-	struct fwd_out *o = &fwd.out[k];
-	struct packet *q;
-
-	if (len > o->ring->capacity) {
-		(*c.oversize)++;
-		return NULL;
-	}
-	q = ring_slot(o->ring, o->used++);
-	q->flags = p->flags;
-	q->ts_ns = p->ts_ns;
-	q->len = (uint16_t)len;
-	return q;
-}
-
 static uint32_t
 from_core(struct ring *r, uint32_t n)
 {
@@ -231,7 +212,7 @@ from_core(struct ring *r, uint32_t n)
 		}
 		if (!fwd_room(&fwd, k))
 			break;
-		if ((q = slot(k, p, rx.len)) == NULL)
+		if ((q = fwd_slot(&fwd, k, p, rx.len)) == NULL)
 			continue;
 		q->wirelen = p->wirelen > rx.off ? p->wirelen - rx.off : 0;
 		memcpy(q->data, p->data + rx.off, rx.len);
@@ -266,7 +247,7 @@ to_core(int k, struct ring *r, uint32_t n)
 		}
 		if (!fwd_room(&fwd, CORE))
 			break;
-		if ((q = slot(CORE, p, t->hlen + len)) == NULL)
+		if ((q = fwd_slot(&fwd, CORE, p, t->hlen + len)) == NULL)
 			continue;
 		q->wirelen = p->wirelen ? p->wirelen + t->hlen : 0;
 		tun_encap(q->data, t, p->data, len);

@@ -109,14 +109,9 @@ test_values(void)
 	    "10.0.1.2" };
 	static const char *v4bad[] = { "1.2.3", "1.2.3.4.", "1.2.3.256",
 	    "01.2.3.4", "1..3.4", "1.2.3.4 ", ".1.2.3", "::1", "1.2.3.-4" };
-	static const char *macbad[] = { "1:2:3:4:5", "1:2:3:4:5:6:",
-	    "1:2:3:4:5:",
-	    "123:2:3:4:5:6", "g:2:3:4:5:6", "1-2-3-4-5-6", ":1:2:3:4:5" };
-	uint8_t a6[16], mac[6];
+	uint8_t a6[16];
 	uint32_t x, a4;
 	size_t i;
-	int b;
-	char *s = NULL;
 
 	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++)
 		ok(cfg_u32(&cf, "n", word(u[i].in), u[i].lo, u[i].hi, &x) ==
@@ -133,12 +128,6 @@ test_values(void)
 	    "v:2:7: 'n' out of range: 11 (1..10)") == 0, "%s", err);
 	ok(cfg_u32(&cf, "n", word("0"), 1, 10, &x) == -1 && strcmp(err,
 	    "v:2:7: 'n' out of range: 0 (1..10)") == 0, "%s", err);
-
-	ok(cfg_bool(&cf, "b", word("true"), &b) == 0 && b == 1 &&
-	    cfg_bool(&cf, "b", word("false"), &b) == 0 && b == 0, "booleans");
-	ok(cfg_bool(&cf, "b", word("True"), &b) == -1 && strcmp(err,
-	    "v:2:7: bad boolean 'True' for 'b' (true or false)") == 0, "%s",
-	    err);
 
 	for (i = 0; i < sizeof(v4ok) / sizeof(v4ok[0]); i++)
 		ok(cfg_addr(&cf, "a", word(v4ok[i]), AF_INET, &a4) == 0,
@@ -163,18 +152,6 @@ test_values(void)
 	    "'a'") == 0,
 	    "longer than any address, cut in the message: %s", err);
 
-	ok(cfg_mac(&cf, "m", word("0:1a:B:cc:dD:ff"), mac) == 0 &&
-	    memcmp(mac, "\000\032\013\314\335\377", 6) == 0,
-	    "MAC, one or two digits, either case");
-	for (i = 0; i < sizeof(macbad) / sizeof(macbad[0]); i++)
-		ok(cfg_mac(&cf, "m", word(macbad[i]), mac) == -1 &&
-		    strncmp(err, "v:2:7: bad MAC address '", 24) == 0, "%s",
-		    err);
-
-	ok(cfg_str(&cf, word("abc"), &s) == 0 && strcmp(s, "abc") == 0 &&
-	    cfg_str(&cf, word("de"), &s) == 0 && strcmp(s, "de") == 0,
-	    "strings, replaced");
-	free(s);
 	ok(strcmp(cfg_show(word("a\001b"), (char[CFG_SHOW]){ 0 }), "'a?b'") ==
 	    0, "unprintable bytes shown as '?'");
 }
@@ -240,6 +217,14 @@ static const struct cfg_field f_top[] = {
 static const struct cfg_schema s_top = CFG_S(f_top);
 static const struct cfg_schema s_top2 = { f_main, 2, NULL, NULL };
 
+static const struct cfg_field f_vals[] = {
+	CFG_F("b", CFG_BOOL, .off = O(flag)),
+	CFG_F("m", CFG_MAC, .off = O(mac)),
+	CFG_F("s", CFG_STRING, .off = O(name), .flags = CFG_LIST),
+};
+static const struct cfg_schema s_vals = CFG_S(f_vals);
+static char lastname[16];	/* o->name before parse() freed it */
+
 static int
 parse(const char *text, const struct cfg_schema *s, struct obj *o)
 {
@@ -250,8 +235,37 @@ parse(const char *text, const struct cfg_schema *s, struct obj *o)
 	cfg_init(&c, text, strlen(text), "b.conf", err, sizeof(err));
 	rc = cfg_block(&c, NULL, s, NULL, o);
 	cfg_fini(&c);
+	snprintf(lastname, sizeof(lastname), "%s", o->name ? o->name : "");
 	free(o->name);
 	return rc;
+}
+
+/* The typed leaves cfg_block() converts itself. */
+static void
+test_typed(void)
+{
+	static const char *macbad[] = { "1:2:3:4:5", "1:2:3:4:5:6:",
+	    "1:2:3:4:5:",
+	    "123:2:3:4:5:6", "g:2:3:4:5:6", "1-2-3-4-5-6", ":1:2:3:4:5" };
+	struct obj o;
+	char text[64];
+	size_t i;
+
+	ok(parse("b true;", &s_vals, &o) == 0 && o.flag == 1 &&
+	    parse("b false;", &s_vals, &o) == 0 && o.flag == 0, "booleans");
+	ok(parse("b True;", &s_vals, &o) == -1 && strcmp(err,
+	    "b.conf:1:3: bad boolean 'True' for 'b' (true or false)") == 0,
+	    "%s", err);
+	ok(parse("m 0:1a:B:cc:dD:ff;", &s_vals, &o) == 0 &&
+	    memcmp(o.mac, "\000\032\013\314\335\377", 6) == 0,
+	    "MAC, one or two digits, either case");
+	for (i = 0; i < sizeof(macbad) / sizeof(macbad[0]); i++) {
+		snprintf(text, sizeof(text), "m %s;", macbad[i]);
+		ok(parse(text, &s_vals, &o) == -1 && strncmp(err,
+		    "b.conf:1:3: bad MAC address '", 29) == 0, "%s", err);
+	}
+	ok(parse("s abc; s de;", &s_vals, &o) == 0 &&
+	    strcmp(lastname, "de") == 0, "strings, replaced");
 }
 
 static void
@@ -458,6 +472,7 @@ main(void)
 	test_tokens();
 	test_values();
 	test_blocks();
+	test_typed();
 	test_errors();
 	test_misc();
 	test_growth();
