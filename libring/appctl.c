@@ -7,9 +7,9 @@
  * none yet) and removed when it leaves.  The protocol is snb-run's: the
  * words of one request, each ending in NUL, then EOF; one reply; close.
  *
- * Requests are served by a thread beside the data path, one at a time,
- * so that a slow one (building a big binding table) never stalls a
- * breath.  The data path learns of a request's result only through
+ * Requests are served by a thread beside the data path (server.h: a
+ * slow client blocks no other), so that a slow one (building a big
+ * binding table) never stalls a breath.  The data path learns of a request's result only through
  * app_ctl_sync(): the thread posts a function, the breathe loop runs it
  * between two breaths (one relaxed load a breath when there is none: no
  * lock, no system call), and the thread waits for it.  SIGHUP is blocked
@@ -36,11 +36,12 @@
 
 #include "app.h"
 #include "appctl.h"
+#include "server.h"
 #include "unixsock.h"
 
 #define REQ_MAX		16384
 #define REQ_WORDS	64
-#define CLIENT_MS	5000	/* to send the request, to read the reply */
+#define CLIENTS		8
 #define CALL_POLL_NS	100000	/* the thread looks for the call's end */
 #define CALL_KICK_NS	5000000	/* and wakes a sleeping data path again */
 
@@ -55,6 +56,16 @@ static void *call_arg;
 static atomic_int call_done, stopping;
 
 static sigset_t hup_set;	/* SIGHUP, blocked, read by signalfd */
+
+static void	input(struct srv_client *, int);
+
+static struct server srv = {
+	.max = CLIENTS,
+	.req_max = REQ_MAX,
+	.client_ms = 5000,	/* to send the request, to read the reply */
+	.drain_ms = 1000,
+	.input = input,
+};
 
 void
 appctl_block_hup(void)
@@ -108,37 +119,6 @@ app_ctl_sync(void (*fn)(void *), void *arg)
 	}
 }
 
-/* Read one request (until EOF), split it into words. */
-static int
-read_request(int fd, char *buf, char **w, int *nw)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-	size_t len = 0;
-	ssize_t n;
-	char *s;
-
-	for (;;) {
-		if (poll(&p, 1, CLIENT_MS) != 1)
-			return -1;
-		n = read(fd, buf + len, REQ_MAX - 1 - len);
-		if (n == 0)
-			break;
-		if (n == -1) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		if ((len += (size_t)n) == REQ_MAX - 1)
-			return -1;
-	}
-	buf[len] = '\0';
-	for (*nw = 0, s = buf; s < buf + len && *nw < REQ_WORDS - 1;
-	    s += strlen(s) + 1)
-		w[(*nw)++] = s;
-	w[*nw] = NULL;
-	return 0;
-}
-
 /* Run a request; the reply in a malloc'd string. */
 static char *
 serve(int argc, char **argv)
@@ -162,30 +142,21 @@ serve(int argc, char **argv)
 	return reply;
 }
 
+/* At EOF: the words, each ending in NUL; a full buffer gets no reply. */
 static void
-client(int fd)
+input(struct srv_client *c, int end)
 {
-	struct pollfd p = { fd, POLLOUT, 0 };
-	char *buf, *w[REQ_WORDS], *reply;
-	size_t off = 0, len;
-	ssize_t n;
-	int nw;
+	char *w[REQ_WORDS], *p, *reply;
+	int n = 0;
 
-	if ((buf = malloc(REQ_MAX)) == NULL)
+	if (!end || c->inlen == REQ_MAX - 1)
 		return;
-	if (read_request(fd, buf, w, &nw) == 0 &&
-	    (reply = serve(nw, w)) != NULL) {
-		len = strlen(reply);
-		while (off < len && poll(&p, 1, CLIENT_MS) == 1) {
-			if ((n = write(fd, reply + off, len - off)) == -1 &&
-			    errno != EINTR && errno != EAGAIN)
-				break;
-			if (n > 0)
-				off += (size_t)n;
-		}
-		free(reply);
-	}
-	free(buf);
+	for (p = c->in; p < c->in + c->inlen && n < REQ_WORDS - 1;
+	    p += strlen(p) + 1)
+		w[n++] = p;
+	w[n] = NULL;
+	if ((reply = serve(n, w)) != NULL)
+		srv_reply(&srv, c, reply);
 }
 
 /* SIGHUP: "reload", answered on standard error. */
@@ -207,25 +178,27 @@ hup(void)
 static void *
 serve_loop(void *unused)
 {
-	struct pollfd p[3];
-	int fd;
+	struct pollfd p[2 + 1 + CLIENTS];
+	uint64_t now, next;
+	int n;
 
 	(void)unused;
 	for (;;) {
+		now = now_ms();
+		next = srv_timers(&srv, now);
 		p[0] = (struct pollfd){ stop_fd[0], POLLIN, 0 };
 		p[1] = (struct pollfd){ sig_fd, POLLIN, 0 };
-		p[2] = (struct pollfd){ sock.fd, POLLIN, 0 };
-		if (poll(p, sock.fd >= 0 ? 3 : 2, -1) == -1)
+		n = srv_pollfds(&srv, p + 2, 1 + CLIENTS);
+		if (poll(p, (nfds_t)(2 + n), next ? (int)(next - now) : -1) ==
+		    -1)
 			continue;
-		if (p[0].revents)
+		if (p[0].revents) {
+			srv_end(&srv);
 			return NULL;
+		}
 		if (p[1].revents)
 			hup();
-		if (sock.fd >= 0 && (p[2].revents & POLLIN) &&
-		    (fd = accept4(sock.fd, NULL, NULL, SOCK_CLOEXEC)) != -1) {
-			client(fd);
-			close(fd);
-		}
+		srv_events(&srv, p + 2, n);
 	}
 }
 
@@ -248,7 +221,8 @@ listen_at(const char *stats, const char *label)
 		return;
 	}
 	sock.sa.sun_family = AF_UNIX;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
 		err(1, "socket");
 	unlink(path);	/* a crashed predecessor's */
 	old = umask(0177);
@@ -275,6 +249,7 @@ appctl_start(int (*fn)(int, char **, FILE *), const char *stats,
 	    pipe2(stop_fd, O_CLOEXEC) == -1)
 		err(1, "control thread");
 	listen_at(stats, label);
+	srv_init(&srv, sock.fd);	/* -1: poll() passes it over */
 	if ((errno = pthread_create(&thread, NULL, serve_loop, NULL)) != 0)
 		err(1, "control thread");
 	running = 1;

@@ -197,6 +197,26 @@ add() {		# add K: softwire 10.1.0.K to B4 2001:db8:2::K (graph $G)
 
 @test "lwaftr live: refused requests name the problem and change nothing" {
 	start_graph lwbad
+	# a client that trickles a request for ever holds up no other
+	python3 - "$SNB_RUN_DIR/lwbad/lw.ctl" "$T/slow.up" <<-'EOF2' &
+	import socket, sys, time
+	s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+	s.connect(sys.argv[1])
+	s.send(b"x")
+	open(sys.argv[2], "w").close()
+	try:
+	    for i in range(120):
+	        s.send(b"x")
+	        time.sleep(0.5)
+	except OSError:
+	    pass
+	EOF2
+	slow=$!
+	wait_for test -e "$T/slow.up"
+	run timeout 20 snb-ctl lwbad config lw remove softwire ipv4 10.9.9.9 psid 0
+	kill "$slow" 2>/dev/null || true
+	[ "$status" -eq 1 ]
+	assert_output_has "error: no softwire 10.9.9.9 psid 0 in the binding table"
 	run snb-ctl lwbad config lw remove softwire ipv4 10.9.9.9 psid 0
 	[ "$status" -eq 1 ]
 	assert_output_has "error: no softwire 10.9.9.9 psid 0 in the binding table"
