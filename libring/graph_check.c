@@ -11,36 +11,6 @@
 #include "graph.h"
 #include "graph_int.h"
 
-static int
-info_port(const struct app_info *in, const char *name, int out)
-{
-	int i;
-
-	for (i = 0; i < in->nports; i++)
-		if (in->ports[i].out == out && (strcmp(in->ports[i].name,
-		    name) == 0 || strcmp(in->ports[i].name, "*") == 0))
-			return i;
-	return -1;
-}
-
-static void
-port_list(const struct app_info *in, int out, char *buf, size_t len)
-{
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; i < in->nports; i++) {
-		if (in->ports[i].out != out)
-			continue;
-		if (buf[0])
-			strlcat(buf, ", ", len);
-		strlcat(buf, strcmp(in->ports[i].name, "*") ? in->ports[i].name
-		    : "any name", len);
-	}
-	if (buf[0] == '\0')
-		strlcpy(buf, "none", len);
-}
-
 /* Both stages have options (more words than the device) and they differ. */
 static int
 other_options(const struct stage *s, const struct stage *t)
@@ -173,23 +143,14 @@ copy_base(struct strtab *taken, const char *want, int ncopies)
 static void
 auto_labels(struct graph *g)
 {
-	struct strtab taken = { 0 }, next = { 0 }, sets = { 0 }, bases = { 0 };
-	struct stage *s;
+	struct strtab taken = { 0 }, next = { 0 }, bases = { 0 };
+	struct stage *s, *t;
 	char want[GRAPH_NAME_MAX], key[GRAPH_NAME_MAX], *c;
-	int i, n;
+	int i, n, ncopies;
 
-	for (i = 0; i < g->nstages; i++) {
-		s = &g->stages[i];
-		if (s->labelled)
-			gr_strtab_put(&taken, s->label, i);
-		/* An element's copies share its position: how many. */
-		else if (s->copy) {
-			snprintf(key, sizeof(key), "%d:%d", s->pos.line,
-			    s->pos.col);
-			if (gr_strtab_get(&sets, key) < s->copy)
-				gr_strtab_put(&sets, key, s->copy);
-		}
-	}
+	for (i = 0; i < g->nstages; i++)
+		if (g->stages[i].labelled)
+			gr_strtab_put(&taken, g->stages[i].label, i);
 	for (i = 0; i < g->nstages; i++) {
 		if ((s = &g->stages[i])->labelled)
 			continue;
@@ -206,8 +167,14 @@ auto_labels(struct graph *g)
 			snprintf(key, sizeof(key), "%d:%d", s->pos.line,
 			    s->pos.col);
 			if ((n = gr_strtab_get(&bases, key)) == -1) {
-				n = copy_base(&taken, want,
-				    gr_strtab_get(&sets, key));
+				/* An element's copies share its position. */
+				for (t = s, ncopies = 0; t < g->stages +
+				    g->nstages; t++)
+					if (!t->labelled && t->copy > ncopies &&
+					    t->pos.line == s->pos.line &&
+					    t->pos.col == s->pos.col)
+						ncopies = t->copy;
+				n = copy_base(&taken, want, ncopies);
 				gr_strtab_put(&bases, key, n);
 			}
 			copy_label(s->label, sizeof(s->label), want, n,
@@ -229,7 +196,6 @@ auto_labels(struct graph *g)
 	}
 	gr_strtab_free(&taken);
 	gr_strtab_free(&next);
-	gr_strtab_free(&sets);
 	gr_strtab_free(&bases);
 }
 
@@ -412,7 +378,7 @@ graph_stage_fit(const struct graph *g, int i, const struct app_info *info,
 	const struct link *l;
 	const char *name;
 	uint32_t conn = 0;	/* bit p: port p has a link */
-	int k, out, p;
+	int k, out, p, known;
 
 	for (k = 0; k < n; k++) {
 		l = &g->links[links ? links[k] : k];
@@ -420,15 +386,21 @@ graph_stage_fit(const struct graph *g, int i, const struct app_info *info,
 			name = out ? l->from_port : l->to_port;
 			if ((out ? l->from : l->to) != i)
 				continue;
-			if (info_port(info, name, out) == -1) {
+			/* A port of its own name, or "*": any name. */
+			for (p = known = 0; p < info->nports; p++) {
+				if (info->ports[p].out != out)
+					continue;
+				if (strcmp(info->ports[p].name, name) == 0) {
+					known = 1;
+					conn |= p < 32 ? 1u << p : 0;
+				} else if (!strcmp(info->ports[p].name, "*"))
+					known = 1;
+			}
+			if (!known) {
 				*m = (struct misfit){ links ? links[k] : k, out,
 				    -1 };
 				return -1;
 			}
-			for (p = 0; p < info->nports && p < 32; p++)
-				if (info->ports[p].out == out &&
-				    !strcmp(info->ports[p].name, name))
-					conn |= 1u << p;
 		}
 	}
 	for (p = 0; p < info->nports && p < 32; p++)
@@ -447,12 +419,22 @@ misfit_error(struct graph *g, int i, const struct misfit *m, char *errbuf,
 	const struct stage *s = &g->stages[i];
 	const struct link *l = m->link < 0 ? NULL : &g->links[m->link];
 	const char *dir = m->out ? "output" : "input";
-	char list[256];
+	char list[256] = "";
+	int p;
 
 	if (m->link == -1)
 		return gr_fail(errbuf, errlen, s->pos, "%s port '%s' of %s is not "
 		    "connected", dir, s->info->ports[m->port].name, s->label);
-	port_list(s->info, m->out, list, sizeof(list));
+	for (p = 0; p < s->info->nports; p++) {
+		if (s->info->ports[p].out != m->out)
+			continue;
+		if (list[0])
+			strlcat(list, ", ", sizeof(list));
+		strlcat(list, strcmp(s->info->ports[p].name, "*") ?
+		    s->info->ports[p].name : "any name", sizeof(list));
+	}
+	if (list[0] == '\0')
+		strlcpy(list, "none", sizeof(list));
 	return gr_fail(errbuf, errlen, m->out ? l->from_pos : l->to_pos, "no %s "
 	    "port '%s' on %s (%ss: %s)%s", dir, m->out ? l->from_port :
 	    l->to_port, s->app, dir, list, m->out && s->copy == 0 &&
