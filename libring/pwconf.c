@@ -16,23 +16,21 @@
 static cfg_leaf_fn pw_leaf, top_leaf;
 static cfg_block_fn pseudowire;
 
-enum { ID_COOKIE_LOCAL = 1, ID_COOKIE_REMOTE, ID_KEY };
-
 static const struct cfg_field f_l2tp[] = {
 	/* Optional: PW_DEFAULT_SESSION unless given (pseudowire()). */
 	CFG_F("local-session", CFG_U32, .off = PO(local_session), .lo = 1,
 	    .hi = UINT32_MAX),
 	CFG_F("remote-session", CFG_U32, .off = PO(remote_session), .lo = 1,
 	    .hi = UINT32_MAX),
-	CFG_F("local-cookie", CFG_LEAF, .id = ID_COOKIE_LOCAL,
+	CFG_F("local-cookie", CFG_LEAF, .off = PO(local_cookie),
 	    .flags = CFG_REQUIRED),
-	CFG_F("remote-cookie", CFG_LEAF, .id = ID_COOKIE_REMOTE,
+	CFG_F("remote-cookie", CFG_LEAF, .off = PO(remote_cookie),
 	    .flags = CFG_REQUIRED),
 };
 static const struct cfg_schema s_l2tp = CFG_S(f_l2tp, .leaf = pw_leaf);
 
 static const struct cfg_field f_gre[] = {
-	CFG_F("key", CFG_LEAF, .id = ID_KEY),
+	CFG_F("key", CFG_LEAF, .off = PO(key)),
 };
 static const struct cfg_schema s_gre = CFG_S(f_gre, .leaf = pw_leaf);
 
@@ -56,41 +54,28 @@ static const struct cfg_schema s_top = CFG_S(f_top, .leaf = top_leaf,
     .block = pseudowire);
 
 /*
- * A 64-bit cookie: 0x and exactly 16 hex digits, put on the wire most
- * significant byte first (0x0011223344556677 is 00 11 22 .. 77, as
- * iproute2's "cookie 0011223344556677").  The keyed IPv6 tunnel's cookie
- * is 64 bits (RFC 8159); a shorter number is refused rather than padded,
- * because iproute2 reads 8 hex digits as a 4-byte cookie, which a padded
- * 8-byte one would never match.
+ * GRE's key, or a 64-bit cookie: 0x and exactly 16 hex digits, put on the
+ * wire most significant byte first (0x0011223344556677 is 00 11 22 .. 77,
+ * as iproute2's "cookie 0011223344556677").  The keyed IPv6 tunnel's
+ * cookie is 64 bits (RFC 8159); a shorter number is refused rather than
+ * padded, because iproute2 reads 8 hex digits as a 4-byte cookie, which a
+ * padded 8-byte one would never match.
  */
-static int
-cookie(struct cfg *cf, const char *name, const struct cfg_tok *v,
-    uint8_t out[8])
-{
-	char s[CFG_SHOW];
-
-	if (cfg_hex(v, out, 8) == 0)
-		return 0;
-	return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 16 hex digits "
-	    "(a 64-bit cookie)", name, cfg_show(v, s));
-}
-
 static int
 pw_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
     const struct cfg_tok *n, const struct cfg_tok *v)
 {
 	struct pw *pw = obj;
+	char s[CFG_SHOW];
 
-	switch (f->id) {
-	case ID_COOKIE_LOCAL:
-		return cookie(cf, f->name, v, pw->local_cookie);
-	case ID_COOKIE_REMOTE:
-		return cookie(cf, f->name, v, pw->remote_cookie);
-	case ID_KEY:
+	if (f->off == PO(key)) {
 		pw->has_key = 1;
 		return cfg_u32(cf, f->name, v, 0, UINT32_MAX, &pw->key);
 	}
-	return cfg_err(cf, &n->at, "internal error: field %d", f->id);
+	if (cfg_hex(v, (uint8_t *)obj + f->off, 8) == 0)
+		return 0;
+	return cfg_err(cf, &v->at, "bad %s %s: must be 0x and 16 hex digits "
+	    "(a 64-bit cookie)", f->name, cfg_show(v, s));
 }
 
 static int

@@ -164,17 +164,6 @@ snb_run_dir_release(void)
 
 /* --- hugetlbfs --- */
 
-/* The hugetlbfs mount for rings, or NULL if disabled. */
-static const char *
-huge_mount(void)
-{
-	const char *env = getenv("SNB_HUGE_DIR");
-
-	if (env && strcmp(env, "none") == 0)
-		return NULL;
-	return env && *env ? env : "/dev/hugepages";
-}
-
 /* The pool's count of what (free, resv) huge pages of size page. */
 static long
 read_long(size_t page, const char *what)
@@ -247,10 +236,14 @@ int
 rd_make_rings(const char *gdir, const char *name, char *errbuf, size_t errlen)
 {
 	char link[PATH_MAX], top[PATH_MAX], target[PATH_MAX];
-	const char *mnt = huge_mount();
+	const char *mnt = getenv("SNB_HUGE_DIR");	/* "none": no hugetlbfs */
 	size_t page;
 	int i, e;
 
+	if (mnt == NULL || *mnt == '\0')
+		mnt = "/dev/hugepages";
+	else if (strcmp(mnt, "none") == 0)
+		mnt = NULL;
 	snprintf(link, sizeof(link), "%s/%s", gdir, RINGS);
 	if (mnt && snb_is_hugetlbfs(mnt, &page) &&
 	    huge_pages_free(mnt, page) > 0 &&
