@@ -195,18 +195,6 @@ snb_graph_remove(const char *dir, char *errbuf, size_t errlen)
 	return rename_and_remove(dir, errbuf, errlen);
 }
 
-static long
-read_pid(int fd)
-{
-	char buf[32];
-	ssize_t n;
-
-	if ((n = pread(fd, buf, sizeof(buf) - 1, 0)) <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10);
-}
-
 int
 snb_graph_stale(const char *dir)
 {
@@ -234,8 +222,9 @@ reap(const char *run, const char *name, long *pid, char *errbuf,
     size_t errlen)
 {
 	const struct timespec pause = { 0, 5 * 1000 * 1000 };
-	char dir[PATH_MAX], path[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX], buf[32];
 	struct stat a, b;
+	ssize_t n;
 	int fd, i, r;
 
 	snprintf(dir, sizeof(dir), "%s/%s", run, name);
@@ -253,7 +242,9 @@ reap(const char *run, const char *name, long *pid, char *errbuf,
 			rd_fail(errbuf, errlen, path, NULL);
 			return REAP_ERROR;
 		}
-		*pid = read_pid(fd);
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		*pid = strtol(buf, NULL, 10);
 		/* Still the file of the graph called dir (not replaced)? */
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
 		    stat(path, &b) == 0 && a.st_dev == b.st_dev &&
