@@ -29,6 +29,8 @@ _Static_assert(sizeof(((struct port *)0)->name) == PORT_NAME_MAX,
 
 struct port	*app_ports;
 int		 app_nports;
+struct ring	**app_rings;
+int		 app_nrings;
 
 const struct port_desc app_device_ports[] = {
 	{ "in", PORT_IN },
@@ -258,30 +260,26 @@ app_detaching(void)
 int
 app_inputs_done(void)
 {
-	int i, j, any = 0;
+	int i, any = 0;
 
-	for (i = 0; i < app_nports; i++) {
-		if (!(app_ports[i].flags & PORT_IN))
-			continue;
-		for (j = 0; j < app_ports[i].nrings; j++) {
+	for (i = 0; i < app_nrings; i++)
+		if (app_rings[i]->side == RING_CONSUMER) {
 			any = 1;
-			if (!ring_eof(&app_ports[i].rings[j]))
+			if (!ring_eof(app_rings[i]))
 				return 0;
 		}
-	}
 	return any;
 }
 
 int
 app_inputs_failed(void)
 {
-	int i, j;
+	int i;
 
-	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++)
-			if ((app_ports[i].flags & PORT_IN) &&
-			    ring_failed(&app_ports[i].rings[j]))
-				return 1;
+	for (i = 0; i < app_nrings; i++)
+		if (app_rings[i]->side == RING_CONSUMER &&
+		    ring_failed(app_rings[i]))
+			return 1;
 	return 0;
 }
 
@@ -290,15 +288,13 @@ static void
 count_packets(void)
 {
 	uint64_t in = 0, out = 0;
-	int i, j;
+	int i;
 
-	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++) {
-			if (app_ports[i].flags & PORT_IN)
-				in += app_ports[i].rings[j].tail;
-			else
-				out += app_ports[i].rings[j].head;
-		}
+	for (i = 0; i < app_nrings; i++)
+		if (app_rings[i]->side == RING_CONSUMER)
+			in += app_rings[i]->tail;
+		else
+			out += app_rings[i]->head;
 	app_stage->packets_in = in;
 	app_stage->packets_out = out;
 }
@@ -307,7 +303,7 @@ count_packets(void)
 static void
 finish(int eof)
 {
-	int i, j, failed = eof && app_inputs_failed();
+	int i, failed = eof && app_inputs_failed();
 
 	app_stage->exit_state = eof ? STAGE_EOF : STAGE_DETACHED;
 	appctl_stop();
@@ -315,14 +311,13 @@ finish(int eof)
 		app->stop(eof);
 	stage_counters_out();
 	count_packets();
-	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++) {
-			/* A stream cut by a failure upstream stays so. */
-			if (eof && (app_ports[i].flags & PORT_OUT))
-				ring_close(&app_ports[i].rings[j], failed ?
-				    RING_FAILED : RING_EOF);
-			ring_detach(&app_ports[i].rings[j]);
-		}
+	for (i = 0; i < app_nrings; i++) {
+		/* A stream cut by a failure upstream stays so. */
+		if (eof && app_rings[i]->side == RING_PRODUCER)
+			ring_close(app_rings[i], failed ? RING_FAILED :
+			    RING_EOF);
+		ring_detach(app_rings[i]);
+	}
 	if (eof)
 		app_stage->exit_state = STAGE_FINISHED;
 }
@@ -346,16 +341,14 @@ static void
 claim_rings(void)
 {
 	char errbuf[512];
-	struct ring *r;
-	int i, j;
+	int i;
 
-	for (i = 0; i < app_nports; i++)
-		for (j = 0; j < app_ports[i].nrings; j++) {
-			r = &app_ports[i].rings[j];
-			if (ring_claim(r, errbuf, sizeof(errbuf)) == -1)
-				errx(1, "%s", errbuf);
-			r->wake_batch = idle_wake_batch(r->mask + 1);
-		}
+	for (i = 0; i < app_nrings; i++) {
+		if (ring_claim(app_rings[i], errbuf, sizeof(errbuf)) == -1)
+			errx(1, "%s", errbuf);
+		app_rings[i]->wake_batch = idle_wake_batch(
+		    app_rings[i]->mask + 1);
+	}
 }
 
 int
@@ -366,7 +359,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	struct sigaction sa;
 	sigset_t block, wake_mask;
 	struct idle idle;
-	int i, first, standby_fd = -1, saved_err = -1, taken_fd = -1;
+	int i, j, first, standby_fd = -1, saved_err = -1, taken_fd = -1;
 	uint64_t restarts = 0, t_last;
 
 	app = desc;
@@ -451,6 +444,15 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 		else if (strncmp(argv[i], "--snb-out=", 10) == 0)
 			bind_port(argv[i] + 10, PORT_OUT);
 	}
+	/* Bound for good: ports' rings move no more. */
+	for (i = 0; i < app_nports; i++)
+		for (j = 0; j < app_ports[i].nrings; j++) {
+			app_rings = reallocarray(app_rings,
+			    (size_t)app_nrings + 1, sizeof(*app_rings));
+			if (app_rings == NULL)
+				err(1, NULL);
+			app_rings[app_nrings++] = &app_ports[i].rings[j];
+		}
 	/* The app's own argv: its name (the short one), then the rest. */
 	argv[first - 1] = argv[0];
 	stage_counters_opt = app->counters_out;

@@ -201,6 +201,9 @@ void	app_require_port(const char *name, int dir);
 /* All bound ports, for apps with any-name ports (tee). */
 extern struct port	*app_ports;
 extern int		 app_nports;
+/* Every ring of every port, once bound (before init()). */
+extern struct ring	**app_rings;
+extern int		 app_nrings;
 
 /* Free slots on an output port (UINT32_MAX when unbound), capped at want. */
 uint32_t app_room(struct port *out, uint32_t want);

@@ -70,14 +70,12 @@ wait_rings(void)
 {
 	static struct ring **rs;
 	static int cap;
-	int i, n = 0;
 
-	for (i = 0; i < app_nports; i++)
-		n += app_ports[i].nrings;
-	if (n > cap) {
-		if ((rs = reallocarray(rs, (size_t)n, sizeof(*rs))) == NULL)
+	if (app_nrings > cap) {
+		rs = reallocarray(rs, (size_t)app_nrings, sizeof(*rs));
+		if (rs == NULL)
 			err(1, NULL);
-		cap = n;
+		cap = app_nrings;
 	}
 	return rs;
 }
@@ -106,31 +104,21 @@ idle_sleep(struct idle *s)
 	struct ring **rs = wait_rings();
 	struct timespec ts;
 	uint64_t timeout = sleep_cap_ns, now;
-	int i, j, n = 0, n_out = 0, pending = 0;
+	int i, n = 0, n_out, pending = 0;
 
-	for (i = 0; i < app_nports; i++) {
-		struct port *p = &app_ports[i];
-		for (j = 0; j < p->nrings; j++) {
-			struct ring *r = &p->rings[j];
-			if (!(p->flags & PORT_IN)) {
-				if (ring_room(r, 1) == 0) {
-					rs[n++] = r;
-					n_out++;
-				}
-			} else if (ring_avail(r, 1) > 0)
-				pending = 1;
-		}
-	}
+	for (i = 0; i < app_nrings; i++)
+		if (app_rings[i]->side == RING_PRODUCER) {
+			if (ring_room(app_rings[i], 1) == 0)
+				rs[n++] = app_rings[i];
+		} else if (ring_avail(app_rings[i], 1) > 0)
+			pending = 1;
+	n_out = n;
 	if (!pending) {
 		s->races = 0;
-		for (i = 0; i < app_nports; i++) {
-			struct port *p = &app_ports[i];
-			if (!(p->flags & PORT_IN))
-				continue;
-			for (j = 0; j < p->nrings; j++)
-				if (!ring_eof(&p->rings[j]))
-					rs[n++] = &p->rings[j];
-		}
+		for (i = 0; i < app_nrings; i++)
+			if (app_rings[i]->side == RING_CONSUMER &&
+			    !ring_eof(app_rings[i]))
+				rs[n++] = app_rings[i];
 	} else if (++s->races < (n_out ? 2 : RACE_SPINS))
 		return;
 	else if (n_out == 0)
@@ -192,7 +180,7 @@ idle_wake_batch(uint32_t slots)
 int
 idle_flush(struct idle *s, int moved, uint64_t now)
 {
-	int i, j, woke = 0, all;
+	int i, woke = 0, all;
 
 	if (ring_wakes_pending == 0) {
 		s->pending_since = 0;
@@ -201,9 +189,8 @@ idle_flush(struct idle *s, int moved, uint64_t now)
 	if (s->pending_since == 0)
 		s->pending_since = now;
 	all = moved == 0 || now - s->pending_since >= WAKE_DEFER_NS;
-	for (i = 0; i < app_nports && ring_wakes_pending; i++)
-		for (j = 0; j < app_ports[i].nrings; j++)
-			woke |= ring_flush_wake(&app_ports[i].rings[j], all);
+	for (i = 0; i < app_nrings && ring_wakes_pending; i++)
+		woke |= ring_flush_wake(app_rings[i], all);
 	if (ring_wakes_pending == 0)
 		s->pending_since = 0;
 	return woke;

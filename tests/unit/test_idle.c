@@ -129,26 +129,20 @@ peer_later(void *va)
 static void
 test_race_full_output(void)
 {
-	static struct port ports[2];
+	static struct ring in, out, *rings[2] = { &in, &out };
 	struct ring in_peer, out_peer;
 	struct later l;
 	pthread_t th;
 	uint64_t slept;
 	double ms;
 
-	ports[0].flags = PORT_IN;
-	ports[0].nrings = 1;
-	ports[0].rings = calloc(1, sizeof(struct ring));
-	ports[1].flags = PORT_OUT;
-	ports[1].nrings = 1;
-	ports[1].rings = calloc(1, sizeof(struct ring));
-	ring_at(&ports[0].rings[0], "in", RING_CONSUMER);
+	ring_at(&in, "in", RING_CONSUMER);
 	ring_at(&in_peer, "in", RING_PRODUCER);
-	ring_at(&ports[1].rings[0], "out", RING_PRODUCER);
+	ring_at(&out, "out", RING_PRODUCER);
 	ring_at(&out_peer, "out", RING_CONSUMER);
-	app_ports = ports;
-	app_nports = 2;
-	put(&ports[1].rings[0], NSLOTS);	/* its consumer reads nothing */
+	app_rings = rings;
+	app_nrings = 2;
+	put(&out, NSLOTS);	/* its consumer reads nothing */
 
 	idle_until_look();
 	put(&in_peer, 1);	/* after the breath looked at the input */
@@ -166,15 +160,15 @@ test_race_full_output(void)
 	ok(slept == 1 && ms < 2500, "held again: it sleeps on the full "
 	    "output, and the release of a slot ends the sleep (%.1f ms)", ms);
 
-	ring_avail(&ports[0].rings[0], 1);
-	ring_release(&ports[0].rings[0], 1);
+	ring_avail(&in, 1);
+	ring_release(&in, 1);
 	idle_busy(&idle);
 	ring_release(&out_peer, ring_avail(&out_peer, NSLOTS));
 	ring_detach(&in_peer);
 	ring_detach(&out_peer);
 }
 
-/* After test_race_full_output: its ports, the output has room now. */
+/* After test_race_full_output: its rings, the output has room now. */
 static void
 test_races_in_a_row(void)
 {
@@ -189,8 +183,8 @@ test_races_in_a_row(void)
 		look(&slept);
 		total += slept;
 		/* The breath after takes the packet. */
-		ring_avail(&app_ports[0].rings[0], 1);
-		ring_release(&app_ports[0].rings[0], 1);
+		ring_avail(app_rings[0], 1);
+		ring_release(app_rings[0], 1);
 		idle_busy(&idle);
 	}
 	ok(total == 0, "12 races, each followed by a breath that moved the "
@@ -201,7 +195,7 @@ test_races_in_a_row(void)
 static void
 test_many_inputs(void)
 {
-	static struct port ports[1];
+	static struct ring in[NIN], *rings[NIN];
 	struct ring peer;
 	struct later l;
 	pthread_t th;
@@ -210,16 +204,14 @@ test_many_inputs(void)
 	double ms;
 	int i;
 
-	ports[0].flags = PORT_IN;
-	ports[0].nrings = NIN;
-	ports[0].rings = calloc(NIN, sizeof(struct ring));
 	for (i = 0; i < NIN; i++) {
 		snprintf(name, sizeof(name), "many%d", i);
-		ring_at(&ports[0].rings[i], name, RING_CONSUMER);
+		ring_at(&in[i], name, RING_CONSUMER);
+		rings[i] = &in[i];
 	}
 	ring_at(&peer, name, RING_PRODUCER);	/* the last */
-	app_ports = ports;
-	app_nports = 1;
+	app_rings = rings;
+	app_nrings = NIN;
 
 	idle_until_look();
 	l.r = &peer;
