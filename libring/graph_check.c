@@ -11,20 +11,6 @@
 #include "graph.h"
 #include "graph_int.h"
 
-/* Both stages have options (more words than the device) and they differ. */
-static int
-other_options(const struct stage *s, const struct stage *t)
-{
-	int a;
-
-	if (s->argc <= 1 || t->argc <= 1)
-		return 0;
-	for (a = 0; s->argc == t->argc && a < s->argc; a++)
-		if (strcmp(s->argv[a], t->argv[a]))
-			break;
-	return a < s->argc;
-}
-
 /*
  * Merge the stages that name the same device into one (DESIGN 4): each
  * later stage into the first, which keeps its place; the rest close up.
@@ -53,7 +39,11 @@ merge_devices(struct graph *g, char *errbuf, size_t errlen)
 		if (i == -1)
 			continue;
 		s = &g->stages[i];
-		if (other_options(s, t)) {
+		/* Both have options (more words than the device): other ones? */
+		for (k = 0; s->argc == t->argc && k < s->argc; k++)
+			if (strcmp(s->argv[k], t->argv[k]))
+				break;
+		if (s->argc > 1 && t->argc > 1 && k < s->argc) {
 			gr_fail(errbuf, errlen, t->pos, "%s %s declared again with "
 			    "other options (first at %d:%d)", t->app, t->argv[0],
 			    s->pos.line, s->pos.col);
