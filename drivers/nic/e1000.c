@@ -50,15 +50,10 @@
 #define  TCTL_COLD	(0x40u << 12)	/* full duplex */
 #define TIPG		0x0410
 #define  TIPG_COPPER	(10u | 8u << 10 | 6u << 20)
-#define RDBAL		0x2800
-#define RDBAH		0x2804
-#define RDLEN		0x2808
-#define RDH		0x2810
+#define RDBAL		0x2800		/* then BAH, LEN, H and T: see ring_regs */
 #define RDT		0x2818
 #define RDTR		0x2820
 #define TDBAL		0x3800
-#define TDBAH		0x3804
-#define TDLEN		0x3808
 #define TDH		0x3810
 #define TDT		0x3818
 #define RXCSUM		0x5000
@@ -213,6 +208,17 @@ link_up(struct e1000 *e)
 	wr(e, CTRL, c);
 }
 
+/* Base, length, head, tail: one layout from RDBAL and from TDBAL. */
+static void
+ring_regs(struct e1000 *e, uint32_t base, uint64_t phys)
+{
+	wr(e, base, (uint32_t)phys);
+	wr(e, base + 0x04, (uint32_t)(phys >> 32));
+	wr(e, base + 0x08, RING_BYTES);
+	wr(e, base + 0x10, 0);
+	wr(e, base + 0x18, 0);
+}
+
 /* The receiver is enabled only when the graph takes what it receives:
  * otherwise every frame would end as a missed packet. */
 static void
@@ -228,11 +234,7 @@ rx_init(struct e1000 *e, int enable, int promisc)
 	wr(e, RXCSUM, 0);	/* no checksum offload: we copy frames whole */
 	if (e->model->e1000e)	/* legacy, not extended, descriptors */
 		wr(e, RFCTL, rd(e, RFCTL) & ~RFCTL_EXTEN);
-	wr(e, RDBAL, (uint32_t)e->rxm.phys);
-	wr(e, RDBAH, (uint32_t)(e->rxm.phys >> 32));
-	wr(e, RDLEN, RING_BYTES);
-	wr(e, RDH, 0);
-	wr(e, RDT, 0);
+	ring_regs(e, RDBAL, e->rxm.phys);
 	wr(e, RDTR, 0);		/* no receive interrupt delay: we poll */
 	rctl = (enable ? RCTL_EN : 0) | RCTL_BAM | RCTL_SECRC;
 	if (promisc)
@@ -246,13 +248,15 @@ static void
 tx_init(struct e1000 *e)
 {
 	e1000_txq_init(&e->tx, e->txm.virt, e->txm.phys);
-	wr(e, TDBAL, (uint32_t)e->txm.phys);
-	wr(e, TDBAH, (uint32_t)(e->txm.phys >> 32));
-	wr(e, TDLEN, RING_BYTES);
-	wr(e, TDH, 0);
-	wr(e, TDT, 0);
+	ring_regs(e, TDBAL, e->txm.phys);
 	wr(e, TIPG, TIPG_COPPER);
 	wr(e, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
+}
+
+static int
+e1000_link(struct nic *nic)
+{
+	return (rd(nic->priv, STATUS) & STATUS_LU) != 0;
 }
 
 /* Also after a failed open: each part is let go if it was taken. */
@@ -312,13 +316,13 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	}
 	/* Auto-negotiation takes a moment; a link that stays down is
 	 * reported by the link hook and pauses transmission. */
-	for (k = 0; k < 300 && !(rd(e, STATUS) & STATUS_LU); k++)
+	for (k = 0; k < 300 && !e1000_link(nic); k++)
 		usleep(10000);
 	fprintf(stderr, "snb-nic: %s: %s (%04x:%04x) "
 	    "%02x:%02x:%02x:%02x:%02x:%02x, link %s\n", e->pci.addr,
 	    e->model->name, e->pci.vendor, e->pci.device, e->mac[0],
 	    e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5],
-	    rd(e, STATUS) & STATUS_LU ? "up" : "down");
+	    e1000_link(nic) ? "up" : "down");
 	return 0;
 }
 
@@ -361,14 +365,6 @@ e1000_stats(struct nic *nic)
 		if (hwstats[i].drop)
 			*nic->c.drop_kernel += v;
 	}
-}
-
-static int
-e1000_link(struct nic *nic)
-{
-	struct e1000 *e = nic->priv;
-
-	return (rd(e, STATUS) & STATUS_LU) != 0;
 }
 
 /* Let the device send what it holds (up to 100 ms), then reset it;
