@@ -39,7 +39,6 @@
  * kernel as soon as its last frame is read.
  */
 struct afp {
-	int			 fd;
 	unsigned char		*map;		/* BLOCK_NR blocks, or NULL */
 	uint32_t		 blk;
 	uint32_t		 left;
@@ -68,24 +67,24 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 	 * reassembled first so that they hash like the rest of their flow. */
 	fanout = (int)((unsigned)nic->fanout | (unsigned)(PACKET_FANOUT_HASH |
 	    PACKET_FANOUT_FLAG_DEFRAG) << 16);
-	if ((a->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0)) == -1)
+	if ((nic->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
 		goto fail;
 	if (nic->rx) {
 		what = "TPACKET_V3 ring";
-		if (setsockopt(a->fd, SOL_PACKET, PACKET_VERSION, &v3,
-		    sizeof(v3)) == -1 || setsockopt(a->fd, SOL_PACKET,
+		if (setsockopt(nic->fd, SOL_PACKET, PACKET_VERSION, &v3,
+		    sizeof(v3)) == -1 || setsockopt(nic->fd, SOL_PACKET,
 		    PACKET_RX_RING, &req, sizeof(req)) == -1)
 			goto fail;
 		a->map = mmap(NULL, (size_t)BLOCK_SIZE * BLOCK_NR,
-		    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, a->fd,
+		    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, nic->fd,
 		    0);
 		if (a->map == MAP_FAILED)
 			goto fail;
 		/* What we (or the host) send on the interface is not input. */
 		what = "PACKET_IGNORE_OUTGOING";
-		if (setsockopt(a->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
-		    sizeof(one)) == -1)
+		if (setsockopt(nic->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING,
+		    &one, sizeof(one)) == -1)
 			goto fail;
 	}
 	/*
@@ -96,27 +95,26 @@ afp_open(struct nic *nic, char *errbuf, size_t len)
 	 */
 	join = nic->fanout >= 0 && nic->rx;
 	what = "SO_ATTACH_FILTER";
-	if (join && setsockopt(a->fd, SOL_SOCKET, SO_ATTACH_FILTER, &none,
+	if (join && setsockopt(nic->fd, SOL_SOCKET, SO_ATTACH_FILTER, &none,
 	    sizeof(none)) == -1)
 		goto fail;
 	/* Protocol 0 until bind() to sll: nothing is queued before the ring
 	 * is set up.  A transmit-only socket stays at 0, receiving nothing. */
 	what = "bind";
-	if (bind(a->fd, (struct sockaddr *)&sll, sizeof(sll)) == -1)
+	if (bind(nic->fd, (struct sockaddr *)&sll, sizeof(sll)) == -1)
 		goto fail;
 	what = "--fanout";
-	if (join && setsockopt(a->fd, SOL_PACKET, PACKET_FANOUT, &fanout,
+	if (join && setsockopt(nic->fd, SOL_PACKET, PACKET_FANOUT, &fanout,
 	    sizeof(fanout)) == -1)
 		goto fail;
 	what = "SO_DETACH_FILTER";
-	if (join && setsockopt(a->fd, SOL_SOCKET, SO_DETACH_FILTER, &one,
+	if (join && setsockopt(nic->fd, SOL_SOCKET, SO_DETACH_FILTER, &one,
 	    sizeof(one)) == -1)
 		goto fail;
 	for (e = 0; e < APP_BURST; e++) {
 		a->msgs[e].msg_hdr.msg_iov = &a->iovs[e];
 		a->msgs[e].msg_hdr.msg_iovlen = 1;
 	}
-	nic->fd = a->fd;
 	return 0;
 fail:
 	if (a->map == MAP_FAILED)
@@ -219,7 +217,7 @@ afp_tx(struct nic *nic, struct ring *in, uint32_t n)
 		a->iovs[i].iov_len = nic_tx_len(in, p);
 	}
 	while (done < n) {
-		k = sendmmsg(a->fd, a->msgs + done, n - done, MSG_DONTWAIT);
+		k = sendmmsg(nic->fd, a->msgs + done, n - done, MSG_DONTWAIT);
 		if (k > 0) {
 			for (i = done; i < done + (uint32_t)k; i++)
 				*nic->c.tx_bytes += a->iovs[i].iov_len;
@@ -250,11 +248,10 @@ afp_tx(struct nic *nic, struct ring *in, uint32_t n)
 static void
 afp_check(struct nic *nic)
 {
-	struct afp *a = nic->priv;
 	socklen_t sl = sizeof(int);
 	int e = 0;
 
-	if (getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 &&
+	if (getsockopt(nic->fd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 &&
 	    (e == ENETDOWN || e == ENXIO))
 		nic_link_lost(nic);
 }
@@ -267,13 +264,12 @@ afp_stats(struct nic *nic)
 	struct tpacket_stats_v3 st = { 0 };
 	socklen_t sl = sizeof(st);
 
-	if (a->map == NULL)
-		return;
-	if (getsockopt(a->fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl) == 0)
+	if (a->map != NULL && getsockopt(nic->fd, SOL_PACKET,
+	    PACKET_STATISTICS, &st, &sl) == 0)
 		*nic->c.drop_kernel += st.tp_drops;
 }
 
-/* The socket is open: afp_open made it first. */
+/* The socket is open (or -1): afp_open made it first. */
 static void
 afp_release(struct nic *nic)
 {
@@ -281,7 +277,7 @@ afp_release(struct nic *nic)
 
 	if (a->map)
 		munmap(a->map, (size_t)BLOCK_SIZE * BLOCK_NR);
-	close(a->fd);
+	close(nic->fd);
 }
 
 const struct nic_ops afpacket_ops = {

@@ -50,7 +50,7 @@
 #define  TCTL_COLD	(0x40u << 12)	/* full duplex */
 #define TIPG		0x0410
 #define  TIPG_COPPER	(10u | 8u << 10 | 6u << 20)
-#define RDBAL		0x2800		/* then BAH, LEN, H and T: see ring_regs */
+#define RDBAL		0x2800		/* BAH, LEN, H, T follow: ring_regs */
 #define RDT		0x2818
 #define RDTR		0x2820
 #define TDBAL		0x3800

@@ -86,7 +86,6 @@ uint32_t
 e1000_tx_burst(struct e1000_txq *q, struct nic *nic, struct ring *in,
     uint32_t n)
 {
-	volatile struct tx_desc *d;
 	struct packet *p;
 	uint32_t i, len, used, t = q->tail;
 
@@ -103,14 +102,9 @@ e1000_tx_burst(struct e1000_txq *q, struct nic *nic, struct ring *in,
 			continue;
 		}
 		memcpy(q->buf + (size_t)t * BUF, p->data, len);
-		d = &q->desc[t];
-		d->addr = q->buf_phys + (uint64_t)t * BUF;
-		d->length = (uint16_t)len;
-		d->cso = 0;
-		d->css = 0;
-		d->special = 0;
-		d->status = 0;
-		d->cmd = TXD_EOP | TXD_IFCS | TXD_RS;
+		q->desc[t] = (struct tx_desc){ .addr = q->buf_phys +
+		    (uint64_t)t * BUF, .length = (uint16_t)len,
+		    .cmd = TXD_EOP | TXD_IFCS | TXD_RS };
 		t = (t + 1) % NDESC;
 		nic_tx_sent(nic, len);
 	}

@@ -322,8 +322,7 @@ tap_owner(void)
 	    strncmp(s->name, nic.ifname, sizeof(s->name)) != 0) {
 		s->magic = TAP_MAGIC;
 		s->theirs = (uint32_t)there;
-		memset(s->name, 0, sizeof(s->name));
-		strlcpy(s->name, nic.ifname, sizeof(s->name));
+		strncpy(s->name, nic.ifname, sizeof(s->name));	/* 0-padded */
 		app_state_commit();
 	} else if (s->theirs && !there)
 		errx(1, "%s: gone, and not ours to create: the tap was there "

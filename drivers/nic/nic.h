@@ -1,14 +1,10 @@
 /*
- * nic.h: the interface between snb-nic's generic part and its back-ends.
- *
- * nic.c parses the options, picks a back-end, runs the breath, watches the
- * link and owns the counters.  A back-end (afpacket.c, xdp.c, tap.c, and
- * the user-space PCI drivers e1000.c, virtio.c on pci.c) only opens a
- * device and moves bursts of frames between the kernel's (or the
- * hardware's) queues and ring slots (struct nic_ops).  A PCI back-end
- * ("pci:ADDR") has no kernel interface: nic->ifname holds the canonical
- * PCI address ("0000:00:04.0"), nic->fd stays -1 (the device is polled),
- * --promisc arrives as nic->promisc.
+ * nic.h: between snb-nic's generic part (nic.c: options, breath, link,
+ * counters) and its back-ends, which only open a device and move bursts of
+ * frames between its queues and ring slots (struct nic_ops).  A PCI
+ * back-end ("pci:ADDR") has no kernel interface: nic->ifname holds the
+ * canonical PCI address ("0000:00:04.0"), nic->fd stays -1 (the device is
+ * polled), --promisc arrives as nic->promisc.
  */
 #ifndef SNB_NIC_H
 #define SNB_NIC_H

@@ -23,7 +23,6 @@
 #define MAX_FRAME	65536	/* anything larger than a slot is dropped */
 
 struct tap {
-	int		 fd;
 	unsigned char	 scratch[MAX_FRAME];	/* frames we drop land here */
 };
 
@@ -31,14 +30,13 @@ static int
 tap_open(struct nic *nic, char *errbuf, size_t len)
 {
 	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
-	struct tap *t = nic->priv;
 	int e;
 
-	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (t->fd == -1)
+	nic->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (nic->fd == -1)
 		return nic_fail(errbuf, len, errno, "/dev/net/tun");
 	strlcpy(ifr.ifr_name, nic->ifname, sizeof(ifr.ifr_name));
-	if (ioctl(t->fd, TUNSETIFF, &ifr) == -1) {
+	if (ioctl(nic->fd, TUNSETIFF, &ifr) == -1) {
 		e = errno;
 		/* EINVAL: the name is taken by a device that is no tap (or
 		 * a tun); EBUSY: another process has the tap open. */
@@ -48,7 +46,6 @@ tap_open(struct nic *nic, char *errbuf, size_t len)
 	if ((e = nic_set_up(nic->ifname)) != 0)
 		return nic_fail(errbuf, len, e, "bringing %s up", nic->ifname);
 	nic->ifindex = (int)if_nametoindex(nic->ifname);
-	nic->fd = t->fd;
 	return 0;
 }
 
@@ -71,7 +68,7 @@ tap_rx(struct nic *nic, struct rx_burst *b)
 		}
 		iov[iovcnt].iov_base = t->scratch;
 		iov[iovcnt++].iov_len = sizeof(t->scratch);
-		if ((n = readv(t->fd, iov, iovcnt)) == -1) {
+		if ((n = readv(nic->fd, iov, iovcnt)) == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EBADFD || errno == ENODEV)
@@ -87,14 +84,13 @@ tap_rx(struct nic *nic, struct rx_burst *b)
 static uint32_t
 tap_tx(struct nic *nic, struct ring *in, uint32_t n)
 {
-	struct tap *t = nic->priv;
 	struct packet *p;
 	uint32_t i, len;
 
 	for (i = 0; i < n; i++) {
 		p = ring_peek(in, i);
 		len = nic_tx_len(in, p);
-		if (write(t->fd, p->data, len) == (ssize_t)len) {
+		if (write(nic->fd, p->data, len) == (ssize_t)len) {
 			nic_tx_sent(nic, len);
 			continue;
 		}
@@ -111,7 +107,7 @@ tap_tx(struct nic *nic, struct ring *in, uint32_t n)
 static void
 tap_release(struct nic *nic)
 {
-	close(((struct tap *)nic->priv)->fd);
+	close(nic->fd);
 }
 
 const struct nic_ops tap_ops = {

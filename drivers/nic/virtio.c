@@ -38,7 +38,7 @@ wr64(volatile unsigned char *b, uint32_t off, uint64_t v)
 }
 
 /* Write 0 to the status and wait (up to a second) for it to read 0. */
-int
+static int
 virtio_reset(struct virtio *v)
 {
 	int i;

@@ -86,7 +86,6 @@ struct virtio {
 #define R16(b, off)	(*(volatile uint16_t *)((b) + (off)))
 
 /* The transport, in virtio.c: 0 or an errno value with errbuf set. */
-int	virtio_reset(struct virtio *);			/* 0 or -1 */
 int	virtio_caps(struct virtio *, char *errbuf, size_t len);
 /* Reset (bus mastering off until then), acknowledge, agree on VERSION_1,
  * MAC, STATUS and what of extra the device offers (v->features says what

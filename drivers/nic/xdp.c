@@ -53,7 +53,6 @@ struct xdp {
 	struct xsk_ring_prod	 fill, tx;
 	struct xsk_ring_cons	 rx, comp;
 	unsigned char		*area;		/* the UMEM */
-	int			 fd;
 	uint32_t		 nfree;		/* tx frames in free[] */
 	uint64_t		 free[TX_FRAMES];
 	struct xdp_statistics	 last;		/* kernel's cumulative counts */
@@ -190,7 +189,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 			    " (%s)", lib_msg);
 		return e;
 	}
-	x->fd = xsk_socket__fd(x->xsk);
+	nic->fd = xsk_socket__fd(x->xsk);
 	for (i = 0; i < TX_FRAMES; i++)
 		x->free[i] = (uint64_t)(RX_FRAMES + i) * FRAME_SIZE;
 	x->nfree = TX_FRAMES;
@@ -198,7 +197,6 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 	x->fill_empty = app_counter("xdp-fill-empty");
 	x->fill_short = app_counter("xdp-fill-short");
 	x->tx_full = app_counter("xdp-tx-ring-full");
-	nic->fd = x->fd;
 	return 0;
 }
 
@@ -233,7 +231,7 @@ xdp_rx(struct nic *nic, struct rx_burst *b)
 	xsk_ring_cons__release(&x->rx, n);
 	xsk_ring_prod__submit(&x->fill, n);
 	if (xsk_ring_prod__needs_wakeup(&x->fill))
-		recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		recvfrom(nic->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
 
 /*
@@ -264,7 +262,7 @@ kick(struct nic *nic, struct xdp *x)
 	for (i = 0; i < KICKS && xsk_prod_nb_free(&x->tx, TXQ) < TXQ; i++) {
 		if (!xsk_ring_prod__needs_wakeup(&x->tx))
 			return;
-		if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) == 0)
+		if (sendto(nic->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) == 0)
 			continue;
 		if (errno == ENETDOWN || errno == ENXIO)
 			nic_link_lost(nic);
@@ -325,7 +323,7 @@ xdp_stats(struct nic *nic)
 	struct xdp_statistics st = { 0 };
 	socklen_t sl = sizeof(st);
 
-	if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &sl) == -1)
+	if (getsockopt(nic->fd, SOL_XDP, XDP_STATISTICS, &st, &sl) == -1)
 		return;
 	/* Cumulative in the kernel: add what is new since last time. */
 	*nic->c.drop_kernel += (st.rx_dropped - x->last.rx_dropped) +
