@@ -102,8 +102,12 @@ e1000_tx_burst(struct e1000_txq *q, struct nic *nic, struct ring *in,
 			continue;
 		}
 		memcpy(q->buf + (size_t)t * BUF, p->data, len);
-		q->desc[t] = (struct tx_desc){ .addr = q->buf_phys +
-		    (uint64_t)t * BUF, .length = (uint16_t)len,
+		/* Plain stores: the device reads it only after the tail write
+		 * (the fence below); volatile, it is built on the stack and
+		 * copied. */
+		*(struct tx_desc *)&q->desc[t] = (struct tx_desc){
+		    .addr = q->buf_phys + (uint64_t)t * BUF,
+		    .length = (uint16_t)len,
 		    .cmd = TXD_EOP | TXD_IFCS | TXD_RS };
 		t = (t + 1) % NDESC;
 		nic_tx_sent(nic, len);
