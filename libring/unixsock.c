@@ -1,6 +1,7 @@
 /*
  * unixsock.c: a device app's UNIX socket (see unixsock.h).
  */
+#include <sys/epoll.h>
 #include <sys/stat.h>
 
 #include <err.h>
@@ -156,4 +157,21 @@ fd_is_eventfd(int fd)
 		return 0;
 	return (fl = fcntl(fd, F_GETFL)) != -1 &&
 	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+void
+epoll_set(int ep, int op, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (fd >= 0 && epoll_ctl(ep, op, fd, &ev) == -1 && op != EPOLL_CTL_DEL)
+		err(1, "epoll_ctl");
+}
+
+void
+closefd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }

@@ -59,5 +59,10 @@ int	unix_take_fds(struct msghdr *mh, int *fds, int *n, int max);
  * stall the breathe loop; 0 otherwise.
  */
 int	fd_is_eventfd(int fd);
+/* fd (if >= 0) into or out of epoll set ep, for reading; an add must work,
+ * a delete may fail (a closed fd is out of the set already). */
+void	epoll_set(int ep, int op, int fd);
+/* Close *fd if open, and mark it closed (-1). */
+void	closefd(int *fd);
 
 #endif

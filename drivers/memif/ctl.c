@@ -25,23 +25,6 @@ int ever_up;
 uint64_t last_ctl;
 static uint64_t retry_at, retry_ns = RETRY_MIN_NS;
 
-void
-epoll_set(int op, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	if (fd >= 0 && epoll_ctl(epfd, op, fd, &ev) == -1 && op != EPOLL_CTL_DEL)
-		err(1, "epoll_ctl");
-}
-
-void
-closefd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /* --- control socket --- */
 
 static int
@@ -102,7 +85,7 @@ conn_down(const char *reason, const char *fmt, ...)
 	fprintf(stderr, "snb-memif: %s: %s\n", sock.name, why);
 	if (conn.state == C_UP)
 		(*cnt.disconnects)++;
-	epoll_set(EPOLL_CTL_DEL, conn.fd);
+	epoll_set(epfd, EPOLL_CTL_DEL, conn.fd);
 	closefd(&conn.fd);
 	release_memory();
 	conn.state = C_DOWN;
@@ -346,7 +329,7 @@ conn_setup(int fd)
 	memset(&conn.s, 0, sizeof(conn.s));	/* MEMIF_S_HELLO_SENT */
 	conn.s.id = id;
 	memcpy(conn.s.secret, secret, sizeof(conn.s.secret));
-	epoll_set(EPOLL_CTL_ADD, fd);
+	epoll_set(epfd, EPOLL_CTL_ADD, fd);
 }
 
 static void

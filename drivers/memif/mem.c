@@ -46,7 +46,7 @@ release_memory(void)
 	memset(conn.reg, 0, sizeof(conn.reg));
 	conn.mem_lost = 0;	/* what faulted is unmapped */
 	for (i = 0; i < MEMIF_MAX_RINGS; i++) {
-		epoll_set(EPOLL_CTL_DEL, conn.rx[i].efd);
+		epoll_set(epfd, EPOLL_CTL_DEL, conn.rx[i].efd);
 		closefd(&conn.rx[i].efd);
 		closefd(&conn.tx[i].efd);
 	}
@@ -107,7 +107,7 @@ master_connect(char *why, size_t whylen)
 		atomic_store_explicit(r_tail(r), 0, memory_order_release);
 		if (i < conn.nrx) {
 			*r_flags(r) = 0;
-			epoll_set(EPOLL_CTL_ADD, r->efd);
+			epoll_set(epfd, EPOLL_CTL_ADD, r->efd);
 		}
 	}
 	return 0;
@@ -183,6 +183,6 @@ slave_memory(uint8_t log2, char *why, size_t whylen)
 		slave_post(r, 0, (uint16_t)n);
 	}
 	conn.s.ns2m = conn.s.nm2s = 1;
-	epoll_set(EPOLL_CTL_ADD, conn.rx[0].efd);
+	epoll_set(epfd, EPOLL_CTL_ADD, conn.rx[0].efd);
 	return 0;
 }

@@ -440,7 +440,7 @@ memif_start(void)
 {
 	if (master) {
 		unix_sock_listen(&sock, SOCK_SEQPACKET | SOCK_NONBLOCK, 4);
-		epoll_set(EPOLL_CTL_ADD, sock.fd);
+		epoll_set(epfd, EPOLL_CTL_ADD, sock.fd);
 	}
 }
 

@@ -125,8 +125,6 @@ void	wake_by(uint64_t t);
 
 /* ctl.c */
 void	control(uint64_t now, int wait_ms);	/* sockets, fds, timers */
-void	epoll_set(int op, int fd);
-void	closefd(int *fd);
 void	conn_down(const char *reason, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	bad_ring(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

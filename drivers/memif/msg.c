@@ -55,8 +55,11 @@ string(unsigned char *wire, char *s, size_t n, int enc)
 #define F(off, f)	field(b + (off), &(f), sizeof(f), enc)
 #define S(off, s)	string(b + (off), (s), sizeof(s) - 1, enc)
 
-/* The payload of m at b: read (enc 0) or written (enc 1). */
-static void
+/*
+ * The payload of m at b: read (enc 0) or written (enc 1).  Returns the
+ * message's packed size, the type included: the least a peer may send.
+ */
+static size_t
 walk(struct memif_msg *m, unsigned char *b, int enc)
 {
 	switch (m->type) {
@@ -68,18 +71,18 @@ walk(struct memif_msg *m, unsigned char *b, int enc)
 		F(P + 38, m->hello.max_m2s_ring);
 		F(P + 40, m->hello.max_s2m_ring);
 		F(P + 42, m->hello.max_log2_ring_size);
-		break;
+		return P + 43;
 	case MEMIF_MSG_INIT:
 		F(P, m->init.version);
 		F(P + 2, m->init.id);
 		F(P + 6, m->init.mode);
 		S(P + 7, m->init.secret);
 		S(P + 31, m->init.name);
-		break;
+		return P + 63;
 	case MEMIF_MSG_ADD_REGION:
 		F(P, m->add_region.index);
 		F(P + 2, m->add_region.size);
-		break;
+		return P + 10;
 	case MEMIF_MSG_ADD_RING:
 		F(P, m->add_ring.flags);
 		F(P + 2, m->add_ring.index);
@@ -87,47 +90,36 @@ walk(struct memif_msg *m, unsigned char *b, int enc)
 		F(P + 6, m->add_ring.offset);
 		F(P + 10, m->add_ring.log2_ring_size);
 		F(P + 11, m->add_ring.private_hdr_size);
-		break;
+		return P + 13;
 	case MEMIF_MSG_CONNECT:
 	case MEMIF_MSG_CONNECTED:
 		S(P, m->connect.name);
-		break;
+		return P + 32;
 	case MEMIF_MSG_DISCONNECT:
 		F(P, m->disconnect.code);
 		S(P + 4, m->disconnect.reason);
-		break;
+		return P + 100;
 	}
+	return P;		/* ACK */
 }
-
-/* Smallest message of each type: the type plus its packed payload. */
-static const size_t min_len[] = {
-	[MEMIF_MSG_ACK] = P,
-	[MEMIF_MSG_HELLO] = P + 32 + 2 * 5 + 1,
-	[MEMIF_MSG_INIT] = P + 2 + 4 + 1 + 24 + 32,
-	[MEMIF_MSG_ADD_REGION] = P + 2 + 8,
-	[MEMIF_MSG_ADD_RING] = P + 2 * 3 + 4 + 1 + 2,
-	[MEMIF_MSG_CONNECT] = P + 32,
-	[MEMIF_MSG_CONNECTED] = P + 32,
-	[MEMIF_MSG_DISCONNECT] = P + 4 + 96,
-};
 
 int
 memif_msg_decode(const void *buf, size_t len, struct memif_msg *m,
     char *why, size_t whylen)
 {
-	const unsigned char *b = buf;
+	unsigned char b[MEMIF_MSG_SIZE] = { 0 };
 
 	memset(m, 0, sizeof(*m));
 	if (len < P || len > MEMIF_MSG_SIZE)
 		return WHY("message of %zu bytes (expected %d)", len,
 		    MEMIF_MSG_SIZE);
+	memcpy(b, buf, len);	/* zero-padded: walk() reads its whole size */
 	memcpy(&m->type, b, 2);
 	if (m->type == MEMIF_MSG_NONE || m->type > MEMIF_MSG_DISCONNECT)
 		return WHY("unknown message type %u", m->type);
-	if (len < min_len[m->type])
+	if (len < walk(m, b, 0))
 		return WHY("message type %u: %zu bytes, too short", m->type,
 		    len);
-	walk(m, (unsigned char *)b, 0);
 	if (m->type == MEMIF_MSG_HELLO &&
 	    m->hello.min_version > m->hello.max_version)
 		return WHY("HELLO: versions %#x..%#x",
@@ -140,7 +132,7 @@ memif_msg_encode(const struct memif_msg *m, unsigned char b[MEMIF_MSG_SIZE])
 {
 	memset(b, 0, MEMIF_MSG_SIZE);
 	memcpy(b, &m->type, 2);
-	walk((struct memif_msg *)m, b, 1);	/* enc: m is only read */
+	(void)walk((struct memif_msg *)m, b, 1);	/* enc: m is only read */
 }
 
 void

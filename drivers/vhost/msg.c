@@ -59,14 +59,6 @@ fail(struct vu_dev *d, const char *fmt, ...)
 	return -1;
 }
 
-static void
-close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /*
  * The one place a kick fd comes and goes.  A frontend keeps its own copy
  * of the fd it sent us, so closing ours would not take the file out of an
@@ -77,23 +69,17 @@ static int
 set_kick(struct vu_dev *d, int q, int fd)
 {
 	struct vu_vring *vq = &d->vq[q];
-	struct epoll_event ev;
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 	int watched = d->watch_ep >= 0 && q == d->watch_q;
 
-	if (vq->kick >= 0) {
-		if (watched)
-			epoll_ctl(d->watch_ep, EPOLL_CTL_DEL, vq->kick, NULL);
-		close(vq->kick);
-	}
+	if (watched)
+		epoll_set(d->watch_ep, EPOLL_CTL_DEL, vq->kick);
+	closefd(&vq->kick);
 	vq->kick = fd;
 	if (fd < 0 || !watched)
 		return 0;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.fd = fd;
 	if (epoll_ctl(d->watch_ep, EPOLL_CTL_ADD, fd, &ev) == -1) {
-		close(fd);
-		vq->kick = -1;
+		closefd(&vq->kick);
 		return fail(d, "queue %d: kick fd: epoll_ctl: %s", q,
 		    strerror(errno));
 	}
@@ -106,7 +92,7 @@ vring_clear(struct vu_dev *d, int q)
 	struct vu_vring *vq = &d->vq[q];
 
 	set_kick(d, q, -1);
-	close_fd(&vq->call);
+	closefd(&vq->call);
 	memset(vq, 0, sizeof(*vq));
 	vq->kick = vq->call = -1;
 }
@@ -326,7 +312,7 @@ set_vring_fd(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	}
 	/* ERR's fd is checked, then closed: we report no errors on it. */
 	if (m->request == VU_SET_VRING_CALL) {
-		close_fd(&d->vq[i].call);
+		closefd(&d->vq[i].call);
 		d->vq[i].call = want ? fds[0] : -1;
 	}
 	return 0;
@@ -346,12 +332,13 @@ vu_check_header(struct vu_dev *d, const struct vu_msg *m)
 	return 0;
 }
 
-static void
+static int
 reply_u64(struct vu_msg *reply, size_t *len, uint64_t v)
 {
 	reply->p.u64 = v;
 	reply->size = 8;
 	*len = VU_HDR_SIZE + 8;
+	return 0;
 }
 
 static int
@@ -373,8 +360,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		return -1;
 	switch (m->request) {
 	case VU_GET_FEATURES:
-		reply_u64(reply, rlen, VU_FEATURES);
-		return 0;
+		return reply_u64(reply, rlen, VU_FEATURES);
 	case VU_SET_FEATURES:
 		if (v & ~VU_FEATURES)
 			return fail(d, "SET_FEATURES %#llx: not offered",
@@ -386,8 +372,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		    (1ULL << VIRTIO_NET_F_MRG_RXBUF))) ? 12 : 10;
 		return 0;
 	case VU_GET_PROTOCOL_FEATURES:
-		reply_u64(reply, rlen, VU_PROTOCOL_FEATURES);
-		return 0;
+		return reply_u64(reply, rlen, VU_PROTOCOL_FEATURES);
 	case VU_SET_PROTOCOL_FEATURES:
 		if (v & ~VU_PROTOCOL_FEATURES)
 			return fail(d, "SET_PROTOCOL_FEATURES %#llx: not "
@@ -395,8 +380,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		d->proto = v;
 		return 0;
 	case VU_GET_QUEUE_NUM:
-		reply_u64(reply, rlen, 1);	/* queue pairs */
-		return 0;
+		return reply_u64(reply, rlen, 1);
 	case VU_RESET_OWNER:
 		/* Deprecated; QEMU sends it on stop.  Forget the queues. */
 		for (i = 0; i < VU_NQUEUES; i++)
@@ -451,8 +435,7 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		d->status = (uint8_t)v;
 		return 0;
 	case VU_GET_STATUS:
-		reply_u64(reply, rlen, d->status);
-		return 0;
+		return reply_u64(reply, rlen, d->status);
 	default:
 		return fail(d, "unsupported request %u", m->request);
 	}

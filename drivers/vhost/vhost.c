@@ -84,16 +84,6 @@ vhost_init(int argc, char **argv)
 	trace = getenv("SNB_VHOST_TRACE") != NULL;
 }
 
-/* A delete may fail: the fd may already be closed (and so gone). */
-static void
-ep_ctl(int op, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	if (epoll_ctl(ep_fd, op, fd, &ev) == -1 && op != EPOLL_CTL_DEL)
-		err(1, "epoll_ctl");
-}
-
 /* The listening socket, and the epoll set it is in while no one is connected. */
 static void
 start_listening(void)
@@ -101,7 +91,7 @@ start_listening(void)
 	unix_sock_listen(&sock, SOCK_STREAM, 1);
 	if ((ep_fd = epoll_create1(EPOLL_CLOEXEC)) == -1)
 		err(1, "epoll_create1");
-	ep_ctl(EPOLL_CTL_ADD, sock.fd);
+	epoll_set(ep_fd, EPOLL_CTL_ADD, sock.fd);
 	app_wait_fd(ep_fd, POLLIN);
 	dev.watch_ep = ep_fd;	/* the transmit queue's kicks */
 	dev.watch_q = 1;
@@ -113,13 +103,12 @@ drop_frontend(const char *why, const char *detail)
 	if (conn_fd == -1)
 		return;
 	logmsg(why, detail);	/* before the reset: detail may be dev.err */
-	ep_ctl(EPOLL_CTL_DEL, conn_fd);
-	close(conn_fd);
-	conn_fd = -1;
+	epoll_set(ep_fd, EPOLL_CTL_DEL, conn_fd);
+	closefd(&conn_fd);
 	vu_rx_clear(&rx);
 	vu_reset(&dev);
 	(*c.disconnects)++;
-	ep_ctl(EPOLL_CTL_ADD, sock.fd);
+	epoll_set(ep_fd, EPOLL_CTL_ADD, sock.fd);
 }
 
 static void
@@ -135,8 +124,8 @@ accept_frontend(void)
 		return;
 	}
 	conn_fd = fd;	/* dev and rx are fresh: see drop_frontend */
-	ep_ctl(EPOLL_CTL_DEL, sock.fd);
-	ep_ctl(EPOLL_CTL_ADD, conn_fd);
+	epoll_set(ep_fd, EPOLL_CTL_DEL, sock.fd);
+	epoll_set(ep_fd, EPOLL_CTL_ADD, conn_fd);
 	(*c.connects)++;
 	logmsg("frontend connected%s", "");
 }
@@ -362,12 +351,9 @@ vhost_stop(int eof)
 {
 	if (!started)
 		return;
-	if (conn_fd >= 0) {
-		close(conn_fd);
-		conn_fd = -1;
-		vu_rx_clear(&rx);
-		vu_reset(&dev);
-	}
+	closefd(&conn_fd);
+	vu_rx_clear(&rx);
+	vu_reset(&dev);
 	unix_sock_close(&sock);
 }
 
