@@ -192,8 +192,8 @@ fuzz:
 	build/fuzz_frames -max_total_time=$(FUZZ_SECONDS) build/fuzz-frames-corpus
 	@mkdir -p build/fuzz-vhost-corpus
 	clang $(FUZZ_CFLAGS) -Idrivers/vhost fuzz/vhost_msg_fuzz.c \
-	    drivers/vhost/msg.c drivers/vhost/recv.c \
-	    drivers/vhost/virtq.c libring/*.c -lpcap -lbsd -o build/fuzz_vhost
+	    drivers/vhost/msg.c drivers/vhost/virtq.c libring/*.c -lpcap -lbsd \
+	    -o build/fuzz_vhost
 	build/fuzz_vhost -max_total_time=$(FUZZ_SECONDS) build/fuzz-vhost-corpus \
 	    fuzz/corpus/vhost
 	@mkdir -p build/fuzz-memif-corpus

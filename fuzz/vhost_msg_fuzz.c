@@ -8,8 +8,7 @@
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined \
  *	    -fno-sanitize-recover=undefined -Ilibring -Idrivers/vhost \
- *	    fuzz/vhost_msg_fuzz.c drivers/vhost/msg.c drivers/vhost/recv.c \
- *	    drivers/vhost/virtq.c \
+ *	    fuzz/vhost_msg_fuzz.c drivers/vhost/msg.c drivers/vhost/virtq.c \
  *	    (every libring .c file) -lpcap -lbsd -o build/fuzz_vhost
  *	build/fuzz_vhost -max_total_time=600 build/fuzz-vhost-corpus \
  *	    fuzz/corpus/vhost
@@ -27,7 +26,7 @@
  *		     queue, as the driver would with both queues live
  *	op % 8 == 3  the frontend disconnects (vu_reset)
  *	op % 8 == 4  a request through the socket, as the driver receives it
- *		     (recv.c): [chunk:1][fds:1][header:12][payload], sent in
+ *		     (msg.c): [chunk:1][fds:1][header:12][payload], sent in
  *		     pieces of 1 + chunk * 17 bytes, each piece read as far as
  *		     it goes; fds % 16 descriptors (up to 9: one more than a
  *		     request may carry) ride on the first piece, of the kind
@@ -68,7 +67,6 @@
 #include "fuzz.h"
 #include "memguard.h"
 #include "msg.h"
-#include "recv.h"
 #include "vhost.h"
 
 #define MEM_SIZE	65536

@@ -11,8 +11,8 @@
  * (VRING_USED_F_NO_NOTIFY): when the frontend has no buffers for us we
  * poll briefly instead (app_wake_at).
  *
- * recv.c receives control requests without ever waiting for one, msg.c
- * parses and applies them, virtq.c moves frames.
+ * msg.c receives control requests without ever waiting for one, parses
+ * and applies them; virtq.c moves frames.
  */
 #define _GNU_SOURCE		/* accept4 */
 #include <sys/epoll.h>
@@ -28,7 +28,6 @@
 
 #include "forward.h"
 #include "memguard.h"
-#include "recv.h"
 #include "unixsock.h"
 #include "vhost.h"
 
@@ -116,7 +115,7 @@ accept_frontend(void)
 {
 	int fd;
 
-	/* Non-blocking: see recv.h. */
+	/* Non-blocking: see vu_rx_read() in msg.h. */
 	if ((fd = accept4(sock.fd, NULL, NULL, SOCK_CLOEXEC |
 	    SOCK_NONBLOCK)) == -1) {
 		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)

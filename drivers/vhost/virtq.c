@@ -33,7 +33,6 @@
 
 /* Where we are in one descriptor chain. */
 struct chain {
-	const struct vu_dev	*d;
 	const struct vring_desc	*tbl;	/* the queue's table or an indirect one */
 	uint32_t	 tsize;		/* entries in tbl */
 	uint32_t	 hops;		/* descriptors followed: <= tsize */
@@ -91,7 +90,6 @@ chain_start(struct vu_dev *d, struct vu_vring *vq, struct chain *c,
 {
 	struct vring_desc desc;
 
-	c->d = d;
 	c->write = write;
 	c->hops = 0;
 	c->tbl = vq->desc;
