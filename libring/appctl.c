@@ -119,27 +119,25 @@ app_ctl_sync(void (*fn)(void *), void *arg)
 	}
 }
 
-/* Run a request; the reply in a malloc'd string. */
+/* Run a request; the reply in a malloc'd string ("error: " cut if ok). */
 static char *
 serve(int argc, char **argv)
 {
-	char *body = NULL, *reply;
+	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
 	int rc;
 
 	if ((f = open_memstream(&body, &len)) == NULL)
 		return NULL;
+	fputs("error: ", f);
 	rc = argc == 0 ? (fprintf(f, "empty request\n"), -1) :
 	    handler(argc, argv, f);
 	if (fclose(f) == EOF)
 		return NULL;
 	if (rc == 0)
-		return body;
-	if (asprintf(&reply, "error: %s", body) == -1)
-		reply = NULL;
-	free(body);
-	return reply;
+		memmove(body, body + 7, len - 6);	/* and the NUL */
+	return body;
 }
 
 /* At EOF: the words, each ending in NUL; a full buffer gets no reply. */
