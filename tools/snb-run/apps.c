@@ -7,7 +7,6 @@
  * --describe; the tools (snb-run, snb-ctl, snb-top, snb-ps) are not apps.
  */
 #define _GNU_SOURCE
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -304,13 +303,8 @@ check_stages(const char *where)
 			break;
 		j = (head + n) % CHECK_PARALLEL;
 		run[j].stage = i;
-		if ((run[j].err = memfd_create("snb-run-check", MFD_CLOEXEC)) ==
-		    -1)
-			err(1, "memfd_create");
-		spawn_stderr = run[j].err;
-		run[j].pid = spawn(i, procs[i].path, g.stages[i].argv,
-		    g.stages[i].argc, NULL, NULL, NULL);
-		spawn_stderr = -1;
+		run[j].pid = spawn(i, procs[i].kind->path, g.stages[i].argv,
+		    g.stages[i].argc, NULL, &run[j].err, NULL);
 		n++;
 	}
 	for (j = 0; j < nkeys; j++)

@@ -154,7 +154,7 @@ static void
 input(struct srv_client *c, int end)
 {
 	char *w[4] = { NULL, NULL, NULL, NULL }, *p;
-	int n = 0, i, k, *copies = NULL;
+	int n = 0, i, k;
 
 	if (!end)
 		return;
@@ -174,8 +174,7 @@ input(struct srv_client *c, int end)
 		ctl_reply(c->id, "ok: stopping %s\n",
 		    strrchr(graph_dir, '/') + 1);
 		stop_requested = 1;
-	} else if ((i = find_stage(w[1])) == -1 &&
-	    (k = roll_copies(w[1], &copies)) == 0)
+	} else if ((i = find_stage(w[1])) == -1 && roll_copy(w[1], 0) == -1)
 		no_stage(c->id, w[1]);
 	else if (graph_stopping())	/* its stages are leaving */
 		ctl_reply(c->id, "error: the graph is stopping\n");
@@ -188,5 +187,4 @@ input(struct srv_client *c, int end)
 		op_swap(i, w[2], c->id);
 	else
 		op_restart(i, c->id);
-	free(copies);
 }

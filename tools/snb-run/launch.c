@@ -4,6 +4,7 @@
  * behind when it exits (how it left, the state of its rings).
  */
 #define _GNU_SOURCE
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,9 +26,6 @@
 #include "rundir.h"
 #include "run.h"
 #include "stage.h"
-
-/* >= 0: the next spawned stage's standard error (snb-run -c's checks). */
-int		 spawn_stderr = -1;
 
 /* One read-write view per link: close a dead producer's ring, forget. */
 static struct ring	*owners;
@@ -237,7 +235,8 @@ arg(char **argv, int *a, const char *fmt, ...)
  * process speaks to us, its reading end (non-blocking) into *told; with
  * prev, its predecessor's stage file, it starts in standby (a swap),
  * without, it only says when it has taken over (a restart).  stats NULL:
- * only check the words (--snb-check, snb-run -c), the rings need not exist.
+ * only check the words (--snb-check, snb-run -c), the rings need not exist;
+ * its standard error goes to a memfd, returned in *told.
  */
 pid_t
 spawn(int i, const char *exe, char **words, int nwords, const char *stats,
@@ -257,13 +256,15 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 		err(1, NULL);
 	argv[a++] = (char *)exe;
 	arg(argv, &a, "--snb-label=%s", s->label);
-	if (stats == NULL)
+	if (stats == NULL) {
 		arg(argv, &a, "--snb-check=%u:%u", ring_slots, ring_capacity);
-	else {
+		if ((*told = memfd_create("snb-run-check", MFD_CLOEXEC)) == -1)
+			err(1, "memfd_create");
+	} else {
 		arg(argv, &a, "--snb-stats=%s", stats);
 		arg(argv, &a, "--snb-restarts=%d", procs[i].restarts);
 	}
-	if (told != NULL) {
+	if (told != NULL && stats != NULL) {
 		if (pipe2(fds, O_CLOEXEC) == -1)
 			err(1, "pipe");
 		/* Only the child's end survives exec. */
@@ -296,13 +297,13 @@ spawn(int i, const char *exe, char **words, int nwords, const char *stats,
 			_exit(1);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (spawn_stderr >= 0)
-			dup2(spawn_stderr, 2);
+		if (stats == NULL)
+			dup2(*told, 2);
 		execv(argv[0], argv);
 		warn("%s", argv[0]);
 		_exit(127);
 	}
-	if (told != NULL) {
+	if (told != NULL && stats != NULL) {
 		close(fds[1]);
 		fcntl(fds[0], F_SETFL, O_NONBLOCK);
 		*told = fds[0];
@@ -327,7 +328,7 @@ start_stage(int i, int told)
 	int fd = -1;
 
 	stage_path(i, stats, sizeof(stats));
-	procs[i].pid = spawn(i, procs[i].path, g.stages[i].argv,
+	procs[i].pid = spawn(i, procs[i].kind->path, g.stages[i].argv,
 	    g.stages[i].argc, stats, told ? &fd : NULL, NULL);
 	procs[i].done = 0;
 	procs[i].leaving = 0;

@@ -117,18 +117,9 @@ read_graph(const char *file, int argc, char **argv)
 		errx(2, "%s%s", graph_where, errbuf);
 }
 
-/*
- * The apps a graph uses, each found and asked --describe once: a graph of
- * thousands of stages has a handful of apps.
- */
-struct app_kind {
-	struct app_kind	*next;
-	char		 name[APP_NAME_MAX];
-	char		 path[PATH_MAX];
-	struct app_info	 info;
-};
-static struct app_kind	*kinds;
+struct app_kind	*kinds;
 
+/* The app stage s runs (run.h). */
 static struct app_kind *
 kind_of(const struct stage *s)
 {
@@ -176,9 +167,7 @@ check_graph(void)
 		errx(2, "%s%s", graph_where, errbuf);
 	/* Stages may have merged (devices): nstages may be smaller now. */
 	for (i = 0; i < g.nstages; i++)
-		if ((procs[i].path = strdup(kind_of(&g.stages[i])->path)) ==
-		    NULL)
-			err(1, NULL);
+		procs[i].kind = kind_of(&g.stages[i]);
 }
 
 /* -n NAME, or one made of the file's name (or "graph") and our pid. */
@@ -358,10 +347,6 @@ main(int argc, char **argv)
 		stage_totals();
 	cleanup();
 	close(lock);
-	for (i = 0; i < g.nstages; i++) {
-		free(procs[i].swap_info);
-		free(procs[i].path);
-	}
 	graph_free(&g);
 	free(procs);
 	while ((k = kinds) != NULL) {

@@ -79,8 +79,8 @@ static struct {
 	uint64_t	 deadline, t0;
 	char		**words;	/* the replacement: app, args */
 	int		 nwords;
-	struct app_info	*info;
-	char		 path[PATH_MAX], stats[PATH_MAX], tmp[PATH_MAX];
+	struct app_kind	*kind;		/* the replacement's app */
+	char		 stats[PATH_MAX], tmp[PATH_MAX];
 	size_t		 msglen;
 	char		 msg[4096];	/* what the replacement said */
 	size_t		 desclen;
@@ -128,7 +128,7 @@ op_end(int sig, const char *fmt, ...)
 	vsnprintf(reply, sizeof(reply), fmt, ap);
 	va_end(ap);
 	graph_words_free(op.words);
-	free(op.info);
+	free(op.kind);
 	memset(&op, 0, sizeof(op));	/* OP_NONE, nothing said */
 	op.fd = -1;
 	/* Last: a rolling swap may start on its next copy from here. */
@@ -185,8 +185,8 @@ replacement(int i, const char *spec, char *why, size_t len)
 			return -1;
 		}
 	}
-	if (op.nwords == 0 || find_app(op.words[0], op.path, sizeof(op.path),
-	    near, sizeof(near)) == -1) {
+	if (op.nwords == 0 || find_app(op.words[0], op.kind->path,
+	    sizeof(op.kind->path), near, sizeof(near)) == -1) {
 		/* As the graph says it: the nearest installed app. */
 		if (near[0])
 			snprintf(why, len, "unknown app '%s' (did you mean "
@@ -212,25 +212,24 @@ fits(int i, int status, char *why, size_t len)
 	struct misfit m;
 	struct link *l;
 
-	if ((op.info = calloc(1, sizeof(*op.info))) == NULL)
-		err(1, NULL);
 	op.desc[op.desclen] = '\0';
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		snprintf(why, len, "%s --describe failed; %s keeps running",
-		    op.path, label);
-	else if (app_info_parse(op.info, op.desc, e, sizeof(e)) == -1)
+		    op.kind->path, label);
+	else if (app_info_parse(&op.kind->info, op.desc, e, sizeof(e)) == -1)
 		snprintf(why, len, "%s; %s keeps running", e, label);
-	else if (graph_stage_fit(&g, i, op.info, NULL, g.nlinks, &m) == 0)
+	else if (graph_stage_fit(&g, i, &op.kind->info, NULL, g.nlinks,
+	    &m) == 0)
 		return 0;
 	else if (m.link >= 0) {
 		l = &g.links[m.link];
 		snprintf(why, len, "%s has no %s port '%s'; %s keeps running",
-		    op.info->app, m.out ? "output" : "input", m.out ?
+		    op.kind->info.app, m.out ? "output" : "input", m.out ?
 		    l->from_port : l->to_port, label);
 	} else
 		snprintf(why, len, "%s needs its %s port '%s' connected; %s "
-		    "keeps running", op.info->app, m.out ? "output" : "input",
-		    op.info->ports[m.port].name, label);
+		    "keeps running", op.kind->info.app, m.out ? "output" :
+		    "input", op.kind->info.ports[m.port].name, label);
 	return -1;
 }
 
@@ -241,11 +240,13 @@ op_swap(int i, const char *spec, int client)
 
 	if (op_start(i, client, 0) == -1)
 		return;
+	if ((op.kind = calloc(1, sizeof(*op.kind))) == NULL)
+		err(1, NULL);
 	if (replacement(i, spec, why, sizeof(why)) == -1) {
 		op_end(0, "error: %s\n", why);
 		return;
 	}
-	op.describer = describe_spawn(op.path, &op.fd);
+	op.describer = describe_spawn(op.kind->path, &op.fd);
 	fcntl(op.fd, F_SETFL, O_NONBLOCK);
 	op.state = OP_DESCRIBE;
 	op.deadline = now_ms() + DESCRIBE_MS;
@@ -264,7 +265,7 @@ standby(int status)
 	}
 	stage_path(i, op.stats, sizeof(op.stats));
 	snprintf(op.tmp, sizeof(op.tmp), "%s.new", op.stats);
-	op.new = spawn(i, op.path, op.words + 1, op.nwords - 1, op.tmp,
+	op.new = spawn(i, op.kind->path, op.words + 1, op.nwords - 1, op.tmp,
 	    &op.fd, op.stats);
 	op.state = OP_STANDBY;
 	op.deadline = now_ms() + OP_READY_MS;
@@ -402,9 +403,6 @@ take_over(void)
 	p->pid = op.new;
 	p->leaving = 0;
 	p->started = now_ms();
-	free(p->path);
-	if ((p->path = strdup(op.path)) == NULL)
-		err(1, NULL);
 	graph_words_free(s->argv);
 	strlcpy(s->app, op.words[0], sizeof(s->app));
 	free(op.words[0]);
@@ -412,9 +410,11 @@ take_over(void)
 	s->argv = op.words;
 	s->argc = op.nwords - 1;
 	op.words = NULL;
-	free(p->swap_info);
-	s->info = p->swap_info = op.info;
-	op.info = NULL;
+	op.kind->next = kinds;
+	kinds = p->kind = op.kind;
+	s->info = &op.kind->info;
+	op.kind = NULL;
+	p->swapped = 1;
 	op.taker = op.new;
 	op.new = 0;
 }
@@ -538,7 +538,7 @@ expired(uint64_t now)
 	switch (op.state) {
 	case OP_DESCRIBE:	/* killed: reaped as a stranger */
 		op_end(0, "error: %s --describe did not answer in %d ms; %s "
-		    "keeps running\n", op.path, DESCRIBE_MS,
+		    "keeps running\n", op.kind->path, DESCRIBE_MS,
 		    g.stages[op.stage].label);
 		break;
 	case OP_TAKING:		/* stopped, say: it is the stage all the same */

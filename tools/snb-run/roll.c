@@ -27,39 +27,33 @@
 static struct {
 	int		 restart;
 	int		 client;	/* ctl_reply id */
-	int		*stages;	/* the copies, by number; NULL: none */
 	int		 n, k;		/* copy k is being done */
 	char		*spec;
 	char		 base[GRAPH_NAME_MAX];
 	char		*log;		/* each copy's answer */
 	size_t		 loglen;
-	FILE		*f;
+	FILE		*f;		/* NULL: no roll */
 } roll;
 
-/*
- * The copies of BASE, labelled BASE.K for copy K, in the graph's order:
- * that of their numbers, as copies are parsed one after the other.
- */
+/* Copy k (from 0) of BASE, the stage labelled BASE.k+1, or -1. */
 int
-roll_copies(const char *base, int **out)
+roll_copy(const char *base, int k)
 {
 	char label[GRAPH_NAME_MAX + 16];
-	int i, n = 0;
+	int i;
 
-	if ((*out = calloc((size_t)g.nstages, sizeof(**out))) == NULL)
-		err(1, NULL);
-	for (i = 0; i < g.nstages; i++) {
-		snprintf(label, sizeof(label), "%s.%d", base, g.stages[i].copy);
-		if (g.stages[i].copy && strcmp(g.stages[i].label, label) == 0)
-			(*out)[n++] = i;
-	}
-	return n;
+	snprintf(label, sizeof(label), "%s.%d", base, k + 1);
+	for (i = 0; i < g.nstages; i++)
+		if (g.stages[i].copy == k + 1 &&
+		    strcmp(g.stages[i].label, label) == 0)
+			return i;
+	return -1;
 }
 
 int
 roll_busy(void)
 {
-	return roll.stages != NULL;
+	return roll.f != NULL;
 }
 
 /* "copy" or "copies", as the number n before it needs. */
@@ -84,7 +78,6 @@ roll_end(const char *fmt, ...)
 	ctl_reply(roll.client, "%s%s", head, roll.log);
 	free(head);
 	free(roll.log);
-	free(roll.stages);
 	free(roll.spec);
 	memset(&roll, 0, sizeof(roll));
 }
@@ -93,7 +86,7 @@ roll_end(const char *fmt, ...)
 static void
 roll_next(void)
 {
-	int i = roll.stages[roll.k];
+	int i = roll_copy(roll.base, roll.k);
 
 	if (roll.restart)
 		op_restart(i, ROLL_CLIENT);
@@ -104,7 +97,8 @@ roll_next(void)
 void
 roll_start(int restart, const char *base, const char *spec, int client)
 {
-	roll.n = roll_copies(base, &roll.stages);
+	while (roll_copy(base, roll.n) != -1)
+		roll.n++;
 	roll.restart = restart;
 	roll.client = client;
 	strlcpy(roll.base, base, sizeof(roll.base));
@@ -125,8 +119,8 @@ roll_answer(const char *reply)
 	if (strncmp(reply, "ok:", 3) != 0)
 		roll_end("error: rolling %s of %s stopped at %s (%d of %d): "
 		    "%d %s done, %d unchanged\n", what, roll.base,
-		    g.stages[roll.stages[roll.k]].label, roll.k + 1, roll.n,
-		    roll.k, copies(roll.k), roll.n - roll.k);
+		    g.stages[roll_copy(roll.base, roll.k)].label, roll.k + 1,
+		    roll.n, roll.k, copies(roll.k), roll.n - roll.k);
 	else if (++roll.k < roll.n)
 		roll_next();
 	else

@@ -35,6 +35,18 @@
 #define QUICK_FAIL_MS	250	/* a failure sooner than this after start */
 #define DRAIN_MS	10000	/* after a failure, downstream drains */
 
+/*
+ * An app stages run, found and asked --describe once (main.c's kind_of(),
+ * or a swap's replacement, op.c), and kept on kinds until the end: a graph
+ * of thousands of stages has a handful of apps.
+ */
+struct app_kind {
+	struct app_kind	*next;
+	char		 name[APP_NAME_MAX];
+	char		 path[PATH_MAX];
+	struct app_info	 info;
+};
+
 struct proc {
 	pid_t		 pid;		/* 0 = not running */
 	int		 done;		/* finished: end of stream */
@@ -43,12 +55,13 @@ struct proc {
 	int		 quick;		/* failures in a row, each quick */
 	uint64_t	 started;	/* ms */
 	uint64_t	 restart_at;	/* ms, CLOCK_MONOTONIC; 0 = none */
-	struct app_info	*swap_info;	/* the replacement's, after a swap */
-	char		*path;		/* the app's executable (malloc'd) */
+	int		 swapped;	/* runs a swap's replacement */
+	struct app_kind	*kind;		/* the app it runs */
 };
 
 extern struct graph	 g;
 extern struct proc	*procs;
+extern struct app_kind	*kinds;
 extern char		 graph_dir[PATH_MAX];
 extern int		 restart_on_failure, max_restarts, verbose;
 extern uint32_t		 ring_slots, ring_capacity;
@@ -68,7 +81,6 @@ pid_t	spawn(int i, const char *exe, char **words, int nwords,
 	    const char *stats, int *told, const char *prev);
 int	start_stage(int i, int told);
 void	stage_ran(int i);
-extern int spawn_stderr;
 int	stage_exit_state(int i);
 int	stage_breathed(int i);
 void	stage_rings(int i, void (*fn)(struct ring *, pid_t), pid_t pid);
@@ -110,7 +122,7 @@ void	op_abort(void);
 
 /* roll.c */
 #define ROLL_CLIENT	(-1)	/* op.c answers roll_answer(), not a client */
-int	roll_copies(const char *base, int **stages);
+int	roll_copy(const char *base, int k);
 int	roll_busy(void);
 void	roll_start(int restart, const char *base, const char *spec,
 	    int client);

@@ -176,7 +176,7 @@ stage_left(int i, pid_t pid, int status, int asked)
 	 * did not say anything: a restart may help it.
 	 */
 	if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && p->restarts == 0 &&
-	    p->swap_info == NULL && !stage_breathed(i)) {
+	    !p->swapped && !stage_breathed(i)) {
 		warnx("%s%d:%d: %s (pid %ld) failed to start: exited with "
 		    "status %d; stopping the graph", graph_where,
 		    g.stages[i].pos.line, g.stages[i].pos.col, label,
