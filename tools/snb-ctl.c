@@ -61,21 +61,67 @@ send_all(int fd, const char *p, size_t len)
 	return 1;
 }
 
+struct where {
+	const char	*run, *graph, *label;	/* label: NULL for the graph */
+};
+
+/* path: the file NAME SUFFIX in w's graph directory. */
+static char *
+in_graph(char *path, const struct where *w, const char *name,
+    const char *suffix)
+{
+	snprintf(path, PATH_MAX, "%s/%s/%s%s", w->run, w->graph, name, suffix);
+	return path;
+}
+
 /*
- * Send words to the socket at path, print the reply, each line after
- * "prefix: " when there is one; 1 when it is an error.  why(errno)
- * explains a socket that is not there.
+ * w's socket is not there (e): which of graph, stage, app is missing.  A
+ * killed snb-run leaves its socket: the graph may be stale all the same.
+ */
+static void
+why(int e, const struct where *w)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", w->run, w->graph);
+	if (snb_graph_stale(path))
+		errx(1, "graph '%s' is stale (its snb-run is gone): remove it "
+		    "with snb-ctl %s clean", w->graph, w->graph);
+	if (w->label ? stat(in_graph(path, w, "ctl", ""), &st) == -1 :
+	    e == ENOENT || e == ECONNREFUSED)
+		errx(1, "no graph '%s' running (in %s)", w->graph, w->run);
+	if (w->label && e == ENOENT && stat(in_graph(path, w, w->label,
+	    ".stage"), &st) == -1)
+		errx(1, "no stage '%s' in graph '%s'", w->label, w->graph);
+	if (w->label && e == ENOENT)
+		errx(1, "stage '%s' of graph '%s' takes no config requests "
+		    "(see its app's manual), or has not started yet",
+		    w->label, w->graph);
+	if (w->label && e == ECONNREFUSED)
+		errx(1, "stage '%s' of graph '%s' is not running (it is "
+		    "restarting, or failed)", w->label, w->graph);
+	errno = e;
+}
+
+/*
+ * Send words to w's socket (the graph's, or its stage's), print the
+ * reply, each line after "prefix: " when there is one; 1 when it is an
+ * error.
  */
 static int
-talk(const char *path, char **words, int n,
-    void (*why)(int, const void *), const void *arg, const char *prefix)
+talk(const struct where *w, char **words, int n, const char *prefix)
 {
 	struct sockaddr_un sun;
-	char buf[8192];
+	char buf[8192], path[PATH_MAX];
 	FILE *out = stdout;
 	ssize_t len, k;
 	int fd, i, first = 1, bol = 1;
 
+	if (w->label)
+		in_graph(path, w, w->label, ".ctl");
+	else
+		in_graph(path, w, "ctl", "");
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sun.sun_path))
@@ -84,7 +130,7 @@ talk(const char *path, char **words, int n,
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		err(1, "socket");
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		why(errno, arg);
+		why(errno, w);
 		err(1, "%s", path);
 	}
 	/*
@@ -115,52 +161,6 @@ talk(const char *path, char **words, int n,
 	return out == stderr;
 }
 
-struct where {
-	const char	*run, *graph, *label;
-};
-
-/* The graph's socket is not there (e): stale, or not running. */
-static void
-why_graph(int e, const void *arg)
-{
-	const struct where *w = arg;
-	char dir[PATH_MAX];
-
-	snprintf(dir, sizeof(dir), "%s/%s", w->run, w->graph);
-	if (snb_graph_stale(dir))
-		errx(1, "graph '%s' is stale (its snb-run is gone): remove it "
-		    "with snb-ctl %s clean", w->graph, w->graph);
-	if (e == ENOENT || e == ECONNREFUSED)
-		errx(1, "no graph '%s' running (in %s)", w->graph, w->run);
-	errno = e;
-}
-
-/* A stage's socket is not there: which of graph, stage, app is missing. */
-static void
-why_stage(int e, const void *arg)
-{
-	const struct where *w = arg;
-	char path[PATH_MAX];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%s/ctl", w->run, w->graph);
-	if (stat(path, &st) == -1)
-		why_graph(ENOENT, arg);
-	why_graph(0, arg);	/* a killed snb-run leaves its socket: stale? */
-	snprintf(path, sizeof(path), "%s/%s/%s.stage", w->run, w->graph,
-	    w->label);
-	if (e == ENOENT && stat(path, &st) == -1)
-		errx(1, "no stage '%s' in graph '%s'", w->label, w->graph);
-	if (e == ENOENT)
-		errx(1, "stage '%s' of graph '%s' takes no config requests "
-		    "(see its app's manual), or has not started yet",
-		    w->label, w->graph);
-	if (e == ECONNREFUSED)
-		errx(1, "stage '%s' of graph '%s' is not running (it is "
-		    "restarting, or failed)", w->label, w->graph);
-	errno = e;
-}
-
 /*
  * config of a label that only its copies have (LABEL.1 ... in the graph):
  * each copy in turn, so that copies of one app stay alike (a softwire
@@ -177,14 +177,10 @@ config_copies(const struct where *w, char **words, int n)
 
 	for (k = 1;; k++) {
 		snprintf(label, sizeof(label), "%s.%d", w->label, k);
-		snprintf(path, sizeof(path), "%s/%s/%s.stage", w->run,
-		    w->graph, label);
-		if (stat(path, &st) == -1)
+		if (stat(in_graph(path, w, label, ".stage"), &st) == -1)
 			return 0;
 		wk.label = label;
-		snprintf(path, sizeof(path), "%s/%s/%s.ctl", w->run, w->graph,
-		    label);
-		if (talk(path, words, n, why_stage, &wk, label)) {
+		if (talk(&wk, words, n, label)) {
 			fflush(stdout);
 			fprintf(stderr, "snb-ctl: stopped at %s: %d of its copies "
 			    "before it done\n", label, k - 1);
@@ -198,7 +194,7 @@ main(int argc, char **argv)
 {
 	struct where w;
 	struct stat st;
-	char errbuf[PATH_MAX + 256], path[PATH_MAX], copy1[PATH_MAX];
+	char errbuf[PATH_MAX + 256], path[PATH_MAX];
 	int nargs;
 
 	cli_begin(argc, argv);
@@ -254,16 +250,11 @@ main(int argc, char **argv)
 		if (snb_graph_name_check(argv[3], errbuf, sizeof(errbuf)) ==
 		    -1)
 			errx(2, "bad label '%s'", argv[3]);
-		snprintf(path, sizeof(path), "%s/%s/%s.stage", w.run, argv[1],
-		    argv[3]);
-		snprintf(copy1, sizeof(copy1), "%s/%s/%s.1.stage", w.run,
-		    argv[1], argv[3]);
-		if (stat(path, &st) == -1 && stat(copy1, &st) == 0)
+		if (stat(in_graph(path, &w, argv[3], ".stage"), &st) == -1 &&
+		    stat(in_graph(path, &w, argv[3], ".1.stage"), &st) == 0)
 			return config_copies(&w, argv + 4, argc - 4);
-		snprintf(path, sizeof(path), "%s/%s/%s.ctl", w.run, argv[1],
-		    argv[3]);
-		return talk(path, argv + 4, argc - 4, why_stage, &w, NULL);
+		return talk(&w, argv + 4, argc - 4, NULL);
 	}
-	snprintf(path, sizeof(path), "%s/%s/ctl", w.run, argv[1]);
-	return talk(path, argv + 2, argc - 2, why_graph, &w, NULL);
+	w.label = NULL;
+	return talk(&w, argv + 2, argc - 2, NULL);
 }
