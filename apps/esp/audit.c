@@ -4,7 +4,6 @@
  */
 #include <arpa/inet.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 
 #include <bsd/stdlib.h>
@@ -50,10 +49,9 @@ line(enum audit_kind k, struct audit_run *a)
 
 	if (a->when.tv_sec == 0)
 		clock_gettime(CLOCK_REALTIME, &a->when);
+	seq[0] = '\0';
 	if (e->has_seq)
 		snprintf(seq, sizeof(seq), " seq %u", e->seq);
-	else
-		seq[0] = '\0';
 	gmtime_r(&a->when.tv_sec, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
 	n = snprintf(buf, sizeof(buf), "%s%s: spi 0x%08x%s src %s dst %s "

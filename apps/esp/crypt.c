@@ -38,23 +38,15 @@
 /* The library's function table for this CPU: made once, read only. */
 static IMB_MGR *imb;
 const char *esp_cipher_why;
+uint64_t *esp_resynced;		/* counts appendix A3's finds */
 
-/* Big-endian at any alignment: one swap and one access (written byte
- * by byte, gcc made ~20 instructions of each). */
+/* Big-endian at any alignment: one swap and one store (written byte
+ * by byte, gcc made ~20 instructions). */
 static inline void
 put32(uint8_t *p, uint32_t v)
 {
 	v = htonl(v);
 	memcpy(p, &v, 4);
-}
-
-static inline uint32_t
-get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
 }
 
 /*
@@ -125,14 +117,6 @@ esp_sa_uncipher(struct esp_sa *sa)
 	explicit_bzero(sa->salt, ESP_SALTLEN);
 }
 
-/* salt | the 64-bit IV: GCM's 12-byte nonce (RFC 4106 4). */
-static inline void
-nonce(const struct esp_sa *sa, const uint8_t *iv, uint8_t *n)
-{
-	memcpy(n, sa->salt, ESP_SALTLEN);
-	memcpy(n + ESP_SALTLEN, iv, ESP_IVLEN);
-}
-
 uint32_t
 esp_encap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out)
 {
@@ -150,7 +134,8 @@ esp_encap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out)
 	/* AAD: SPI | seq high | seq low, as in the header and IV. */
 	memcpy(aad, out, 4);
 	memcpy(aad + 4, out + ESP_HLEN, 8);
-	nonce(sa, out + ESP_HLEN, n);
+	memcpy(n, sa->salt, ESP_SALTLEN);	/* the nonce: salt | IV */
+	memcpy(n + ESP_SALTLEN, out + ESP_HLEN, ESP_IVLEN);
 	/* RFC 4303 2.4: padding bytes 1, 2, 3, ..., at most 3 of them
 	 * (ESP_ALIGN): one store of all three, the pad length and next
 	 * header over it; what lands past them, the ICV overwrites. */
@@ -160,7 +145,7 @@ esp_encap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out)
 	memcpy(ct, in, len);
 	IMB_AES128_GCM_ENC(imb, sa->gcm, &c, ct, ct, len + pad + ESP_TRAILER,
 	    n, aad, sizeof(aad), icv, ESP_ICVLEN);
-	return ESP_HLEN + ESP_IVLEN + len + pad + ESP_TRAILER + ESP_ICVLEN;
+	return esp_encap_len(len);
 }
 
 _Static_assert(ESP_ICVLEN == 16, "icv_equal compares 16 bytes");
@@ -191,8 +176,9 @@ open_as(struct esp_sa *sa, const uint8_t *in, uint32_t ctlen, uint64_t seq,
 	memcpy(aad, in, 4);
 	put32(aad + 4, (uint32_t)(seq >> 32));
 	memcpy(aad + 8, in + 4, 4);
-	/* The nonce is salt | the IV on the wire. */
-	nonce(sa, in + ESP_HLEN, n);
+	/* GCM's nonce is salt | the IV on the wire (RFC 4106 4). */
+	memcpy(n, sa->salt, ESP_SALTLEN);
+	memcpy(n + ESP_SALTLEN, in + ESP_HLEN, ESP_IVLEN);
 	IMB_AES128_GCM_DEC(imb, sa->gcm, &c, out, ct, ctlen, n, aad,
 	    sizeof(aad), icv, ESP_ICVLEN);
 	return icv_equal(icv, ct + ctlen);
@@ -270,14 +256,15 @@ enum esp_verdict
 esp_decap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out,
     uint32_t *outlen)
 {
-	uint32_t ctlen;
+	uint32_t ctlen, low;
 	uint64_t seq, hi;
 	int v;
 
 	if (len < ESP_HLEN + ESP_IVLEN + ESP_TRAILER + ESP_ICVLEN)
 		return ESP_TOO_SHORT;
 	ctlen = len - ESP_HLEN - ESP_IVLEN - ESP_ICVLEN;
-	seq = replay_guess(&sa->replay, get32(in + 4));
+	memcpy(&low, in + 4, 4);
+	seq = replay_guess(&sa->replay, ntohl(low));
 	hi = sa->replay.top >> 32;
 	if ((v = replay_check(&sa->replay, seq)) == ESP_OK) {
 		if (open_as(sa, in, ctlen, seq, out))
@@ -299,7 +286,7 @@ esp_decap(struct esp_sa *sa, const uint8_t *in, uint32_t len, uint8_t *out,
 	}
 	if (!resync(sa, in, ctlen, hi, (uint32_t)seq, out, &seq))
 		return (enum esp_verdict)v;
-	if (sa->resynced != NULL)
-		(*sa->resynced)++;
+	if (esp_resynced != NULL)
+		(*esp_resynced)++;
 	return opened(sa, seq, out, ctlen, outlen);
 }

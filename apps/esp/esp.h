@@ -89,8 +89,6 @@ struct esp_sa {
 	uint32_t	 resync_threshold;	/* in: appendix A3 */
 	uint32_t	 resync_attempts;
 	uint32_t	 fails;			/* in: failures in a row */
-	uint64_t	*resynced;		/* in: counts A3's finds (or
-						   NULL) */
 	int		 has_inner;		/* in: inner-remote given */
 	uint8_t		 inner_remote[16];	/* in: the inner source's */
 	uint8_t		 inner_plen;		/* prefix, 0 .. 128 bits */
@@ -197,13 +195,11 @@ esp_encap_len(uint32_t len)
  * Decrypt the ESP packet in (len bytes, from the ESP header on) of
  * inbound SA sa: the inner IPv6 packet into out (at most len bytes), its
  * length in *outlen.  The window moves only for a packet that passed the
- * ICV.  After more than sa->resync_threshold failures in a row, a
- * failing packet is also tried as the sequence number of its low half in
- * each of the sa->resync_attempts subspaces of 2^32 above (RFC 4303
- * appendix A3); one whose ICV holds there is taken (ESP_OK, or what its
- * contents say) and counted in *sa->resynced.  On any verdict but
+ * ICV; after failures in a row, RFC 4303 appendix A3's resync (crypt.c),
+ * its finds counted in *esp_resynced (if not NULL).  On any verdict but
  * ESP_OK, what is in out is garbage.
  */
+extern uint64_t *esp_resynced;
 enum esp_verdict esp_decap(struct esp_sa *sa, const uint8_t *in,
 	    uint32_t len, uint8_t *out, uint32_t *outlen);
 

@@ -135,19 +135,16 @@ resume_retired(struct esp_sadb *db, const char *file, uint32_t n)
 	for (i = k = 0; i < db->nsa; i++) {
 		struct esp_sa *sa = &db->sa[i];
 
-		if (sa->dir != ESP_OUT || !esp_key_retired(sa->keyprint)) {
-			if (k != i) {
-				db->sa[k] = *sa;
-				explicit_bzero(sa, sizeof(*sa));
-			}
-			k++;
-			continue;
-		}
-		warnx("%s:%d:%d: sa spi 0x%x left out: the key and salt of an "
-		    "outbound SA removed earlier (GCM would use its nonces "
-		    "again): give it a new key", file, sa->at.line, sa->at.col,
-		    sa->spi);
-		esp_sa_uncipher(sa);
+		if (sa->dir == ESP_OUT && esp_key_retired(sa->keyprint)) {
+			warnx("%s:%d:%d: sa spi 0x%x left out: the key and "
+			    "salt of an outbound SA removed earlier (GCM would "
+			    "use its nonces again): give it a new key", file,
+			    sa->at.line, sa->at.col, sa->spi);
+			esp_sa_uncipher(sa);
+		} else if (k++ != i)
+			db->sa[k - 1] = *sa;	/* moved down */
+		else
+			continue;	/* in place */
 		explicit_bzero(sa, sizeof(*sa));
 	}
 	db->nsa = k;

@@ -97,6 +97,14 @@ find_in(uint32_t spi, const uint8_t *dst)
 	return NULL;
 }
 
+/* A frame dropped, counted in c: taken (1). */
+static inline int
+drop(uint64_t *c)
+{
+	(*c)++;
+	return 1;
+}
+
 /* clear -> core: 1 when the frame was taken (sent or dropped). */
 static inline int
 encap(const struct packet *p, uint32_t len)
@@ -109,27 +117,20 @@ encap(const struct packet *p, uint32_t len)
 	uint32_t elen;
 
 	if (len < OUTER_HLEN || ((const struct eth_hdr *)p->data)->type !=
-	    htons(SNB_ETH_IPV6) || ipv6_version(in) != SNB_IPV6_VERSION) {
-		(*cnt.drop_not_ipv6)++;
-		return 1;
-	}
-	if ((sa = find_out(in->dst)) == NULL) {
-		(*cnt.drop_no_sa)++;
-		return 1;
-	}
+	    htons(SNB_ETH_IPV6) || ipv6_version(in) != SNB_IPV6_VERSION)
+		return drop(cnt.drop_not_ipv6);
+	if ((sa = find_out(in->dst)) == NULL)
+		return drop(cnt.drop_no_sa);
 	/* Never wrap: the next number would repeat a nonce (RFC 4303
 	 * 3.3.3: a new SA is due long before). */
 	if (sa->seq == UINT64_MAX) {
-		(*cnt.drop_seq_exhausted)++;
 		audit_note(AUDIT_SEQ_CYCLE, sa->spi, NULL, sa->local,
 		    sa->remote, ipv6_flow(in));
-		return 1;
+		return drop(cnt.drop_seq_exhausted);
 	}
 	elen = esp_encap_len(len - SNB_ETH_HLEN);
-	if (OUTER_HLEN + elen > o->ring->capacity) {
-		(*fwd.drop_oversize)++;
-		return 1;
-	}
+	if (OUTER_HLEN + elen > o->ring->capacity)
+		return drop(fwd.drop_oversize);
 	if (!fwd_room(&fwd, CORE))
 		return 0;
 	if (sa->seq >= sa->lease) {	/* committed before it is sent past */
@@ -171,31 +172,23 @@ decap(const struct packet *p, uint32_t len)
 	uint8_t next;
 
 	if (len < OUTER_HLEN || ((const struct eth_hdr *)p->data)->type !=
-	    htons(SNB_ETH_IPV6) || ipv6_version(ip) != SNB_IPV6_VERSION) {
-		(*cnt.drop_not_esp)++;
-		return 1;
-	}
+	    htons(SNB_ETH_IPV6) || ipv6_version(ip) != SNB_IPV6_VERSION)
+		return drop(cnt.drop_not_esp);
 	plen = ntohs(ip->plen);
-	if (OUTER_HLEN + plen > len) {
-		(*cnt.drop_too_short)++;
-		return 1;
-	}
+	if (OUTER_HLEN + plen > len)
+		return drop(cnt.drop_too_short);
 	/* ESP may follow extension headers (RFC 4303 3.1.2): a peer's
 	 * destination options, say.  Fragments are not reassembled.  The
 	 * walk is for those: ESP right after the header needs none. */
 	if (ip->next == SNB_IPPROTO_ESP)
 		off = SNB_IPV6_HLEN;
 	else if (ip6ext_walk((const uint8_t *)ip, SNB_IPV6_HLEN + plen,
-	    &next, &off) != IP6EXT_OK || next != SNB_IPPROTO_ESP) {
-		(*cnt.drop_not_esp)++;
-		return 1;
-	}
+	    &next, &off) != IP6EXT_OK || next != SNB_IPPROTO_ESP)
+		return drop(cnt.drop_not_esp);
 	esp = (const uint8_t *)ip + off;
 	plen = SNB_IPV6_HLEN + plen - off;	/* ESP's own length */
-	if (plen < ESP_HLEN) {
-		(*cnt.drop_too_short)++;
-		return 1;
-	}
+	if (plen < ESP_HLEN)
+		return drop(cnt.drop_too_short);
 	spi = (uint32_t)esp[0] << 24 | (uint32_t)esp[1] << 16 |
 	    (uint32_t)esp[2] << 8 | esp[3];
 	/* The SA is between two addresses: from any other, the packet is
@@ -203,38 +196,34 @@ decap(const struct packet *p, uint32_t len)
 	 * too), and costs no decryption. */
 	if ((sa = find_in(spi, ip->dst)) == NULL ||
 	    memcmp(ip->src, sa->remote, 16) != 0) {
-		(*(sa == NULL ? cnt.drop_bad_spi : cnt.drop_wrong_remote))++;
 		audit_note(AUDIT_NO_SA, spi, esp, ip->src, ip->dst,
 		    ipv6_flow(ip));
-		return 1;
+		return drop(sa == NULL ? cnt.drop_bad_spi :
+		    cnt.drop_wrong_remote);
 	}
 	/* The plaintext is never longer than the ESP packet. */
-	if (SNB_ETH_HLEN + plen > o->ring->capacity) {
-		(*fwd.drop_oversize)++;
-		return 1;
-	}
+	if (SNB_ETH_HLEN + plen > o->ring->capacity)
+		return drop(fwd.drop_oversize);
 	if (!fwd_room(&fwd, CLEAR))
 		return 0;
 	q = ring_slot(o->ring, o->used);
 	v = esp_decap(sa, esp, plen, q->data + SNB_ETH_HLEN, &inner);
 	judged = 1;
 	if (v != ESP_OK) {
-		(*verdict_cnt[v])++;
 		/* RFC 4303 3.4.3 and 3.4.4: auditable events. */
 		if (v == ESP_REPLAY || v == ESP_TOO_OLD || v == ESP_BAD_ICV)
 			audit_note(v == ESP_REPLAY ? AUDIT_REPLAY :
 			    v == ESP_TOO_OLD ? AUDIT_TOO_OLD : AUDIT_ICV, spi,
 			    esp, ip->src, ip->dst, ipv6_flow(ip));
-		return 1;
+		return drop(verdict_cnt[v]);
 	}
 	/* RFC 4301 5.2 step 4: authentic, but the SA does not carry
 	 * packets from there (a peer's policy wider than ours). */
 	if (sa->has_inner && !esp_inner_ok(sa, q->data + SNB_ETH_HLEN + 8)) {
-		(*cnt.drop_inner_remote)++;
 		audit_note(AUDIT_INNER_REMOTE, spi, esp, q->data +
 		    SNB_ETH_HLEN + 8, q->data + SNB_ETH_HLEN + 24,
 		    ipv6_flow((const void *)(q->data + SNB_ETH_HLEN)));
-		return 1;
+		return drop(cnt.drop_inner_remote);
 	}
 	o->used++;
 	q->len = (uint16_t)(SNB_ETH_HLEN + inner);
@@ -248,12 +237,10 @@ decap(const struct packet *p, uint32_t len)
 static uint32_t
 take(void *ctx, int from, struct ring *r, uint32_t n)
 {
-	struct fwd_out *o = &fwd.out[from == CLEAR ? CORE : CLEAR];
-	uint32_t i, before = o->used;
+	uint32_t i;
 
-	/* What was sent counted once a burst: all that encap() puts goes
-	 * to core, all that decap() does to clear.  The direction's test is
-	 * the same for the whole burst: predicted, next to the cipher. */
+	/* The direction's test is the same for the whole burst: predicted,
+	 * next to the cipher. */
 	for (i = 0; i < n; i++) {
 		const struct packet *p = ring_peek(r, i);
 
@@ -261,7 +248,6 @@ take(void *ctx, int from, struct ring *r, uint32_t n)
 		    decap(p, packet_len(r, p))))
 			break;
 	}
-	*(from == CLEAR ? cnt.encrypted : cnt.decrypted) += o->used - before;
 	return i;
 }
 
@@ -301,7 +287,6 @@ adopt(void *arg)
 	for (i = 0; i < next_db.nsa; i++) {
 		struct esp_sa *sa = &next_db.sa[i];
 
-		sa->resynced = cnt.resynced;
 		if ((o = esp_sadb_find(&old, sa, 1)) == NULL)
 			continue;
 		if (sa->dir == ESP_OUT) {
@@ -394,15 +379,15 @@ show(FILE *out)
 	for (i = 0; i < sadb.nsa; i++) {
 		const struct esp_sa *sa = &sadb.sa[i];
 
-		fprintf(out, "%s spi 0x%08x %s -> %s %s %llu",
+		fprintf(out, "%s spi 0x%08x %s -> %s ",
 		    sa->dir == ESP_IN ? "in " : "out", sa->spi,
 		    inet_ntop(AF_INET6, sa->local, a, sizeof(a)),
-		    inet_ntop(AF_INET6, sa->remote, b, sizeof(b)),
-		    sa->dir == ESP_IN ? "top" : "seq",
-		    (unsigned long long)(sa->dir == ESP_IN ? sa->replay.top :
-		    sa->seq));
+		    inet_ntop(AF_INET6, sa->remote, b, sizeof(b)));
 		if (sa->dir == ESP_IN)
-			fprintf(out, " fails %u", sa->fails);
+			fprintf(out, "top %llu fails %u", (unsigned long long)
+			    sa->replay.top, sa->fails);
+		else
+			fprintf(out, "seq %llu", (unsigned long long)sa->seq);
 		fprintf(out, "%s%s\n", sa->name[0] ? " " : "", sa->name);
 	}
 	return 0;
@@ -442,14 +427,15 @@ esp_init(int argc, char **argv)
 	if (esp_sadb_keys(&sadb, err, sizeof(err)) == -1)
 		errx(1, "%s", err);
 	app_counters((uint64_t **)&cnt, cnt_names);
-	/* crypt.c counts appendix A3's finds there. */
-	for (i = 0; i < sadb.nsa; i++)
-		sadb.sa[i].resynced = cnt.resynced;
+	esp_resynced = cnt.resynced;
 	/* drop_replay .. drop_bad_inner are in esp_verdict's order */
 	verdict_cnt[ESP_TOO_SHORT] = cnt.drop_too_short;
 	for (i = ESP_REPLAY; i <= ESP_BAD_INNER; i++)
 		verdict_cnt[i] = (&cnt.drop_replay)[i - ESP_REPLAY];
 	fwd_init(&fwd, names, names);
+	/* All that encap() puts goes to core, all that decap() does to clear. */
+	fwd.out[CORE].sent = cnt.encrypted;
+	fwd.out[CLEAR].sent = cnt.decrypted;
 	/* Run by hand, it would wait for packets forever. */
 	if (fwd.nin == 0)
 		errx(2, "no input port is connected (clear, core)");

@@ -39,14 +39,6 @@ replay_guess(const struct esp_replay *r, uint32_t low)
 	return (uint64_t)hi << 32 | low;
 }
 
-static inline int
-replay_bit(const struct esp_replay *r, uint64_t s)
-{
-	uint32_t b = (uint32_t)(s % r->w);
-
-	return (int)(r->bits[b / 64] >> (b % 64)) & 1;
-}
-
 /* ESP_OK, ESP_REPLAY or ESP_TOO_OLD for sequence number s. */
 static inline int
 replay_check(const struct esp_replay *r, uint64_t s)
@@ -56,7 +48,8 @@ replay_check(const struct esp_replay *r, uint64_t s)
 	/* 0 is never sent: the first packet of an SA is 1. */
 	if (s == 0 || r->top - s >= r->w)
 		return ESP_TOO_OLD;
-	return replay_bit(r, s) ? ESP_REPLAY : ESP_OK;
+	return r->bits[s % r->w / 64] >> (s % r->w % 64) & 1 ? ESP_REPLAY :
+	    ESP_OK;
 }
 
 /* s passed replay_check and the ICV: mark it, move the window. */
@@ -85,9 +78,8 @@ replay_init(struct esp_replay *r, uint32_t w, uint64_t top)
 {
 	memset(r, 0, sizeof(*r));
 	r->w = w;
-	r->top = top;
 	if (top > 0)
-		r->bits[(top % w) / 64] |= 1ULL << (top % w % 64);
+		replay_accept(r, top);
 }
 
 #endif

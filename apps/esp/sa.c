@@ -1,26 +1,7 @@
 /*
- * sa.c: the SA file (snb-esp(1), "SA FILE") -> struct esp_sadb, read
- * with libring's cfg.h: errors are "FILE:LINE:COL: message".
- *
- *	sa {
- *		name site-b-out;		// for messages (optional)
- *		direction out;			// or in
- *		spi 0x1001;			// 256 .. 2^32-1
- *		key 0x<32 hex digits of key><8 of salt>;
- *		local-address 2001:db8:1::1;	// tunnel endpoints
- *		remote-address 2001:db8:2::1;
- *		replay-window 128;		// in: 64 .. 4096, by 64
-		resync-threshold 1024;		// in: RFC 4303 A3, after
-		resync-attempts 8;		// that many failures in a row
- *		sequence 0;			// out: the last one sent;
- *						// in: the highest received
- *		inner-remote 2001:db8:2::/64;	// in: RFC 4301 5.2 step 4
- *						// (optional)
- *	}
- *
- * The key is what `ip xfrm state ... aead 'rfc4106(gcm(aes))' KEY 128`
- * takes: the AES-128 key and the 4-byte salt in one 20-byte number, so
- * that both ends can be made from one string.
+ * sa.c: the SA file (snb-esp(1), "SA FILE": its form, and why the key is
+ * ip xfrm's 20-byte key-and-salt number) -> struct esp_sadb, read with
+ * libring's cfg.h: errors are "FILE:LINE:COL: message".
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -37,8 +18,7 @@ enum { ID_NAME = 1, ID_DIR, ID_SPI, ID_KEY, ID_SEQ, ID_INNER, ID_SA };
 
 struct sactx {
 	struct esp_sa	 sa;
-	uint32_t	 window, threshold, attempts;
-	int		 have_dir, have_window, have_seq;
+	uint32_t	 window;
 	struct cfg_pos	 dir_at, window_at, spi_at, key_at, threshold_at,
 			 attempts_at, inner_at;
 };
@@ -68,9 +48,10 @@ static const struct cfg_field f_sa[] = {
 	    .flags = CFG_REQUIRED),
 	CFG_INT("replay-window", SX(window), ESP_WINDOW_MAX, .lo = 64,
 	    CFG_AT(CFG_POS, SX(window_at))),
-	CFG_INT("resync-threshold", SX(threshold), UINT32_MAX,
+	CFG_INT("resync-threshold", SX(sa.resync_threshold), UINT32_MAX,
 	    CFG_AT(CFG_POS, SX(threshold_at))),
-	CFG_INT("resync-attempts", SX(attempts), ESP_RESYNC_ATTEMPTS_MAX,
+	CFG_INT("resync-attempts", SX(sa.resync_attempts),
+	    ESP_RESYNC_ATTEMPTS_MAX,
 	    CFG_AT(CFG_POS, SX(attempts_at))),
 	CFG_F("sequence", CFG_LEAF, .id = ID_SEQ),
 	CFG_F("inner-remote", CFG_LEAF, .id = ID_INNER,
@@ -144,11 +125,9 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 		x->sa.name[v->len] = '\0';
 		return 0;
 	case ID_DIR:
-		if (cfg_eq(v, "in"))
-			x->sa.dir = ESP_IN;
-		else if (cfg_eq(v, "out"))
-			x->sa.dir = ESP_OUT;
-		else
+		x->sa.dir = cfg_eq(v, "in") ? ESP_IN : cfg_eq(v, "out") ?
+		    ESP_OUT : 0;
+		if (x->sa.dir == 0)
 			return cfg_err(cf, &v->at, "bad direction %s (in, "
 			    "out)", cfg_show(v, b));
 		return 0;
@@ -176,7 +155,6 @@ sa_leaf(struct cfg *cf, void *obj, const struct cfg_field *f,
 			    "2^64-1, decimal or 0x hexadecimal",
 			    cfg_show(v, b));
 		x->sa.seq = u;
-		x->have_seq = 1;
 		return 0;
 	case ID_INNER:
 		if (parse_prefix(v, x->sa.inner_remote, &x->sa.inner_plen) ==
@@ -211,15 +189,9 @@ check_sa(struct saparser *ps, const struct cfg_tok *n, struct sactx *xp)
 		if (xp->sa.dir != ESP_IN && in_at[i]->line)
 			return cfg_err(cf, in_at[i], "sa %s: %s is for inbound "
 			    "SAs", b, in_name[i]);
-	if (xp->window_at.line && xp->window % 64 != 0)
+	if (xp->window % 64 != 0)
 		return cfg_err(cf, &xp->window_at, "sa %s: replay-window %u is "
 		    "not a multiple of 64", b, xp->window);
-	if (!xp->window_at.line)
-		xp->window = ESP_WINDOW_DEFAULT;
-	xp->sa.resync_threshold = xp->threshold_at.line ? xp->threshold :
-	    ESP_RESYNC_THRESHOLD;
-	xp->sa.resync_attempts = xp->attempts_at.line ? xp->attempts :
-	    ESP_RESYNC_ATTEMPTS;
 	if (xp->sa.dir == ESP_IN) {
 		replay_init(&xp->sa.replay, xp->window, xp->sa.seq);
 		xp->sa.seq = 0;
@@ -271,8 +243,10 @@ top_block(struct cfg *cf, void *obj, const struct cfg_field *f,
 
 	memset(&x, 0, sizeof(x));
 	x.sa.at = n->at;
-	rc = cfg_block(cf, "sa", &s_sa, n, &x);
-	if (rc == 0)
+	x.window = ESP_WINDOW_DEFAULT;
+	x.sa.resync_threshold = ESP_RESYNC_THRESHOLD;
+	x.sa.resync_attempts = ESP_RESYNC_ATTEMPTS;
+	if ((rc = cfg_block(cf, "sa", &s_sa, n, &x)) == 0)
 		rc = check_sa(obj, n, &x);
 	/* The key does not stay behind on the stack. */
 	explicit_bzero(&x, sizeof(x));

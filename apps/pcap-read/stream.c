@@ -110,8 +110,7 @@ stream_reset(void)
 		pcap_close(pc);
 	pc = NULL;
 	cache_drop();
-	pass = pass_sent = pass_skipped = 0;
-	pass_len = pass_oversize = 0;
+	pass = pass_sent = pass_skipped = pass_len = pass_oversize = 0;
 	pass_nonether = pass_nonether0 = 0;
 	ended = 0;
 	cur = 0;

@@ -11,7 +11,6 @@
 #include <libgen.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,7 +113,7 @@ void
 check_path(const char *f)
 {
 	struct stat sb;
-	char *dir;
+	char dir[PATH_MAX];
 
 	if (stat(f, &sb) == 0) {
 		if (S_ISDIR(sb.st_mode))
@@ -125,11 +124,9 @@ check_path(const char *f)
 	}
 	if (errno != ENOENT)
 		err(1, "%s", f);
-	if ((dir = strdup(f)) == NULL)
-		err(1, NULL);
+	strlcpy(dir, f, sizeof(dir));	/* f is at most cur[] */
 	if (access(dirname(dir), W_OK | X_OK) == -1)
 		err(1, "%s", f);
-	free(dir);
 }
 
 static int
@@ -245,15 +242,11 @@ int
 start_output(struct ring *r, uint32_t n)
 {
 	uint32_t i;
+	int nano = nano_opt;
 
-	st->flags &= ~W_NANO;
-	if (nano_opt)
-		st->flags |= W_NANO;
-	for (i = 0; i < n && ts_mode == TS_KEEP && !nano_opt; i++)
-		if (ring_peek(r, i)->ts_ns % 1000 != 0) {
-			st->flags |= W_NANO;
-			break;
-		}
+	for (i = 0; i < n && ts_mode == TS_KEEP && !nano; i++)
+		nano = ring_peek(r, i)->ts_ns % 1000 != 0;
+	st->flags = (st->flags & ~W_NANO) | (nano ? W_NANO : 0);
 	st->gtime = (int64_t)time(NULL);
 	st->cfile = 0;
 	return open_output(0);
@@ -265,7 +258,6 @@ rotate(int64_t gtime, uint32_t cfile)
 {
 	if (close(fd) == -1)
 		err(1, "%s: write error", name);
-	fd = -1;
 	st->gtime = gtime;
 	st->cfile = cfile;
 	if (open_output(0) == -1)

@@ -532,7 +532,7 @@ test_resync(void)
 
 	in->resync_threshold = 16;
 	in->resync_attempts = 8;
-	in->resynced = &resynced;
+	esp_resynced = &resynced;
 	for (i = 1; i <= 10; i++) {
 		n = next_pkt(o, pkt);
 		if (i == 5)
@@ -662,6 +662,7 @@ test_resync(void)
 	ok(esp_decap(in, pkt, n, out, &outlen) == ESP_BAD_ICV &&
 	    in->replay.top == 0xffffffff00000010ULL && resynced == 4,
 	    "at the last 2^32 subspace, nothing past 2^64 is tried");
+	esp_resynced = NULL;	/* resynced goes out of scope */
 	freesa(o);
 	freesa(in);
 }
