@@ -80,22 +80,6 @@ set16(uint8_t *w, uint8_t *ck, uint16_t v)
 }
 
 /*
- * IPv4 options other than padding (no-operation, end of list): record
- * route and timestamp ask to be updated in the reply, a source route to
- * be reversed (RFC 1122 3.2.2.6), which a stateless echo does not do.
- */
-static int
-options(const uint8_t *ip, uint32_t hlen)
-{
-	uint32_t i;
-
-	for (i = SNB_IPV4_HLEN; i < hlen; i++)
-		if (ip[i] > 1)
-			return 1;
-	return 0;
-}
-
-/*
  * Are the checksums of an echo request right, and a UDP length within
  * the IP payload (l4len bytes at u)?  A host drops it otherwise (RFC 1122
  * 3.2.1.2, 3.2.2, 4.1.3.4); an answer would echo the damage back.  IPv6
@@ -140,7 +124,7 @@ static int
 reply(uint8_t *f, uint32_t len)
 {
 	static const uint8_t zero[16];
-	uint32_t l3 = SNB_ETH_HLEN, l4, end;
+	uint32_t l3 = SNB_ETH_HLEN, l4, end, i;
 	uint16_t type;
 	uint8_t *ip, *src, *dst, *u, proto, ask, bad;
 	size_t alen;
@@ -187,7 +171,13 @@ reply(uint8_t *f, uint32_t len)
 		return 0;
 	if (!intact(ip, u, end - l4, proto, alen == 16))
 		return -2;
-	if (bad || (alen == 4 && options(ip, l4 - l3)))
+	/* IPv4 options other than padding (no-operation, end of list):
+	 * record route and timestamp ask to be updated in the reply, a
+	 * source route to be reversed (RFC 1122 3.2.2.6), which a stateless
+	 * echo does not do. */
+	for (i = l3 + SNB_IPV4_HLEN; alen == 4 && i < l4; i++)
+		bad |= f[i] > 1;
+	if (bad)
 		return -1;
 	if (proto == SNB_IPPROTO_UDP)
 		swap(u, u + 2, 2);

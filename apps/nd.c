@@ -60,18 +60,14 @@ parse_ip6(const char *opt, char *s, void *out)
 static void
 parse_mac(const char *opt, char *s, void *var)
 {
-	uint8_t *out = var;
-	unsigned int b[6];
-	char end;
-	int i;
+	uint8_t *m = var;
+	int n = 0;
 
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2],
-	    &b[3], &b[4], &b[5], &end) != 6 || strspn(s, "0123456789abcdef"
-	    "ABCDEF:") != strlen(s))
+	if (sscanf(s, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx%n", &m[0], &m[1],
+	    &m[2], &m[3], &m[4], &m[5], &n) != 6 || s[n] != '\0' ||
+	    strspn(s, "0123456789abcdefABCDEF:") != strlen(s))
 		errx(2, "bad %s '%s': not a MAC address", opt, s);
-	for (i = 0; i < 6; i++)
-		out[i] = (uint8_t)b[i];
-	if (out[0] & 1)
+	if (m[0] & 1)
 		errx(2, "bad %s '%s': a group address", opt, s);
 }
 

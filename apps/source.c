@@ -43,22 +43,18 @@ static struct source_state *st;
 static uint64_t
 parse_u64(const char *opt, const char *s)
 {
+	static const double mul[] = { 1e3, 1e3, 1e6, 1e9 };	/* units */
+	const char *units = "kKMG", *u;
 	char *end;
-	double mul = 1;
-	double v;
+	double v = strtod(s, &end);
 
-	v = strtod(s, &end);
 	if (end == s || v < 0)
 		errx(2, "bad %s '%s'", opt, s);
-	if (*end == 'k' || *end == 'K')
-		mul = 1e3, end++;
-	else if (*end == 'M')
-		mul = 1e6, end++;
-	else if (*end == 'G')
-		mul = 1e9, end++;
-	if (*end != '\0' || v * mul > 1.8e19)
+	if (*end != '\0' && (u = strchr(units, *end)) != NULL)
+		v *= mul[u - units], end++;
+	if (*end != '\0' || v > 1.8e19)
 		errx(2, "bad %s '%s'", opt, s);
-	return (uint64_t)(v * mul);
+	return (uint64_t)v;
 }
 
 /* --count, --seed, --rate: a number with an optional k, M or G. */

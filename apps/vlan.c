@@ -12,6 +12,7 @@
 #include <err.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "forward.h"
@@ -55,16 +56,10 @@ static uint64_t scratch;	/* per-port counts tag and untag do not keep */
 static uint16_t
 parse_vid(const char *s)
 {
-	long v = 0;
-	const char *c;
+	int v = atoi(s);
 
-	if (*s == '\0' || *s == '0' || strlen(s) > 4)
+	if (*s == '0' || strlen(s) > 4 || s[strspn(s, "0123456789")] != '\0')
 		return 0;
-	for (c = s; *c; c++) {
-		if (*c < '0' || *c > '9')
-			return 0;
-		v = v * 10 + (*c - '0');
-	}
 	return v >= VID_MIN && v <= VID_MAX ? (uint16_t)v : 0;
 }
 
