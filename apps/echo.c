@@ -116,9 +116,9 @@ intact(const uint8_t *ip, const uint8_t *u, uint32_t l4len, uint8_t proto,
  * to us (left as is; nor behind an IPv6 extension header), -1 one that
  * gets no answer: from a group MAC, a multicast, broadcast, unspecified,
  * loopback or our own address (RFC 1122 3.2.1.3, 3.2.2.6, RFC 4291 2.5.3,
- * RFC 4443 4.2), with IPv4 options, or a UDP
- * echo from a port below 1024: an echo or chargen server would loop (CERT
- * CA-1996-01); -2 a malformed one (intact()).
+ * RFC 4443 4.2), with IPv4 options (3.2.2.6), or a UDP echo from a port
+ * below 1024: an echo or chargen server would loop (CERT CA-1996-01); -2 a
+ * malformed one (intact()).
  */
 static int
 reply(uint8_t *f, uint32_t len)
@@ -171,10 +171,8 @@ reply(uint8_t *f, uint32_t len)
 		return 0;
 	if (!intact(ip, u, end - l4, proto, alen == 16))
 		return -2;
-	/* IPv4 options other than padding (no-operation, end of list):
-	 * record route and timestamp ask to be updated in the reply, a
-	 * source route to be reversed (RFC 1122 3.2.2.6), which a stateless
-	 * echo does not do. */
+	/* IPv4 options but padding: a stateless echo would not update a
+	 * record route or timestamp, nor reverse a source route. */
 	for (i = l3 + SNB_IPV4_HLEN; alen == 4 && i < l4; i++)
 		bad |= f[i] > 1;
 	if (bad)

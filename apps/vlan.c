@@ -101,15 +101,13 @@ bind_ports(void)
 			port_vid[i] = parse_vid(names[i]);
 			vid_port[port_vid[i]] = (uint16_t)i;
 		}
-		if (mode != MUX) {
-			/* packets in/out of the stage say it already. */
+		if (mode == MUX) {
+			snprintf(c, sizeof(c), "rx[%s]", names[i]);
+			rx[i] = app_counter(c);		/* which copies the name */
+			snprintf(c, sizeof(c), "tx[%s]", names[i]);
+			fwd.out[i].sent = app_counter(c);
+		} else	/* packets in/out of the stage say it already. */
 			rx[i] = &scratch;
-			continue;
-		}
-		snprintf(c, sizeof(c), "rx[%s]", names[i]);
-		rx[i] = app_counter(c);		/* which copies the name */
-		snprintf(c, sizeof(c), "tx[%s]", names[i]);
-		fwd.out[i].sent = app_counter(c);
 	}
 	if (mode != MUX) {
 		app_require_port("in", PORT_IN);
