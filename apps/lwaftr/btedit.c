@@ -111,9 +111,7 @@ sorted_copy(const struct softwire *s, size_t n)
 {
 	struct softwire *c;
 
-	if ((c = malloc((n ? n : 1) * sizeof(*c))) == NULL)
-		return NULL;
-	if (n > 0) {
+	if ((c = malloc((n ? n : 1) * sizeof(*c))) != NULL && n > 0) {
 		memcpy(c, s, n * sizeof(*c));
 		qsort(c, n, sizeof(*c), by_key);
 	}

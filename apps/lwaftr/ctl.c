@@ -29,11 +29,8 @@
 
 static struct lwaftr_bt *next_bt;
 
-static int	refuse(FILE *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
-
 /* A refusal: its message on f, and -1. */
-static int
+static int __attribute__((format(printf, 2, 3)))
 refuse(FILE *f, const char *fmt, ...)
 {
 	va_list ap;

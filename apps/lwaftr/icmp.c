@@ -64,14 +64,10 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 		 * for them (a bare header, GRE's 4 bytes cut short): we
 		 * read zeros there, as it does in a fresh buffer.
 		 */
-		if (l4len < 4) {
-			uint8_t b[4] = { 0 };
-
-			if (depth > 0)
-				return 0;
-			memcpy(b, l4, l4len);
-			memcpy(port, b + (toward_b4 ? 2 : 0), 2);
-			return 1;
+		if (l4len < 4) {	/* depth 0 only: z is free */
+			memset(z, 0, 4);
+			memcpy(z, l4, l4len);
+			l4 = z;
 		}
 		memcpy(port, l4 + (toward_b4 ? 2 : 0), 2);
 		return 1;

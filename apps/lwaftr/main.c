@@ -417,8 +417,4 @@ static const struct app_desc desc = {
 	.control = lw_ctl,
 };
 
-int
-main(int argc, char **argv)
-{
-	return app_main(&desc, argc, argv);
-}
+APP_MAIN(desc)

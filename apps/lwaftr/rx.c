@@ -26,6 +26,14 @@ other(const struct side *s)
 	return s->v6 ? &s->lw->s4 : &s->lw->s6;
 }
 
+/* Is the IP packet at l3 (len bytes) from side s a fragment? */
+static inline int
+is_fragment(const struct side *s, const uint8_t *l3, uint32_t len)
+{
+	return s->v6 ? reasm_frag6_offset(l3, len) != 0 :
+	    reasm_is_fragment4(l3, len);
+}
+
 /*
  * Check the VLAN tag (and take it out, in place: the slot is ours until
  * released) and fill pk.  Returns the ethertype, or -1 if dropped here.
@@ -256,8 +264,7 @@ input(struct side *s, uint8_t *data, uint32_t len, uint32_t iplen,
 	}
 	if ((type = rx_frame(s, data, len, &pk)) == -1)
 		return;
-	if (type == ip && (v6 ? reasm_frag6_offset(pk.l3, pk.len) != 0 :
-	    reasm_is_fragment4(pk.l3, pk.len))) {
+	if (type == ip && is_fragment(s, pk.l3, pk.len)) {
 		if (!reassemble(s, &pk))
 			return;
 	} else
@@ -410,20 +417,6 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
 	return SNB_IPV6_HLEN + (uint32_t)ntohs(plen);
 }
 
-/* Is the frame at d (len bytes) from side in an IP fragment? */
-static int
-is_fragment(const struct side *in, const uint8_t *d, uint32_t len)
-{
-	const uint8_t *ip;
-	uint32_t l3len;
-
-	if ((ip = peek_l3(in, d, len, in->v6 ? SNB_ETH_IPV6 : SNB_ETH_IPV4,
-	    &l3len)) == NULL)
-		return 0;
-	return in->v6 ? reasm_frag6_offset(ip, l3len) != 0 :
-	    reasm_is_fragment4(ip, l3len);
-}
-
 /*
  * Output frames one input frame of len bytes may make, on the side it
  * arrived at (same) and the other one.  A fragment may complete a
@@ -435,7 +428,11 @@ static inline void
 needs(const struct side *in, const uint8_t *d, uint32_t len, int plain,
     uint32_t *same, uint32_t *oth)
 {
-	if (!plain && is_fragment(in, d, len))
+	const uint8_t *ip;
+	uint32_t l3len;
+
+	if (!plain && (ip = peek_l3(in, d, len, in->v6 ? SNB_ETH_IPV6 :
+	    SNB_ETH_IPV4, &l3len)) != NULL && is_fragment(in, ip, l3len))
 		len = 65535 + SNB_IPV6_HLEN;
 	*oth = tx_frames(other(in), len + (in->v6 ? 0 : SNB_IPV6_HLEN));
 	*same = in->v6 ? 1 + tx_frames(in, len) : 1;
