@@ -44,16 +44,6 @@ lw_sw_name(const struct softwire *s, char *buf, size_t len)
 	return buf;
 }
 
-const char *
-lw_sw_exists(const struct softwire *s, char *buf, size_t len)
-{
-	char n[64];
-
-	snprintf(buf, len, "%s exists already (set changes it)",
-	    lw_sw_name(s, n, sizeof(n)));
-	return buf;
-}
-
 /* Index of the first softwire of sw[0..n) whose key is >= key. */
 static size_t
 lower_bound(const struct softwire *sw, size_t n, uint64_t key)
@@ -211,7 +201,8 @@ lwaftr_bt_change(const struct lwaftr_bt *old, const struct softwire *add,
 			i++;		/* removed (it is there: checked) */
 			x++;
 		} else if (i < on && sw_key(&osw[i]) == ak) {
-			lw_sw_exists(&a[j], err, errlen);
+			snprintf(err, errlen, LW_SW_EXISTS,
+			    lw_sw_name(&a[j], b1, sizeof(b1)));
 			goto fail;
 		}
 		if (ak == ck) {

@@ -193,7 +193,7 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 	struct softwire s;
 	const struct softwire *cur, *o;
 	const char *verb = argv[0];
-	char name[64], msg[128];
+	char name[64];
 	int given, add = strcmp(verb, "add") == 0;
 	int set = strcmp(verb, "set") == 0, key = F_IPV4 | F_PSID;
 
@@ -218,7 +218,7 @@ lw_sw_words(const struct sw_view *v, int argc, char **argv, int *op,
 		return 0;
 	}
 	if (add && cur != NULL)
-		return refuse(f, "%s\n", lw_sw_exists(&s, msg, sizeof(msg)));
+		return refuse(f, LW_SW_EXISTS "\n", name);
 	if (add && (given & (F_B4 | F_BR)) != (F_B4 | F_BR))
 		return refuse(f, "add softwire: missing %s\n", given & F_B4 ?
 		    "br-address" : "b4-ipv6");

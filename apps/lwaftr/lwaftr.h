@@ -123,8 +123,8 @@ int	lwaftr_bt_has_ipv4(const struct lwaftr_bt *bt, uint32_t ipv4);
 /* btedit.c */
 /* "softwire A.B.C.D psid P", in buf: how requests and refusals name one. */
 const char *lw_sw_name(const struct softwire *s, char *buf, size_t len);
-/* The refusal of an add whose key is taken, in buf. */
-const char *lw_sw_exists(const struct softwire *s, char *buf, size_t len);
+/* The refusal of an add whose key is taken: the name, lw_sw_name()'s. */
+#define LW_SW_EXISTS	"%s exists already (set changes it)"
 /*
  * The softwire keyed (ipv4, psid), or with any some softwire of ipv4
  * (its port set); NULL when there is none.

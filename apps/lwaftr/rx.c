@@ -76,20 +76,17 @@ reassemble(struct side *s, struct pkt *pk)
 	enum reasm_result r;
 	uint8_t *out;
 	size_t outlen;
-	uint64_t ev, ex;
 	uint16_t v;
 
 	ctr[s->v6 ? IN_IPV6_FRAG_NEEDS : IN_IPV4_FRAG_NEEDS]++;
 	r = reasm_add(s->reasm, pk->l3, pk->len, lw_now(s->lw), &out,
 	    &outlen);
-	ev = reasm_evicted(s->reasm);
-	ex = reasm_expired(s->reasm);
 	ctr[s->v6 ? DROP_IPV6_FRAG_EVICTED : DROP_IPV4_FRAG_EVICTED] +=
-	    ev - s->reasm_evicted;
+	    reasm_evicted(s->reasm) - s->reasm_evicted;
 	ctr[s->v6 ? DROP_IPV6_FRAG_EXPIRED : DROP_IPV4_FRAG_EXPIRED] +=
-	    ex - s->reasm_expired;
-	s->reasm_evicted = ev;
-	s->reasm_expired = ex;
+	    reasm_expired(s->reasm) - s->reasm_expired;
+	s->reasm_evicted = reasm_evicted(s->reasm);
+	s->reasm_expired = reasm_expired(s->reasm);
 	if (r == REASM_INVALID)
 		ctr[s->v6 ? DROP_IPV6_FRAG_INVALID : DROP_IPV4_FRAG_INVALID]++;
 	if (r != REASM_DONE)
