@@ -44,8 +44,8 @@ static uint16_t vid_port[4096];
 static int trunk = -1, native = -1, out = -1;	/* out: tag, untag */
 
 static uint64_t *c_tagged, *c_untagged, *c_passed, *c_drop_runt,
-    *c_drop_oversize, *c_drop_untagged, *c_drop_other_vid,
-    *c_drop_unknown_vid, *c_drop_no_trunk, *c_to_native;
+    *c_drop_untagged, *c_drop_other_vid, *c_drop_unknown_vid,
+    *c_drop_no_trunk, *c_to_native;
 static uint64_t scratch;	/* per-port counts tag and untag do not keep */
 
 /*
@@ -140,7 +140,7 @@ vlan_init(int argc, char **argv)
 		int		 modes;
 	} ctrs[] = {
 		{ "drop-runt", &c_drop_runt, TAG | UNTAG | MUX },
-		{ "drop-oversize", &c_drop_oversize, TAG | UNTAG | MUX },
+		{ "drop-oversize", &fwd.drop_oversize, TAG | UNTAG | MUX },
 		{ "tagged", &c_tagged, TAG | MUX },
 		{ "untagged", &c_untagged, UNTAG | MUX },
 		{ "passed", &c_passed, UNTAG },
@@ -205,18 +205,12 @@ put(int k, const struct packet *p, uint32_t len, int delta, uint16_t tvid)
 {
 	uint16_t w[2] = { htons(SNB_ETH_VLAN), htons(tci_pcp | tvid) };
 	int push = delta > 0 ? delta : 0, pop = delta < 0 ? -delta : 0;
-	struct fwd_out *o = &fwd.out[k];
 	struct packet *q;
 
-	if (len + (uint32_t)delta > o->ring->capacity) {
-		(*c_drop_oversize)++;
+	if ((q = fwd_slot(&fwd, k, p, len + (uint32_t)delta)) == NULL)
 		return 0;
-	}
-	q = ring_slot(o->ring, o->used++);
-	q->flags = p->flags;
-	q->wirelen = p->wirelen ? (uint32_t)((int)p->wirelen + delta) : 0;
-	q->ts_ns = p->ts_ns;
-	q->len = (uint16_t)(len + (uint32_t)delta);
+	if (p->wirelen != 0)
+		q->wirelen = (uint32_t)((int)p->wirelen + delta);
 	/* The addresses, the pushed tag, then the rest after a popped one. */
 	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
 	memcpy(q->data + 2 * SNB_ETH_ALEN, w, (size_t)push);
