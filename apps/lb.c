@@ -71,24 +71,30 @@ sym(const uint8_t *a, const uint8_t *b, size_t len)
 	return h;
 }
 
+/* The ethertype after up to two 802.1Q or 802.1ad tags; *off: its header. */
+static inline uint16_t
+l3_type(const uint8_t *d, uint32_t len, uint32_t *off)
+{
+	uint16_t type = (uint16_t)(d[12] << 8 | d[13]);
+
+	for (*off = SNB_ETH_HLEN; *off <= SNB_ETH_HLEN + 4 && (type ==
+	    SNB_ETH_VLAN || type == SNB_ETH_QINQ) && len >= *off + 4; *off += 4)
+		type = (uint16_t)(d[*off + 2] << 8 | d[*off + 3]);
+	return type;
+}
+
 /* The flow hash of a frame of len bytes (see the top of the file). */
 static uint64_t
 flow_hash(const uint8_t *d, uint32_t len)
 {
-	uint32_t off = SNB_ETH_HLEN, l4 = 0, hlen;
+	uint32_t off, l4 = 0, hlen;
 	uint16_t type;
 	uint8_t proto = 0;
 	uint64_t h;
-	int tags;
 
 	if (len < SNB_ETH_HLEN)
 		return sym(d, d, len);
-	type = (uint16_t)(d[12] << 8 | d[13]);
-	for (tags = 0; tags < 2 && (type == SNB_ETH_VLAN ||
-	    type == SNB_ETH_QINQ) && len >= off + 4; tags++) {
-		type = (uint16_t)(d[off + 2] << 8 | d[off + 3]);
-		off += 4;
-	}
+	type = l3_type(d, len, &off);
 	if (type == SNB_ETH_IPV4 && len >= off + 20 && (d[off] >> 4) == 4) {
 		hlen = (d[off] & 0x0f) * 4u;
 		proto = d[off + 9];
@@ -114,7 +120,6 @@ flow_hash(const uint8_t *d, uint32_t len)
 	return h ^ (h >> 32);
 }
 
-
 /*
  * --key softwire (see the top of the file): a hash of the softwire's
  * IPv4 address, or LB_ALL for ARP and neighbour discovery.
@@ -122,18 +127,12 @@ flow_hash(const uint8_t *d, uint32_t len)
 static uint64_t
 softwire_key(const uint8_t *d, uint32_t len)
 {
-	uint32_t off = SNB_ETH_HLEN, a, w[4];
+	uint32_t off, a, w[4];
 	uint16_t type;
-	int tags;
 
 	if (len < SNB_ETH_HLEN)
 		return 0;
-	type = (uint16_t)(d[12] << 8 | d[13]);
-	for (tags = 0; tags < 2 && (type == SNB_ETH_VLAN ||
-	    type == SNB_ETH_QINQ) && len >= off + 4; tags++) {
-		type = (uint16_t)(d[off + 2] << 8 | d[off + 3]);
-		off += 4;
-	}
+	type = l3_type(d, len, &off);
 	if (type == SNB_ETH_ARP)
 		return LB_ALL;
 	if (type == SNB_ETH_IPV4 && len >= off + 20 && (d[off] >> 4) == 4) {
