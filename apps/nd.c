@@ -106,18 +106,19 @@ nd_init(int argc, char **argv)
 
 /*
  * An NS or NA from us to dst into south's next slot (room checked): its
- * Ethernet header written, the ICMPv6 message for the caller.
+ * Ethernet header written, the ICMPv6 message for the caller; NULL
+ * (counted in drop-oversize) when south's slots are too small for one.
  */
 static uint8_t *
 south_nd(const uint8_t dst[6])
 {
-	struct fwd_out *o = &fwd.out[SOUTH];
-	struct packet *q = ring_slot(o->ring, o->used++);
+	static const struct packet none;	/* no flags, wirelen or time */
+	struct packet *q = fwd_slot(&fwd, SOUTH, &none,
+	    SNB_ETH_HLEN + NDP_PKT_LEN);
 	uint16_t t = htons(SNB_ETH_IPV6);
 
-	q->len = SNB_ETH_HLEN + NDP_PKT_LEN;
-	q->flags = q->wirelen = 0;
-	q->ts_ns = 0;
+	if (q == NULL)
+		return NULL;
 	memcpy(q->data, dst, 6);
 	memcpy(q->data + 6, mac, 6);
 	memcpy(q->data + 12, &t, 2);
@@ -127,12 +128,14 @@ south_nd(const uint8_t dst[6])
 static void
 solicit(void)
 {
-	uint8_t group[16], dst[6];
+	uint8_t group[16], dst[6], *o;
 
 	ndp_solicited_node(nh, group);
 	ndp_multicast_mac(group, dst);
-	ndp_build_ns(south_nd(dst), addr, mac, nh);
-	(*c.ns_out)++;
+	if ((o = south_nd(dst)) != NULL) {
+		ndp_build_ns(o, addr, mac, nh);
+		(*c.ns_out)++;
+	}
 	sol_due = app_now_ns() + SOLICIT_NS;
 }
 
@@ -176,7 +179,7 @@ nd_input(const uint8_t *f, uint32_t len)
 	static const uint8_t unspec[16];
 	struct ndp_msg m;
 	const uint8_t *dst, *dmac;
-	uint8_t gmac[6];
+	uint8_t gmac[6], *o;
 	uint32_t flags;
 	int r;
 
@@ -217,8 +220,10 @@ nd_input(const uint8_t *f, uint32_t len)
 			    memcmp(m.src, nh, 16) == 0)
 				learn(m.lladdr);
 		}
-		ndp_build_na(south_nd(dmac), addr, dst, mac, flags);
-		(*c.na_out)++;
+		if ((o = south_nd(dmac)) != NULL) {
+			ndp_build_na(o, addr, dst, mac, flags);
+			(*c.na_out)++;
+		}
 		return 1;
 	}
 	if (!resolve || memcmp(m.target, nh, 16) != 0 || m.lladdr_bad) {

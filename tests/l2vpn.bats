@@ -656,3 +656,17 @@ stop_sites() {
 	grep -q '^na-out 1$' "$T/ctr"
 	grep -q '^drop-nd-invalid 0$' "$T/ctr"
 }
+
+@test "nd: an NS or NA longer than south's slots is counted in drop-oversize, not cut short" {
+	# An empty capture: nd solicits its next hop at once, an 86-byte
+	# frame that rings of 64-byte slots cannot hold.
+	printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\001\000\000\000' > "$T/empty.pcap"
+	snb-run --capacity 64 "pcap-read $T/empty.pcap | [south] n: nd \
+	    --address 2001:db8:5::1 --mac 02:00:00:00:05:01 \
+	    --next-hop 2001:db8:5::fe --counters-out $T/ctr [south] |
+	    pcap-write $T/out.pcap"
+	cat "$T/ctr"
+	grep -q '^drop-oversize [1-9]' "$T/ctr"
+	grep -q '^ns-out 0$' "$T/ctr"
+	[ "$(tshark -r "$T/out.pcap" 2>/dev/null | wc -l)" -eq 0 ]
+}
