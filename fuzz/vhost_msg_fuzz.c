@@ -235,7 +235,7 @@ apply_received(void)
 		reconnect();
 		return;
 	}
-	vu_rx_init(&rx);
+	vu_rx_clear(&rx);
 }
 
 /* Read what the socket holds, as the driver does on a socket event. */

@@ -132,70 +132,41 @@ vu_reset(struct vu_dev *d)
 	d->watch_q = q;
 }
 
-/* A queue's rings in host memory, found before they are used. */
-struct rings {
-	struct vring_desc	*desc;
-	struct vring_avail	*avail;
-	struct vring_used	*used;
-};
-
 /*
- * Queue i's rings in the n regions reg (the device's table or a new one
- * not yet in use): 0 with *p filled, all NULL while the queue lacks its
- * size or addresses, or -1 with d->err set.  Changes nothing in d's
- * queues, so a failure leaves them as they were.
+ * The rings of queue i, whose configuration vq holds (d's own or a copy
+ * being checked against a new table), in the n regions reg: all NULL while
+ * the queue lacks its size or addresses, or when they lie outside the
+ * regions (the frontend's error, -1 with d->err set: the queue cannot run).
  */
 static int
 find_rings(struct vu_dev *d, const struct vu_region *reg, int n, int i,
-    struct rings *p)
+    struct vu_vring *vq)
 {
-	const struct vu_vring *vq = &d->vq[i];
 	uint64_t num = vq->num;
 
-	memset(p, 0, sizeof(*p));
+	vq->desc = NULL;
+	vq->avail = NULL;
+	vq->used = NULL;
+	vq->used_flags = 0xffff;	/* unknown: the next vq_want_kicks writes */
 	if (!vq->addr_set || num == 0 || n == 0)
 		return 0;
 	/* Alignment from virtio 1.x 2.7: descriptors 16, avail 2, used 4. */
-	if ((vq->desc_uva & 15) || (vq->avail_uva & 1) || (vq->used_uva & 3))
+	if ((vq->addr.desc & 15) || (vq->addr.avail & 1) || (vq->addr.used & 3))
 		return fail(d, "queue %d: misaligned ring address", i);
-	p->desc = vu_region_addr(reg, n, vq->desc_uva, 16 * num, 1);
-	p->avail = vu_region_addr(reg, n, vq->avail_uva, 6 + 2 * num, 1);
-	p->used = vu_region_addr(reg, n, vq->used_uva, 6 + 8 * num, 1);
-	if (p->desc == NULL || p->avail == NULL || p->used == NULL ||
-	    ((uintptr_t)p->desc & 15) || ((uintptr_t)p->avail & 1) ||
-	    ((uintptr_t)p->used & 3)) {
+	vq->desc = vu_region_addr(reg, n, vq->addr.desc, 16 * num, 1);
+	vq->avail = vu_region_addr(reg, n, vq->addr.avail, 6 + 2 * num, 1);
+	vq->used = vu_region_addr(reg, n, vq->addr.used, 6 + 8 * num, 1);
+	if (vq->desc == NULL || vq->avail == NULL || vq->used == NULL ||
+	    ((uintptr_t)vq->desc & 15) || ((uintptr_t)vq->avail & 1) ||
+	    ((uintptr_t)vq->used & 3)) {
 		/* (A region at an odd file offset can misalign them here.) */
-		memset(p, 0, sizeof(*p));
+		vq->desc = NULL;
+		vq->avail = NULL;
+		vq->used = NULL;
 		return fail(d, "queue %d: ring outside guest memory or "
 		    "misaligned", i);
 	}
 	return 0;
-}
-
-static void
-use_rings(struct vu_dev *d, int i, const struct rings *p)
-{
-	struct vu_vring *vq = &d->vq[i];
-
-	vq->desc = p->desc;
-	vq->avail = p->avail;
-	vq->used = p->used;
-	vq->used_flags = 0xffff;	/* unknown: the next vq_want_kicks writes */
-}
-
-/*
- * Queue i's rings once everything they need is known (SET_VRING_NUM,
- * SET_VRING_ADDR).  A queue whose rings lie outside the table cannot run:
- * that is the frontend's error, and the queue is left without rings.
- */
-static int
-map_vring(struct vu_dev *d, int i)
-{
-	struct rings p;
-	int r = find_rings(d, d->regions, d->nregions, i, &p);
-
-	use_rings(d, i, &p);
-	return r;
 }
 
 static int
@@ -203,7 +174,7 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 {
 	const struct vu_mem *mem = (const void *)m->p.bytes;
 	struct vu_region nr[VU_MAX_REGIONS];
-	struct rings rp[VU_NQUEUES];
+	struct vu_vring nq[VU_NQUEUES];
 	char why[96];
 	uint32_t i, n;
 	int j;
@@ -258,16 +229,16 @@ set_mem_table(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds)
 	 * in use with every ring pointer still inside it.  No queue ever
 	 * points into memory that is no longer mapped.
 	 */
+	memcpy(nq, d->vq, sizeof(nq));
 	for (j = 0; j < VU_NQUEUES; j++)
-		if (find_rings(d, nr, (int)n, j, &rp[j]) == -1) {
+		if (find_rings(d, nr, (int)n, j, &nq[j]) == -1) {
 			unmap_regions(nr, (int)n);
 			return -1;
 		}
 	unmap_regions(d->regions, d->nregions);
 	memcpy(d->regions, nr, sizeof(nr));
+	memcpy(d->vq, nq, sizeof(nq));
 	d->nregions = (int)n;
-	for (j = 0; j < VU_NQUEUES; j++)
-		use_rings(d, j, &rp[j]);
 	return 0;
 }
 
@@ -347,8 +318,6 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
     struct vu_msg *reply, size_t *rlen)
 {
 	struct vu_state st;
-	struct vu_addr a;
-	struct vu_vring *vq;
 	uint64_t v = m->p.u64;
 	int i = 0;
 
@@ -395,15 +364,11 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		    (st.num & (st.num - 1)))
 			return fail(d, "SET_VRING_NUM: size %u", st.num);
 		d->vq[i].num = st.num;
-		return map_vring(d, i);
+		return find_rings(d, d->regions, d->nregions, i, &d->vq[i]);
 	case VU_SET_VRING_ADDR:
-		memcpy(&a, m->p.bytes, sizeof(a));
-		vq = &d->vq[i];
-		vq->desc_uva = a.desc;
-		vq->avail_uva = a.avail;
-		vq->used_uva = a.used;
-		vq->addr_set = 1;
-		return map_vring(d, i);
+		memcpy(&d->vq[i].addr, m->p.bytes, sizeof(d->vq[i].addr));
+		d->vq[i].addr_set = 1;
+		return find_rings(d, d->regions, d->nregions, i, &d->vq[i]);
 	case VU_SET_VRING_BASE:
 		if (st.num > 0xffff)
 			return fail(d, "SET_VRING_BASE: %u", st.num);
@@ -473,21 +438,12 @@ vu_handle(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 /* --- receiving (see msg.h) --- */
 
 void
-vu_rx_init(struct vu_rx *rx)
-{
-	rx->got = 0;
-	rx->nfds = 0;
-	rx->trunc = 0;
-}
-
-void
 vu_rx_clear(struct vu_rx *rx)
 {
-	int i;
-
-	for (i = 0; i < rx->nfds; i++)
-		close(rx->fds[i]);
-	vu_rx_init(rx);
+	while (rx->nfds > 0)
+		close(rx->fds[--rx->nfds]);
+	rx->got = 0;
+	rx->trunc = 0;
 }
 
 static int

@@ -182,7 +182,7 @@ struct vu_region {
  */
 struct vu_vring {
 	uint32_t	 num;		/* 0 until SET_VRING_NUM */
-	uint64_t	 desc_uva, avail_uva, used_uva;
+	struct vu_addr	 addr;		/* SET_VRING_ADDR's (the frontend's) */
 	int		 addr_set;
 	uint16_t	 last_avail;	/* next avail entry we look at */
 	uint16_t	 used_idx;	/* our copy of used->idx */
@@ -310,14 +310,12 @@ enum {
 	VU_RX_CLOSED = 2	/* the frontend hung up */
 };
 
-/* An empty buffer (closes nothing). */
-void	vu_rx_init(struct vu_rx *);
-/* Close the descriptors of a partial request and empty the buffer. */
+/* Close the descriptors rx->nfds counts and empty the buffer. */
 void	vu_rx_clear(struct vu_rx *);
 /*
  * Read from the non-blocking socket fd what it has of the current request,
- * up to its end.  After VU_RX_DONE the caller owns rx->fds (rx->nfds of
- * them) and calls vu_rx_init before the next read.
+ * up to its end.  After VU_RX_DONE the caller takes rx->fds (rx->nfds of
+ * them, then 0) and calls vu_rx_clear before the next read.
  */
 int	vu_rx_read(struct vu_rx *rx, int fd, struct vu_dev *d);
 

@@ -177,7 +177,7 @@ read_requests(void)
 			    vu_request_name(rx.m.request), rx.m.flags,
 			    rx.m.size, rx.m.size >= 8 ?
 			    (unsigned long long)rx.m.p.u64 : 0ULL, nfds, rlen);
-		vu_rx_init(&rx);
+		vu_rx_clear(&rx);
 		if (rlen && send_reply(&reply, rlen) == -1) {
 			drop_frontend("reply: %s; disconnecting",
 			    strerror(errno));
