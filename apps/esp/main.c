@@ -110,7 +110,6 @@ static inline int
 encap(const struct packet *p, uint32_t len)
 {
 	const struct ipv6_hdr *in = (const void *)(p->data + SNB_ETH_HLEN);
-	struct fwd_out *o = &fwd.out[CORE];
 	struct ipv6_hdr *ip;
 	struct esp_sa *sa;
 	struct packet *q;
@@ -129,22 +128,18 @@ encap(const struct packet *p, uint32_t len)
 		return drop(cnt.drop_seq_exhausted);
 	}
 	elen = esp_encap_len(len - SNB_ETH_HLEN);
-	if (OUTER_HLEN + elen > o->ring->capacity)
-		return drop(fwd.drop_oversize);
 	if (!fwd_room(&fwd, CORE))
 		return 0;
+	if ((q = fwd_slot(&fwd, CORE, p, OUTER_HLEN + elen)) == NULL)
+		return 1;
 	if (sa->seq >= sa->lease) {	/* committed before it is sent past */
 		sa->lease = sa->seq > UINT64_MAX - SEQ_LEASE ? UINT64_MAX :
 		    sa->seq + SEQ_LEASE;
 		esp_state_save(&sadb);
 	}
-	q = ring_slot(o->ring, o->used++);
-	q->len = (uint16_t)(OUTER_HLEN + elen);
-	q->flags = q->wirelen = 0;
-	q->ts_ns = p->ts_ns;
+	q->wirelen = 0;
 	/* The addresses are nd's to set; the traffic class goes along. */
-	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
-	((struct eth_hdr *)q->data)->type = htons(SNB_ETH_IPV6);
+	memcpy(q->data, p->data, SNB_ETH_HLEN);
 	ip = (struct ipv6_hdr *)(q->data + SNB_ETH_HLEN);
 	ip->ver_tc_flow = htonl(SNB_IPV6_VERSION << 28 |
 	    ipv6_tclass(in) << 20);
@@ -229,8 +224,7 @@ decap(const struct packet *p, uint32_t len)
 	q->len = (uint16_t)(SNB_ETH_HLEN + inner);
 	q->flags = q->wirelen = 0;
 	q->ts_ns = p->ts_ns;
-	memcpy(q->data, p->data, 2 * SNB_ETH_ALEN);
-	((struct eth_hdr *)q->data)->type = htons(SNB_ETH_IPV6);
+	memcpy(q->data, p->data, SNB_ETH_HLEN);
 	return 1;
 }
 
