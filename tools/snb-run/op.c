@@ -395,6 +395,8 @@ take_over(void)
 {
 	struct stage *s = &g.stages[op.stage];
 	struct proc *p = &procs[op.stage];
+	struct app_kind *old = p->kind, **k;
+	int i;
 
 	if (rename(op.tmp, op.stats) == -1)
 		warn("%s", op.tmp);
@@ -415,6 +417,16 @@ take_over(void)
 	s->info = &op.kind->info;
 	op.kind = NULL;
 	p->swapped = 1;
+	/* The record it ran goes once no stage runs it: a graph swapped
+	 * again and again keeps one per app in use, not one per swap. */
+	for (i = 0; i < g.nstages && procs[i].kind != old; i++)
+		;
+	if (i == g.nstages) {
+		for (k = &kinds; *k != old; k = &(*k)->next)
+			;
+		*k = old->next;
+		free(old);
+	}
 	op.taker = op.new;
 	op.new = 0;
 }
