@@ -168,9 +168,8 @@ nd_start(void)
 }
 
 /*
- * A neighbour message from south (ndp_parse() said NDP_OK or
- * NDP_INVALID): 1 when it was consumed, 0 when it must wait for room in
- * south (an NA to send), -1 when it is not one.
+ * An NS or NA from south: 1 when it was consumed, 0 when it must wait for
+ * room in south (an NA to send).
  */
 static int
 nd_input(const uint8_t *f, uint32_t len)
@@ -181,18 +180,8 @@ nd_input(const uint8_t *f, uint32_t len)
 	const uint8_t *dst, *dmac;
 	uint8_t gmac[6], *o;
 	uint32_t flags;
-	int r;
 
-	r = ndp_parse(f + SNB_ETH_HLEN, len - SNB_ETH_HLEN, &m);
-	/* An NS or NA that fails even the first checks (hop limit 255, the
-	 * checksum) is no ordinary packet either: dropped here too. */
-	if (r == NDP_BAD && len > TYPE_OFF &&
-	    (f[TYPE_OFF] == SNB_ICMP6_NEIGHBOR_SOLICIT ||
-	    f[TYPE_OFF] == SNB_ICMP6_NEIGHBOR_ADVERT))
-		r = NDP_INVALID;
-	if (r == NDP_BAD)
-		return -1;
-	if (r == NDP_INVALID) {
+	if (ndp_parse(f + SNB_ETH_HLEN, len - SNB_ETH_HLEN, &m) != NDP_OK) {
 		(*c.nd_invalid)++;
 		return 1;
 	}
@@ -247,7 +236,6 @@ static uint32_t
 from_south(struct ring *r, uint32_t n)
 {
 	uint32_t i, len;
-	int v;
 
 	for (i = 0; i < n; i++) {
 		struct packet *p = ring_peek(r, i);
@@ -262,11 +250,13 @@ from_south(struct ring *r, uint32_t n)
 			(*c.not_ours)++;
 			continue;
 		}
-		if (f[12] == 0x86 && f[13] == 0xdd &&
-		    len >= SNB_ETH_HLEN + SNB_IPV6_HLEN + 1 &&
+		/* Even an NS or NA that fails the first checks (hop limit
+		 * 255, the checksum) is no ordinary packet: not passed. */
+		if (f[12] == 0x86 && f[13] == 0xdd && len > TYPE_OFF &&
 		    f[SNB_ETH_HLEN + 6] == SNB_IPPROTO_ICMPV6 &&
-		    (v = nd_input(f, len)) >= 0) {
-			if (v == 0)
+		    (f[TYPE_OFF] == SNB_ICMP6_NEIGHBOR_SOLICIT ||
+		    f[TYPE_OFF] == SNB_ICMP6_NEIGHBOR_ADVERT)) {
+			if (!nd_input(f, len))
 				break;
 			continue;
 		}

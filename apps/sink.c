@@ -15,7 +15,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "forward.h"
@@ -200,9 +199,7 @@ sink_breathe(void)
 	/* Counted, committed, then released: see the top of the file. */
 	app_state_commit();
 	for (j = 0; j < in->nrings; j++)
-		if (st->in[j].tail != in->rings[j].tail)
-			ring_release(&in->rings[j],
-			    (uint32_t)(st->in[j].tail - in->rings[j].tail));
+		ring_release(&in->rings[j], n[j]);
 	show();
 	return total;
 }
@@ -225,16 +222,11 @@ sink_stop(int eof)
 		    hist.count, lat_quantile(&hist, 0.5) / 1e3,
 		    lat_quantile(&hist, 0.99) / 1e3,
 		    lat_quantile(&hist, 0.999) / 1e3, hist.max / 1e3);
-	if (eof && expect != UINT64_MAX && st->packets != expect) {
-		fprintf(stderr, "snb-sink: received %" PRIu64 " packets, "
-		    "expected %" PRIu64 "\n", st->packets, expect);
-		exit(1);
-	}
-	if (eof && check_seq && st->seq_errors) {
-		fprintf(stderr, "snb-sink: %" PRIu64 " sequence errors\n",
-		    st->seq_errors);
-		exit(1);
-	}
+	if (eof && expect != UINT64_MAX && st->packets != expect)
+		errx(1, "received %" PRIu64 " packets, expected %" PRIu64,
+		    st->packets, expect);
+	if (eof && check_seq && st->seq_errors)
+		errx(1, "%" PRIu64 " sequence errors", st->seq_errors);
 }
 
 static const struct app_desc desc = {
