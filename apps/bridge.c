@@ -153,7 +153,6 @@ bridge_init(int argc, char **argv)
 	fdb_mask = slots - 1;
 	if (getrandom(&fdb_seed, sizeof(fdb_seed), 0) != sizeof(fdb_seed))
 		err(1, "getrandom");
-	/* Each port's flood set and counters. */
 	for (i = 0; i < nbports; i++) {
 		for (j = 0; j < nbports; j++)
 			if (j != i && fwd.out[j].ring != NULL &&

@@ -269,10 +269,8 @@ route(int src, const uint8_t *f, uint32_t len, int *delta, uint16_t *tvid)
 				(*c_drop_no_trunk)++;
 				return -1;
 			}
-			if (src == native)
-				return trunk;
-			*delta = SNB_VLAN_HLEN;
-			*tvid = port_vid[src];
+			*delta = src == native ? 0 : SNB_VLAN_HLEN;
+			*tvid = port_vid[src];	/* 0 for native: unused */
 			return trunk;
 		}
 		/* A priority tag (VID 0) marks a native frame too. */
@@ -308,14 +306,11 @@ from_ring(void *ctx, int src, struct ring *r, uint32_t n)
 		len = packet_len(r, p);
 		/* route() counts only drops, which need no room: safe to
 		 * run again on a frame left for the next breath. */
-		if ((dst = route(src, p->data, len, &delta, &tvid)) < 0) {
-			(*rx[src])++;
-			continue;
-		}
-		if (!fwd_room(&fwd, dst))
+		dst = route(src, p->data, len, &delta, &tvid);
+		if (dst >= 0 && !fwd_room(&fwd, dst))
 			break;
 		(*rx[src])++;
-		if (!put_any(dst, p, len, delta, tvid))
+		if (dst < 0 || !put_any(dst, p, len, delta, tvid))
 			continue;
 		if (delta != 0)
 			(*(delta > 0 ? c_tagged : c_untagged))++;
