@@ -48,7 +48,8 @@ parse_u64(const char *opt, const char *s)
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || v < 0)
+	/* !(v >= 0): NaN too, which no integer holds */
+	if (end == s || !(v >= 0))
 		errx(2, "bad %s '%s'", opt, s);
 	if (*end != '\0' && (u = strchr(units, *end)) != NULL)
 		v *= mul[u - units], end++;

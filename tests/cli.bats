@@ -328,6 +328,9 @@ man_forms() {
 	check "snb-sink: bad --expect '+5': not a number" snb-sink --expect +5
 	check "snb-sink: bad --expect ' 5': not a number" snb-sink --expect ' 5'
 	check "snb-source: bad --rate '0': 1 packet a second at least" snb-source --rate 0
+	check "snb-source: bad --count 'nan'" snb-source --count nan
+	check "snb-source: bad --count '-nan'" snb-source --count -nan
+	check "snb-source: bad --size 'nan'" snb-source --size nan
 }
 
 @test "--help and --version on a full disk fail saying so, and on a closed pipe end quietly with 0, in every tool" {
