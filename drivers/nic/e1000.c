@@ -124,18 +124,6 @@ e1000_match(uint16_t vendor, uint16_t device)
 	return 0;
 }
 
-static uint32_t
-rd(struct e1000 *e, uint32_t off)
-{
-	return reg_read(e->bar, off);
-}
-
-static void
-wr(struct e1000 *e, uint32_t off, uint32_t v)
-{
-	reg_write(e->bar, off, v);
-}
-
 /* EEPROM word n through EERD; -1 if the read never completes. */
 static int
 eeprom_word(struct e1000 *e, int n)
@@ -143,9 +131,9 @@ eeprom_word(struct e1000 *e, int n)
 	uint32_t v;
 	int i;
 
-	wr(e, EERD, 1u | (uint32_t)n << e->model->eerd_shift);
-	for (i = 0; i < 1000 && !((v = rd(e, EERD)) & e->model->eerd_done);
-	    i++)
+	reg_write(e->bar, EERD, 1u | (uint32_t)n << e->model->eerd_shift);
+	for (i = 0; i < 1000 &&
+	    !((v = reg_read(e->bar, EERD)) & e->model->eerd_done); i++)
 		usleep(10);
 	return i < 1000 ? (int)(v >> 16) : -1;
 }
@@ -158,7 +146,7 @@ eeprom_word(struct e1000 *e, int n)
 static int
 read_mac(struct e1000 *e)
 {
-	uint32_t lo = rd(e, RAL0), hi = rd(e, RAH0);
+	uint32_t lo = reg_read(e->bar, RAL0), hi = reg_read(e->bar, RAH0);
 	int i, w[3];
 
 	if (!(hi & RAH_AV)) {
@@ -167,8 +155,8 @@ read_mac(struct e1000 *e)
 				return -1;
 		lo = (uint32_t)w[0] | (uint32_t)w[1] << 16;
 		hi = (uint32_t)w[2] | RAH_AV;
-		wr(e, RAL0, lo);
-		wr(e, RAH0, hi);
+		reg_write(e->bar, RAL0, lo);
+		reg_write(e->bar, RAH0, hi);
 	}
 	/* The registers hold it little-endian, as the host does. */
 	memcpy(e->mac, &lo, 4);
@@ -183,80 +171,71 @@ reset(struct e1000 *e)
 {
 	int i;
 
-	wr(e, IMC, ~0u);
-	wr(e, RCTL, 0);
-	wr(e, TCTL, 0);
-	wr(e, CTRL, rd(e, CTRL) | CTRL_RST);
+	reg_write(e->bar, IMC, ~0u);
+	reg_write(e->bar, RCTL, 0);
+	reg_write(e->bar, TCTL, 0);
+	reg_write(e->bar, CTRL, reg_read(e->bar, CTRL) | CTRL_RST);
 	usleep(1000);	/* no register access for 1 us after RST */
-	for (i = 0; i < 1000 && (rd(e, CTRL) & CTRL_RST); i++)
+	for (i = 0; i < 1000 && (reg_read(e->bar, CTRL) & CTRL_RST); i++)
 		usleep(1000);
-	if (rd(e, CTRL) & CTRL_RST)
+	if (reg_read(e->bar, CTRL) & CTRL_RST)
 		return -1;
-	wr(e, IMC, ~0u);	/* the reset unmasked nothing, but be sure */
-	(void)rd(e, ICR);
+	reg_write(e->bar, IMC, ~0u);	/* masked by the reset; be sure */
+	(void)reg_read(e->bar, ICR);
 	return 0;
-}
-
-/* Set link up (SLU), speed and duplex from auto-negotiation (ASDE). */
-static void
-link_up(struct e1000 *e)
-{
-	uint32_t c = rd(e, CTRL);
-
-	c |= CTRL_SLU | CTRL_ASDE | CTRL_FD;
-	c &= ~(CTRL_LRST | CTRL_PHY_RST | CTRL_ILOS | CTRL_VME);
-	wr(e, CTRL, c);
 }
 
 /* Base, length, head, tail: one layout from RDBAL and from TDBAL. */
 static void
 ring_regs(struct e1000 *e, uint32_t base, uint64_t phys)
 {
-	wr(e, base, (uint32_t)phys);
-	wr(e, base + 0x04, (uint32_t)(phys >> 32));
-	wr(e, base + 0x08, RING_BYTES);
-	wr(e, base + 0x10, 0);
-	wr(e, base + 0x18, 0);
+	reg_write(e->bar, base, (uint32_t)phys);
+	reg_write(e->bar, base + 0x04, (uint32_t)(phys >> 32));
+	reg_write(e->bar, base + 0x08, RING_BYTES);
+	reg_write(e->bar, base + 0x10, 0);
+	reg_write(e->bar, base + 0x18, 0);
 }
 
-/* The receiver is enabled only when the graph takes what it receives:
+/* Link up (SLU), speed and duplex by auto-negotiation (ASDE); the rings.
+ * The receiver is enabled only when the graph takes what it receives:
  * otherwise every frame would end as a missed packet. */
 static void
-rx_init(struct e1000 *e, int enable, int promisc)
+start(struct e1000 *e, int enable, int promisc)
 {
 	uint32_t i, rctl;
 
+	reg_write(e->bar, CTRL, (reg_read(e->bar, CTRL) | CTRL_SLU |
+	    CTRL_ASDE | CTRL_FD) & ~(CTRL_LRST | CTRL_PHY_RST | CTRL_ILOS |
+	    CTRL_VME));
 	e1000_rxq_init(&e->rx, e->rxm.virt, e->rxm.phys,
 	    app_counter("dev-rx-desc-errors"),
 	    app_counter("dev-rx-bad-length"));
 	for (i = 0; i < 128; i++)
-		wr(e, MTA + 4 * i, 0);
-	wr(e, RXCSUM, 0);	/* no checksum offload: we copy frames whole */
+		reg_write(e->bar, MTA + 4 * i, 0);
+	reg_write(e->bar, RXCSUM, 0);	/* no offload: we copy frames whole */
 	if (e->model->e1000e)	/* legacy, not extended, descriptors */
-		wr(e, RFCTL, rd(e, RFCTL) & ~RFCTL_EXTEN);
+		reg_write(e->bar, RFCTL, reg_read(e->bar, RFCTL) &
+		    ~RFCTL_EXTEN);
 	ring_regs(e, RDBAL, e->rxm.phys);
-	wr(e, RDTR, 0);		/* no receive interrupt delay: we poll */
+	reg_write(e->bar, RDTR, 0);	/* no interrupt delay: we poll */
 	rctl = (enable ? RCTL_EN : 0) | RCTL_BAM | RCTL_SECRC;
 	if (promisc)
 		rctl |= RCTL_UPE | RCTL_MPE;
-	wr(e, RCTL, rctl);
+	reg_write(e->bar, RCTL, rctl);
 	/* All descriptors but one to the device: head == tail means empty. */
-	wr(e, RDT, e1000_rx_tail(&e->rx));
-}
-
-static void
-tx_init(struct e1000 *e)
-{
+	reg_write(e->bar, RDT, e1000_rx_tail(&e->rx));
 	e1000_txq_init(&e->tx, e->txm.virt, e->txm.phys);
 	ring_regs(e, TDBAL, e->txm.phys);
-	wr(e, TIPG, TIPG_COPPER);
-	wr(e, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
+	reg_write(e->bar, TIPG, TIPG_COPPER);
+	reg_write(e->bar, TCTL, TCTL_EN | TCTL_PSP | TCTL_CT | TCTL_COLD);
 }
 
 static int
 e1000_link(struct nic *nic)
 {
-	return (rd(nic->priv, STATUS) & STATUS_LU) != 0;
+	struct e1000 *e = nic->priv;
+
+	return (reg_read(e->bar, STATUS) & STATUS_LU) != 0;
 }
 
 /* Also after a failed open: each part is let go if it was taken. */
@@ -307,11 +286,9 @@ e1000_open(struct nic *nic, char *errbuf, size_t len)
 	if (read_mac(e) == -1)
 		return nic_fail(errbuf, len, ETIMEDOUT, "PCI %s: EEPROM",
 		    e->pci.addr);
-	link_up(e);
-	rx_init(e, nic->rx, nic->promisc);
-	tx_init(e);
+	start(e, nic->rx, nic->promisc);
 	for (i = 0; i < NHWSTATS; i++) {
-		(void)rd(e, hwstats[i].reg);	/* clear what came before */
+		(void)reg_read(e->bar, hwstats[i].reg);	/* clear the past */
 		e->hw[i] = app_counter(hwstats[i].name);
 	}
 	/* Auto-negotiation takes a moment; a link that stays down is
@@ -334,7 +311,7 @@ e1000_rx(struct nic *nic, struct rx_burst *b)
 	struct e1000 *e = nic->priv;
 
 	if (e1000_rx_burst(&e->rx, nic, b) != 0)
-		wr(e, RDT, e1000_rx_tail(&e->rx));
+		reg_write(e->bar, RDT, e1000_rx_tail(&e->rx));
 }
 
 /* Transmit (e1000_ring.c): one tail write for the burst. */
@@ -346,7 +323,7 @@ e1000_tx(struct nic *nic, struct ring *in, uint32_t n)
 
 	n = e1000_tx_burst(&e->tx, nic, in, n);
 	if (e->tx.tail != t)
-		wr(e, TDT, e->tx.tail);
+		reg_write(e->bar, TDT, e->tx.tail);
 	return n;
 }
 
@@ -359,8 +336,7 @@ e1000_stats(struct nic *nic)
 	size_t i;
 
 	for (i = 0; i < NHWSTATS; i++) {
-		if ((v = rd(e, hwstats[i].reg)) == 0)
-			continue;
+		v = reg_read(e->bar, hwstats[i].reg);
 		*e->hw[i] += v;
 		if (hwstats[i].drop)
 			*nic->c.drop_kernel += v;
@@ -376,7 +352,7 @@ e1000_drain(struct nic *nic)
 	struct e1000 *e = nic->priv;
 	int i;
 
-	for (i = 0; i < 100 && rd(e, TDH) != e->tx.tail; i++)
+	for (i = 0; i < 100 && reg_read(e->bar, TDH) != e->tx.tail; i++)
 		usleep(1000);
 	e1000_stats(nic);
 	reset(e);

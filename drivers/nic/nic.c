@@ -190,7 +190,7 @@ static void
 nic_init(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "promisc", no_argument, NULL, 'p' },
+		{ "promisc", no_argument, &nic.promisc, 1 },
 		{ "queue", required_argument, NULL, 'q' },
 		{ "mtu", required_argument, NULL, 'm' },
 		{ "fanout", required_argument, NULL, 'f' },
@@ -198,7 +198,7 @@ nic_init(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	char spec[sizeof(nic.spec)];
-	const char *name, *colon;
+	char *name, *colon;
 	size_t i;
 	int ch;
 
@@ -206,8 +206,7 @@ nic_init(int argc, char **argv)
 	 * word, so "nic eth0 --promisc | ... | nic eth0" is one process. */
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'p':
-			nic.promisc = 1;
+		case 0:		/* a flag: --promisc */
 			break;
 		case 'q':
 			nic.queue = (int)app_parse_num("--queue", optarg, 0,
@@ -239,14 +238,13 @@ nic_init(int argc, char **argv)
 		return;
 	}
 	if ((colon = strchr(spec, ':')) != NULL) {
+		*colon = '\0';
 		for (i = 0; i < sizeof(backends) / sizeof(*backends); i++)
-			if (strncmp(spec, backends[i]->name, colon - spec) == 0
-			    && backends[i]->name[colon - spec] == '\0')
+			if (strcmp(spec, backends[i]->name) == 0)
 				ops = backends[i];
 		if (ops == NULL)
-			errx(2, "unknown back-end '%.*s' in '%s' (afpacket, "
-			    "xdp, tap), or pci:ADDR", (int)(colon - spec),
-			    spec, spec);
+			errx(2, "unknown back-end '%s' in '%s:%s' (afpacket, "
+			    "xdp, tap), or pci:ADDR", spec, spec, colon + 1);
 		name = colon + 1;
 	} else {
 		nic.native_only = 1;	/* or else AF_PACKET: see open_device */

@@ -27,7 +27,7 @@ struct pci_dev {
 
 /* DMA memory, a hugepage: virtual address for us, physical for the device. */
 struct dma_mem {
-	void		*virt;
+	unsigned char	*virt;
 	uint64_t	 phys;
 };
 

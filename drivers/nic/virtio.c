@@ -1,16 +1,11 @@
 /*
- * virtio.c: a user-space driver for virtio-net PCI functions, as QEMU's
- * virtio-net-pci presents them (1af4:1000 transitional, 1af4:1041 modern),
- * through the virtio 1.x PCI transport only: a legacy-only device is
- * refused.
- *
- * Features: VIRTIO_F_VERSION_1, VIRTIO_NET_F_MAC and VIRTIO_NET_F_STATUS
- * (the link state), nothing else.  Without checksum or segmentation
- * offloads every frame crosses complete, as the graph made it or as a wire
- * would carry it; without mergeable receive buffers every receive buffer
- * holds one whole frame; without event index the plain flags suppress
- * notifications.  We poll: the device is told never to interrupt
- * (VIRTQ_AVAIL_F_NO_INTERRUPT, and INTx off in the command register).
+ * virtio.c: a user-space driver for virtio-net PCI functions through the
+ * virtio 1.x PCI transport only (what it drives: snb-nic(1)).  Features:
+ * VERSION_1, MAC and STATUS (the link).  Without offloads every frame
+ * crosses whole; without mergeable buffers a receive buffer holds one
+ * frame; without event index the plain flags suppress notifications.  We
+ * poll: the device is told never to interrupt (AVAIL_F_NO_INTERRUPT, and
+ * INTx off in the command register).
  *
  * Receive queue 0 and transmit queue 1 share one 2 MiB hugepage; their
  * ring code, which checks all that the device writes there, is
@@ -65,19 +60,14 @@ virtio_match(uint16_t vendor, uint16_t device)
 static void
 use_cap(struct virtio *v, const uint8_t *cap)
 {
+	volatile unsigned char **slot[CAP_DEVICE + 1] = { [CAP_COMMON] =
+	    &v->common, [CAP_NOTIFY] = &v->notify, [CAP_DEVICE] = &v->device };
 	volatile unsigned char **where;
 	uint32_t off, len;
 	uint8_t type = cap[3], bar = cap[4];
 
-	if (type == CAP_COMMON)
-		where = &v->common;
-	else if (type == CAP_NOTIFY)
-		where = &v->notify;
-	else if (type == CAP_DEVICE)
-		where = &v->device;
-	else
-		return;
-	if (*where != NULL || bar > 5)
+	if (type > CAP_DEVICE || (where = slot[type]) == NULL ||
+	    *where != NULL || bar > 5)
 		return;
 	if (v->bar[bar] == NULL &&
 	    (v->bar[bar] = pci_map_bar(&v->pci, bar, &v->barlen[bar])) == NULL)
@@ -236,9 +226,9 @@ static int
 virtio_open(struct nic *nic, char *errbuf, size_t len)
 {
 	struct virtio *v = nic->priv;
-	unsigned char *mem;
 	int e;
 
+	v->used_errors = app_counter("dev-used-errors");
 	if (nic->queue >= 0)
 		return vmq_open(nic, errbuf, len);
 	if ((e = pci_open(&v->pci, nic->ifname, -1, errbuf, len)) != 0 ||
@@ -250,11 +240,10 @@ virtio_open(struct nic *nic, char *errbuf, size_t len)
 		    "queues", v->pci.addr);
 	if ((e = dma_alloc(&v->pci, 2 * QREGION, &v->mem, errbuf, len)) != 0)
 		return e;
-	mem = v->mem.virt;
-	v->used_errors = app_counter("dev-used-errors");
-	if ((e = virtio_vq_setup(v, &v->rx, RXQ, mem, v->mem.phys,
+	if ((e = virtio_vq_setup(v, &v->rx, RXQ, v->mem.virt, v->mem.phys,
 	    NULL, errbuf, len)) != 0 || (e = virtio_vq_setup(v, &v->tx, TXQ,
-	    mem + QREGION, v->mem.phys + QREGION, NULL, errbuf, len)) != 0)
+	    v->mem.virt + QREGION, v->mem.phys + QREGION, NULL, errbuf,
+	    len)) != 0)
 		return e;
 	/* Every receive buffer posted, if the graph takes what arrives
 	 * (else the device keeps frames to itself: QEMU leaves them on

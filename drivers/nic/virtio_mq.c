@@ -119,14 +119,10 @@ ctrl_cmd(struct virtio *v, struct vq *q, uint8_t cmd, const void *data,
 	q->buf[1] = cmd;
 	memcpy(q->buf + BUF_SIZE, data, dlen);
 	q->buf[2 * BUF_SIZE] = 0xff;
-	q->desc[0].len = 2;
-	q->desc[0].flags = DESC_F_NEXT;
-	q->desc[0].next = 1;
-	q->desc[1].len = dlen;
-	q->desc[1].flags = DESC_F_NEXT;
-	q->desc[1].next = 2;
-	q->desc[2].len = 1;
-	q->desc[2].flags = DESC_F_WRITE;
+	/* Address (buffer i, vq_init's), length, flags, next. */
+	q->desc[0] = (struct vq_desc){ q->desc[0].addr, 2, DESC_F_NEXT, 1 };
+	q->desc[1] = (struct vq_desc){ q->desc[1].addr, dlen, DESC_F_NEXT, 2 };
+	q->desc[2] = (struct vq_desc){ q->desc[2].addr, 1, DESC_F_WRITE, 0 };
 	used = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
 	q->avail->ring[q->avail_idx++ & q->mask] = 0;
 	vq_publish(q);
@@ -289,7 +285,6 @@ vmq_open(struct nic *nic, char *errbuf, size_t len)
 		goto out;
 	owner = __atomic_load_n((uint32_t *)v->shm, __ATOMIC_ACQUIRE) !=
 	    VMQ_MAGIC;
-	v->used_errors = app_counter("dev-used-errors");
 	/* The watcher holds the memory too: killed, we leave it to the
 	 * device until bus mastering is off (pci_watch.c). */
 	if ((e = pci_open(&v->pci, nic->ifname, owner, errbuf,

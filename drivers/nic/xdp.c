@@ -113,7 +113,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 	    .bind_flags = XDP_USE_NEED_WAKEUP };
 	struct xdp *x = nic->priv;
 	uint32_t i, idx, queue = nic->queue < 0 ? 0 : (uint32_t)nic->queue;
-	int r, e, tries, want_tx = nic->tx || !nic->rx;
+	int r, e, tries;
 
 	libbpf_set_print(lib_print);
 	libxdp_set_print(xdp_log);
@@ -161,7 +161,7 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 			xsk_ring_prod__submit(&x->fill, RX_FRAMES);
 		}
 		if ((r = xsk_socket__create(&x->xsk, nic->ifname, queue,
-		    x->umem, nic->rx ? &x->rx : NULL, want_tx ? &x->tx : NULL,
+		    x->umem, nic->rx ? &x->rx : NULL, nic->tx ? &x->tx : NULL,
 		    &scfg)) == 0)
 			break;
 		x->xsk = NULL;
