@@ -379,10 +379,8 @@ apply(struct vu_dev *d, const struct vu_msg *m, int *fds, int nfds,
 		d->vq[i].started = 0;
 		set_kick(d, i, -1);
 		st.num = d->vq[i].last_avail;
-		memcpy(reply->p.bytes, &st, sizeof(st));
-		reply->size = sizeof(st);
-		*rlen = VU_HDR_SIZE + sizeof(st);
-		return 0;
+		memcpy(&v, &st, sizeof(v));	/* a vu_state is 8 bytes */
+		return reply_u64(reply, rlen, v);
 	case VU_SET_VRING_KICK:
 	case VU_SET_VRING_CALL:
 	case VU_SET_VRING_ERR:

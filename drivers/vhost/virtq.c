@@ -184,10 +184,7 @@ deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
 	struct chain c;
 
 	memset(hdr, 0, sizeof(hdr));	/* no offloads: flags 0, GSO none */
-	c.left = 0;
-	c.more = 0;
 	c.descs = 0;
-	c.why = "";
 	if (pos == avail_idx)
 		return 0;
 	head = vq->avail->ring[pos++ & (vq->num - 1)];
@@ -202,8 +199,7 @@ deliver(struct vu_dev *d, struct vu_vring *vq, uint16_t avail_idx,
 				continue;
 			/* This chain is full. */
 			if (!mrg) {
-				put_used(vq, vq->used_idx, head, 0);
-				vq->used_idx++;
+				put_used(vq, vq->used_idx++, head, 0);
 				vq->last_avail = pos;
 				return 2;
 			}
