@@ -183,7 +183,7 @@ went_up(void)
 static void
 handle(const struct memif_msg *m, int *fd)
 {
-	struct memif_msg reply;
+	struct memif_msg reply = { .type = MEMIF_MSG_ACK };
 	char why[MEMIF_REASON_LEN];
 	const char *what = "";		/* for a failed send's message */
 
@@ -191,8 +191,6 @@ handle(const struct memif_msg *m, int *fd)
 		conn_down(NULL, "peer disconnected: %s", m->disconnect.reason);
 		return;
 	}
-	memset(&reply, 0, sizeof(reply));
-	reply.type = MEMIF_MSG_ACK;
 	switch (master ? memif_master_step(&conn.s, m, why, sizeof(why)) :
 	    memif_slave_step(&conn.s, m, why, sizeof(why))) {
 	case MEMIF_A_NONE:

@@ -76,13 +76,9 @@ map_region(unsigned i, int fd, char *why, size_t whylen)
 static void
 ring_use(struct mring *r, const struct memif_ring_cfg *cfg)
 {
-	int efd = r->efd;
-
-	memset(r, 0, sizeof(*r));
-	r->base = conn.reg[cfg->region].addr + cfg->offset;
-	r->size = 1U << cfg->log2;
-	r->mask = (uint16_t)(r->size - 1);
-	r->efd = efd;
+	*r = (struct mring){ .base = conn.reg[cfg->region].addr + cfg->offset,
+	    .size = 1U << cfg->log2, .mask = (uint16_t)((1U << cfg->log2) - 1),
+	    .efd = r->efd };
 }
 
 /* Master: CONNECT came and the session checked the geometry. */

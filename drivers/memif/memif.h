@@ -110,14 +110,8 @@ r_desc(struct mring *r, uint16_t slot)
 static inline struct memif_desc
 desc_read(volatile struct memif_desc *vd)
 {
-	struct memif_desc d;
-
-	d.flags = vd->flags;
-	d.region = vd->region;
-	d.length = vd->length;
-	d.offset = vd->offset;
-	d.metadata = 0;
-	return d;
+	return (struct memif_desc){ vd->flags, vd->region, vd->length,
+	    vd->offset, 0 };
 }
 
 /* memif.c */

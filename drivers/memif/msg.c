@@ -138,8 +138,7 @@ memif_msg_encode(const struct memif_msg *m, unsigned char b[MEMIF_MSG_SIZE])
 void
 memif_msg_disconnect(struct memif_msg *m, const char *reason)
 {
-	memset(m, 0, sizeof(*m));
-	m->type = MEMIF_MSG_DISCONNECT;
+	*m = (struct memif_msg){ .type = MEMIF_MSG_DISCONNECT };
 	snprintf(m->disconnect.reason, sizeof(m->disconnect.reason), "%s",
 	    reason);
 }
@@ -147,8 +146,7 @@ memif_msg_disconnect(struct memif_msg *m, const char *reason)
 void
 memif_master_hello(struct memif_msg *m, const char *name)
 {
-	memset(m, 0, sizeof(*m));
-	m->type = MEMIF_MSG_HELLO;
+	*m = (struct memif_msg){ .type = MEMIF_MSG_HELLO };
 	snprintf(m->hello.name, sizeof(m->hello.name), "%s", name);
 	m->hello.min_version = MEMIF_VERSION;
 	m->hello.max_version = MEMIF_VERSION;
@@ -164,9 +162,10 @@ memif_master_hello(struct memif_msg *m, const char *name)
 } while (0)
 
 /*
- * Every ring named by ADD_RING (numbered 0..n-1 by then, see below) must
- * lie inside a region announced before CONNECT, with its header aligned
- * for the 16-bit head and tail; at least one ring in each direction.
+ * CONNECT: every ring named by ADD_RING (numbered 0..n-1 by then, see
+ * below) must lie inside a region announced before, with its header
+ * aligned for the 16-bit head and tail; at least one ring in each
+ * direction.  Then the session is connected.
  */
 static enum memif_action
 check_rings(struct memif_session *s, char *why, size_t whylen)
@@ -193,6 +192,7 @@ check_rings(struct memif_session *s, char *why, size_t whylen)
 			    (unsigned long long)size, r->region,
 			    (unsigned long long)s->region_size[r->region]);
 	}
+	s->state = MEMIF_S_CONNECTED;
 	return MEMIF_A_CONNECT;
 }
 
@@ -269,10 +269,7 @@ memif_master_step(struct memif_session *s, const struct memif_msg *m,
 		(*n)++;
 		return MEMIF_A_ACK_RING;
 	case MEMIF_MSG_CONNECT:
-		if (check_rings(s, why, whylen) == MEMIF_A_ERROR)
-			return MEMIF_A_ERROR;
-		s->state = MEMIF_S_CONNECTED;
-		return MEMIF_A_CONNECT;
+		return check_rings(s, why, whylen);
 	default:
 		FAIL("unexpected message type %u during set-up", m->type);
 	}

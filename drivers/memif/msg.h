@@ -23,7 +23,7 @@
  *
  * This file only decodes bytes and keeps the handshake's bookkeeping; it
  * makes no system calls, so a fuzzer can drive it (fuzz/memif_msg_fuzz.c).
- * memif.c does the socket, the fds and the mapping.
+ * ctl.c does the socket and the fds, mem.c the mapping.
  */
 #ifndef SNB_MEMIF_MSG_H
 #define SNB_MEMIF_MSG_H
@@ -138,7 +138,7 @@ struct memif_ring_cfg {
 /*
  * The master's view of a handshake: what INIT, ADD_REGION and ADD_RING
  * said, checked message by message and again as a whole on CONNECT.
- * Region sizes here are the ones announced; memif.c checks the fds
+ * Region sizes here are the ones announced; mem.c checks the fds
  * against them before mapping.
  */
 struct memif_session {
