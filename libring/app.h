@@ -40,8 +40,9 @@
  * error goes to the launcher until then.
  *
  * Launcher options, consumed before the app sees argv: --snb-in,
- * --snb-out, --snb-stats, --snb-label, --snb-restarts, --snb-standby-fd
- * and --snb-prev as snb(7) describes them, and snb-run -c's own:
+ * --snb-out, --snb-stats, --snb-label, --snb-restarts, --snb-standby-fd,
+ * --snb-prev and --snb-taken-fd as snb(7) describes them, and snb-run
+ * -c's own:
  *	--snb-check=SLOTS:CAPACITY
  *				check only (snb-run -c): bind every port
  *				to a ring of this geometry in private
