@@ -38,12 +38,16 @@ by_from(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Each LABEL.stage file of the graph directory dir. */
+/*
+ * Each LABEL.stage file of the graph directory dir, or (links) each ring
+ * file in dir (the graph's rings/, wherever it leads).
+ */
 static void
-load_stages(const char *dir, struct graph_view *g)
+load_dir(const char *dir, struct graph_view *g, int links)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], errbuf[256];
 	const struct stage_file *f;
+	struct link_view *l;
 	struct dirent *de;
 	size_t n;
 	DIR *d;
@@ -52,10 +56,27 @@ load_stages(const char *dir, struct graph_view *g)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		n = strlen(de->d_name);
-		if (de->d_name[0] == '.' || n < 6 ||
-		    strcmp(de->d_name + n - 6, ".stage") != 0)
+		if (de->d_name[0] == '.' || (!links && (n < 6 ||
+		    strcmp(de->d_name + n - 6, ".stage") != 0)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (links) {
+			g->links = reallocarray(g->links, (size_t)g->nlinks + 1,
+			    sizeof(*g->links));
+			if (g->links == NULL)
+				abort();
+			l = &g->links[g->nlinks];
+			memset(l, 0, sizeof(*l));
+			if (ring_attach(&l->r, path, RING_OBSERVER, errbuf,
+			    sizeof(errbuf)) == -1)
+				continue;
+			strlcpy(l->name, de->d_name, sizeof(l->name));
+			/* FROM:PORT=TO:PORT (labels and ports hold no ':', '='). */
+			sscanf(l->name, "%63[^:=]:%63[^=]=%63[^:]:%63s", l->from,
+			    l->from_port, l->to, l->to_port);
+			g->nlinks++;
+			continue;
+		}
 		if ((f = stage_map(path)) == NULL)
 			continue;
 		if (f->magic != STAGE_MAGIC) {
@@ -66,44 +87,8 @@ load_stages(const char *dir, struct graph_view *g)
 		    sizeof(*g->stages));
 		if (g->stages == NULL)
 			abort();
-		memset(&g->stages[g->nstages], 0, sizeof(g->stages[0]));
-		g->stages[g->nstages].f = f;
-		g->stages[g->nstages].alive = f->pid > 0 &&
-		    kill(f->pid, 0) == 0;
-		g->nstages++;
-	}
-	closedir(d);
-}
-
-/* Each ring file in dir (the graph's rings/, wherever it leads). */
-static void
-load_links(const char *dir, struct graph_view *g)
-{
-	char path[PATH_MAX], errbuf[256];
-	struct link_view *l;
-	struct dirent *de;
-	DIR *d;
-
-	if ((d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		g->links = reallocarray(g->links, (size_t)g->nlinks + 1,
-		    sizeof(*g->links));
-		if (g->links == NULL)
-			abort();
-		l = &g->links[g->nlinks];
-		memset(l, 0, sizeof(*l));
-		if (ring_attach(&l->r, path, RING_OBSERVER, errbuf,
-		    sizeof(errbuf)) == -1)
-			continue;
-		strlcpy(l->name, de->d_name, sizeof(l->name));
-		/* FROM:PORT=TO:PORT (labels and ports hold no ':' or '='). */
-		sscanf(l->name, "%63[^:=]:%63[^=]=%63[^:]:%63s", l->from,
-		    l->from_port, l->to, l->to_port);
-		g->nlinks++;
+		g->stages[g->nstages++] = (struct stage_view){ .f = f,
+		    .alive = f->pid > 0 && kill(f->pid, 0) == 0 };
 	}
 	closedir(d);
 }
@@ -155,9 +140,9 @@ graph_load(const char *dir, struct graph_view *g)
 	if (g->alive && stat(path, &st) == 0)
 		g->started = (long)st.st_mtime;
 	snb_rings_where(dir, g->rings, sizeof(g->rings));
-	load_stages(dir, g);
+	load_dir(dir, g, 0);
 	snprintf(path, sizeof(path), "%s/rings", dir);
-	load_links(path, g);
+	load_dir(path, g, 1);
 	load_order(dir, g);
 	for (j = 0; j < g->nlinks; j++)
 		g->links[j].order = INT_MAX;
