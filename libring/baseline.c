@@ -90,17 +90,6 @@ graph_clear(const char *dir, char *errbuf, size_t errlen)
 	return n;
 }
 
-static struct stage_view *
-stage_by_label(struct graph_view *g, const char *label)
-{
-	int i;
-
-	for (i = 0; i < g->nstages; i++)
-		if (strcmp(g->stages[i].f->label, label) == 0)
-			return &g->stages[i];
-	return NULL;
-}
-
 /* One "counter" line: its base goes to the counter of that name. */
 static void
 counter_base(struct stage_view *s, uint64_t v, const char *name)
@@ -137,12 +126,14 @@ baseline_load(const char *dir, struct graph_view *g)
 		    " %" SCNu64 " %" SCNu64 " %" SCNu64, label, app, &b.in,
 		    &b.out, &b.busy_ns, &b.breaths, &b.busy_breaths) == 7) {
 			/* Another app since: its counters started afresh. */
-			cur = NULL;
-			if ((s = stage_by_label(g, label)) != NULL &&
-			    strncmp(s->f->app, app, sizeof(s->f->app)) == 0) {
-				memcpy(b.c, s->base.c, sizeof(b.c));
-				s->base = b;
-				cur = s;
+			for (cur = NULL, j = 0; j < g->nstages; j++) {
+				s = &g->stages[j];
+				if (strcmp(s->f->label, label) == 0 && strncmp(
+				    s->f->app, app, sizeof(s->f->app)) == 0) {
+					memcpy(b.c, s->base.c, sizeof(b.c));
+					s->base = b;
+					cur = s;
+				}
 			}
 		} else if (sscanf(line, "counter %127s %" SCNu64 " %127[^\n]",
 		    label, &v[0], name) == 3) {

@@ -103,14 +103,7 @@ out:
  * can roll them by their base (a device's label names its device, which
  * tells copies apart).
  */
-static void
-copy_label(char *label, size_t len, const char *want, int n, int k)
-{
-	if (n > 1)
-		snprintf(label, len, "%.50s%d.%d", want, n, k);
-	else
-		snprintf(label, len, "%.50s.%d", want, k);
-}
+#define COPY_LABEL	"%.50s%.0d.%d"	/* APP, base n > 1 or 0 (no digits), K */
 
 /* The number of the first base (1: APP, 2: APP2 ...) free for N copies. */
 static int
@@ -121,7 +114,8 @@ copy_base(struct strtab *taken, const char *want, int ncopies)
 
 	for (n = 1;; n++) {
 		for (k = 1; k <= ncopies; k++) {
-			copy_label(l, sizeof(l), want, n, k);
+			snprintf(l, sizeof(l), COPY_LABEL, want, n > 1 ? n : 0,
+			    k);
 			if (gr_strtab_get(taken, l) != -1)
 				break;
 		}
@@ -167,8 +161,8 @@ auto_labels(struct graph *g)
 				n = copy_base(&taken, want, ncopies);
 				gr_strtab_put(&bases, key, n);
 			}
-			copy_label(s->label, sizeof(s->label), want, n,
-			    s->copy);
+			snprintf(s->label, sizeof(s->label), COPY_LABEL, want,
+			    n > 1 ? n : 0, s->copy);
 			gr_strtab_put(&taken, s->label, i);
 			continue;
 		}

@@ -50,34 +50,13 @@ app_wait_fd(int fd, short events)
 {
 	if (app_nfds == APP_MAX_FDS)
 		errx(1, "too many file descriptors to wait on");
-	app_fds[app_nfds].fd = fd;
-	app_fds[app_nfds].events = events;
-	app_nfds++;
+	app_fds[app_nfds++] = (struct pollfd){ .fd = fd, .events = events };
 }
 
 void
 app_wake_at(uint64_t ns)
 {
 	wake_at_ns = ns;
-}
-/*
- * Room for every ring of the process (made at the first sleep): a stage
- * after copies has as many inputs as there are copies, up to 1024, and a
- * sleep that left one out would never hear of its packets.
- */
-static struct ring **
-wait_rings(void)
-{
-	static struct ring **rs;
-	static int cap;
-
-	if (app_nrings > cap) {
-		rs = reallocarray(rs, (size_t)app_nrings, sizeof(*rs));
-		if (rs == NULL)
-			err(1, NULL);
-		cap = app_nrings;
-	}
-	return rs;
 }
 /*
  * Nothing happened this breath: find what we wait for and sleep until it
@@ -101,7 +80,8 @@ wait_rings(void)
 static void
 idle_sleep(struct idle *s)
 {
-	struct ring **rs = wait_rings();
+	/* Room for every ring: a stage after copies has up to 1024 inputs. */
+	struct ring *rs[app_nrings + 1];
 	struct timespec ts;
 	uint64_t timeout = sleep_cap_ns, now;
 	int i, n = 0, n_out, pending = 0;

@@ -31,17 +31,12 @@ size_t
 arp_build(uint8_t *p, uint16_t op, const uint8_t sha[6], uint32_t spa,
     const uint8_t tha[6], uint32_t tpa)
 {
-	struct arp_hdr a;
+	struct arp_hdr a = { .htype = htons(SNB_ARP_HTYPE_ETHER),
+	    .ptype = htons(SNB_ETH_IPV4), .hlen = 6, .plen = 4,
+	    .op = htons(op), .spa = spa, .tpa = tpa };
 
-	a.htype = htons(SNB_ARP_HTYPE_ETHER);
-	a.ptype = htons(SNB_ETH_IPV4);
-	a.hlen = 6;
-	a.plen = 4;
-	a.op = htons(op);
 	memcpy(a.sha, sha, 6);
-	a.spa = spa;
 	memcpy(a.tha, tha, 6);
-	a.tpa = tpa;
 	memcpy(p, &a, sizeof(a));
 	return SNB_ARP_LEN;
 }
