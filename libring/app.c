@@ -247,7 +247,6 @@ on_wake(int sig)
 static void
 on_term(int sig)
 {
-	(void)sig;
 	detach_requested = 1;
 }
 
@@ -356,7 +355,7 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 {
 	const char *stats = NULL, *label = NULL, *prev_path = NULL, *a;
 	const struct stage_file *prev = NULL;
-	struct sigaction sa;
+	struct sigaction sa = { 0 };
 	sigset_t block, wake_mask;
 	struct idle idle;
 	int i, j, first, standby_fd = -1, saved_err = -1, taken_fd = -1;
@@ -405,7 +404,6 @@ app_main(const struct app_desc *desc, int argc, char **argv)
 	if (standby_fd >= 0 && ((saved_err = dup(2)) == -1 ||
 	    dup2(standby_fd, 2) == -1))
 		err(1, "standby");
-	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;	/* no SA_RESTART: wake from futex */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

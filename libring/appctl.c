@@ -180,7 +180,6 @@ serve_loop(void *unused)
 	uint64_t now, next;
 	int n;
 
-	(void)unused;
 	for (;;) {
 		now = now_ms();
 		next = srv_timers(&srv, now);

@@ -95,7 +95,6 @@ static int flushed;	/* cli_flush() ended the tool: nothing more to say */
 static void
 flush_at_exit(int status, void *arg)
 {
-	(void)arg;
 	if (!flushed && flush_stdout() == -1) {
 		warn("stdout");
 		_exit(status ? status : 1);

@@ -49,7 +49,6 @@ on_sigbus(int sig, siginfo_t *si, void *uc)
 	struct guarded *g;
 	int i;
 
-	(void)uc;
 	if (si->si_code <= 0) {		/* kill(2), sigqueue(3): no address */
 		fatal(sig, si);
 		return;

@@ -55,14 +55,6 @@ slot_size_for(uint32_t capacity)
 	return (uint32_t)((PACKET_HDR + capacity + 63) & ~(size_t)63);
 }
 
-static size_t
-ring_file_size(uint32_t nslots, uint32_t slot_size, size_t page)
-{
-	size_t sz = RING_DATA_OFFSET + (size_t)nslots * slot_size;
-
-	return (sz + page - 1) / page * page;
-}
-
 /*
  * Take the file's pages now (tmpfs, hugetlbfs): a ring that a full
  * /dev/shm, or a pool short of huge pages, cannot hold is refused here
@@ -98,7 +90,9 @@ ring_create(const char *path, uint32_t nslots, uint32_t capacity,
 		*slash = '\0';
 	snb_is_hugetlbfs(slash ? dir : ".", &page);
 	slot_size = slot_size_for(capacity);
-	size = ring_file_size(nslots, slot_size, page);
+	/* Whole pages: a huge page on hugetlbfs. */
+	size = (RING_DATA_OFFSET + (size_t)nslots * slot_size + page - 1) /
+	    page * page;
 
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    0600);
@@ -290,12 +284,6 @@ ring_detach(struct ring *r)
 	r->leak = NULL;
 }
 
-static void
-futex_wake(_Atomic uint32_t *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
 /*
  * Wake the other side if it sleeps.  The waker, not the sleeper, clears the
  * word: a sleeper between its re-check and FUTEX_WAIT then finds 0 where it
@@ -311,7 +299,7 @@ wake(_Atomic uint32_t *waiting, _Atomic int32_t *sleeper)
 		return;
 	how = atomic_exchange(waiting, 0);
 	if (how == RING_WAIT_FUTEX)
-		futex_wake(waiting);
+		syscall(SYS_futex, waiting, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	else if (how == RING_WAIT_SIGNAL &&
 	    (pid = atomic_load_explicit(sleeper, memory_order_relaxed)) > 0)
 		kill(pid, RING_WAKE_SIGNAL);	/* the claim: a live peer */

@@ -304,7 +304,6 @@ snb_rings_where(const char *dir, char *buf, size_t len)
 	return buf;
 }
 
-
 int
 snb_ctl_nargs(const char *w)
 {
