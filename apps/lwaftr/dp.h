@@ -264,6 +264,13 @@ room_for(const struct side *s, uint32_t n)
 	return s->room - s->nout >= n;
 }
 
+/* The big-endian 16 bits at p (any alignment), in host order. */
+static inline uint16_t
+be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
 /* An Ethernet header at f. */
 static inline void
 eth_header(uint8_t *f, const uint8_t *dst, const uint8_t *src, uint16_t type)

@@ -30,7 +30,6 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 	uint8_t z[64];		/* a longest header and its ports */
 	size_t hlen, l4len;
 	const uint8_t *l4;
-	uint16_t fo;
 
 	if (depth > 0 && len < sizeof(z)) {
 		/*
@@ -48,9 +47,8 @@ ports_at(const uint8_t *ip, size_t len, int toward_b4, uint16_t *port,
 	if (len < SNB_IPV4_HLEN)
 		return 0;
 	hlen = (ip[0] & 0x0f) * 4u;
-	memcpy(&fo, ip + 6, 2);
 	if (hlen > len || (depth == 0 && (hlen < SNB_IPV4_HLEN ||
-	    (ntohs(fo) & SNB_IP_OFFMASK) != 0)))
+	    (be16(ip + 6) & SNB_IP_OFFMASK) != 0)))
 		return 0;
 	l4 = ip + hlen;
 	l4len = len - hlen;

@@ -210,19 +210,16 @@ static uint32_t
 ip_len(int v6, const uint8_t *l3, uint32_t len)
 {
 	uint32_t hlen = (l3[0] & 0x0f) * 4u, n;
-	uint16_t v;
 
 	if (v6) {
 		if (len < SNB_IPV6_HLEN || (l3[0] >> 4) != 6)
 			return 0;
-		memcpy(&v, l3 + 4, 2);
-		n = SNB_IPV6_HLEN + (uint32_t)ntohs(v);
+		n = SNB_IPV6_HLEN + be16(l3 + 4);
 		return n > len ? 0 : n;
 	}
 	if (len < SNB_IPV4_HLEN || (l3[0] >> 4) != 4 || hlen < SNB_IPV4_HLEN)
 		return 0;
-	memcpy(&v, l3 + 2, 2);
-	n = ntohs(v);
+	n = be16(l3 + 2);
 	return n < hlen || n > len ? 0 : n;
 }
 
@@ -347,13 +344,13 @@ peek_l3(const struct side *s, const uint8_t *d, uint32_t len, uint16_t type,
 static inline uint32_t
 plain_ipv4(const uint8_t *ip, uint32_t len)
 {
-	uint16_t tot, fo;
+	uint32_t tot;
+	uint16_t fo;
 
 	if (len < SNB_IPV4_HLEN || ip[0] < 0x45 || ip[0] > 0x4f)
 		return 0;
-	memcpy(&tot, ip + 2, 2);
-	memcpy(&fo, ip + 6, 2);
-	tot = ntohs(tot);
+	tot = be16(ip + 2);
+	memcpy(&fo, ip + 6, 2);		/* tested in network order */
 	if (tot < (ip[0] & 0x0f) * 4u || tot > len ||
 	    (fo & htons(SNB_IP_MF | SNB_IP_OFFMASK)))
 		return 0;
@@ -388,8 +385,7 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
     uint16_t *port)
 {
 	const uint8_t *ip;
-	uint32_t l3len, tot;
-	uint16_t plen;
+	uint32_t l3len, tot, plen;
 
 	if (!s->v6) {
 		if ((ip = peek_l3(s, d, len, SNB_ETH_IPV4, &l3len)) == NULL ||
@@ -402,16 +398,13 @@ key(const struct side *s, const uint8_t *d, uint32_t len, uint32_t *addr,
 	}
 	if ((ip = peek_l3(s, d, len, SNB_ETH_IPV6, &l3len)) == NULL ||
 	    l3len < SNB_IPV6_HLEN + SNB_IPV4_HLEN ||
-	    ip[6] != SNB_IPPROTO_IPIP || (ip[0] >> 4) != 6)
+	    ip[6] != SNB_IPPROTO_IPIP || (ip[0] >> 4) != 6 ||
+	    SNB_IPV6_HLEN + (plen = be16(ip + 4)) > l3len ||
+	    (tot = plain_ipv4(ip + SNB_IPV6_HLEN, plen)) == 0 ||
+	    !b4_port(ip + SNB_IPV6_HLEN, tot, FROM_B4, port))
 		return 0;
-	memcpy(&plen, ip + 4, 2);
-	ip += SNB_IPV6_HLEN;
-	if (SNB_IPV6_HLEN + (uint32_t)ntohs(plen) > l3len ||
-	    (tot = plain_ipv4(ip, ntohs(plen))) == 0 ||
-	    !b4_port(ip, tot, FROM_B4, port))
-		return 0;
-	memcpy(addr, ip + 12, 4);
-	return SNB_IPV6_HLEN + (uint32_t)ntohs(plen);
+	memcpy(addr, ip + SNB_IPV6_HLEN + 12, 4);
+	return SNB_IPV6_HLEN + plen;
 }
 
 /*
@@ -435,11 +428,15 @@ needs(const struct side *in, const uint8_t *d, uint32_t len, int plain,
 	*same = in->v6 ? 1 + tx_frames(in, len) : 1;
 }
 
-/* The input slot i places after r's tail, not touched yet. */
-static inline const void *
-slot_addr(const struct ring *r, uint32_t i)
+/* Ask for the first two lines of the input slot i places after r's tail. */
+static inline void
+prefetch_slot(const struct ring *r, uint32_t i)
 {
-	return r->slots + ((r->tail + i) & r->mask) * (uint64_t)r->slot_size;
+	const char *a = (const char *)r->slots + ((r->tail + i) & r->mask) *
+	    (uint64_t)r->slot_size;
+
+	__builtin_prefetch(a);
+	__builtin_prefetch(a + 64);
 }
 
 /*
@@ -475,17 +472,11 @@ rx_burst(struct side *in, struct ring *r)
 	 * lines (headers up to the inner ports) at once, not one miss after
 	 * the other.
 	 */
-	for (i = 0; i < n && i < PREFETCH_AHEAD; i++) {
-		a = slot_addr(r, i);
-		__builtin_prefetch(a);
-		__builtin_prefetch(a + 64);
-	}
+	for (i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		prefetch_slot(r, i);
 	for (i = 0; i < n; i++) {
-		if (i + PREFETCH_AHEAD < n) {
-			a = slot_addr(r, i + PREFETCH_AHEAD);
-			__builtin_prefetch(a);
-			__builtin_prefetch(a + 64);
-		}
+		if (i + PREFETCH_AHEAD < n)
+			prefetch_slot(r, i + PREFETCH_AHEAD);
 		p[i] = ring_peek(r, i);
 		len[i] = packet_len(r, p[i]);	/* read once: see ring.h */
 		iplen[i] = key(in, p[i]->data, len[i], &addr[nk], &port[nk]);

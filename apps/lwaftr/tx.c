@@ -38,12 +38,9 @@ is_ip(const struct side *s, uint16_t type)
 uint32_t
 tx_frames_big(const struct side *s, size_t l3len)
 {
-	size_t per;
+	size_t per = (s->mtu - (s->v6 ? SNB_IPV6_HLEN + SNB_IPV6_FRAG_HLEN :
+	    SNB_IPV4_MAX_HLEN)) & ~7u;
 
-	if (s->v6)
-		per = (s->mtu - SNB_IPV6_HLEN - SNB_IPV6_FRAG_HLEN) & ~7u;
-	else
-		per = (s->mtu - SNB_IPV4_MAX_HLEN) & ~7u;
 	return (uint32_t)((l3len + per - 1) / per);
 }
 
@@ -136,11 +133,9 @@ fragment(struct side *s, const uint8_t *eth, const uint8_t *ip, size_t len)
 	size_t hlen = s->v6 ? SNB_IPV6_HLEN : (ip[0] & 0x0f) * 4u, h = hlen;
 	size_t off = 0, data = len - hlen, n;
 	uint32_t id, nfrag = 0;
-	uint16_t fo, v;
+	uint16_t fo = be16(ip + 6), v;
 
 	memcpy(hdr, ip, hlen);
-	memcpy(&fo, ip + 6, 2);
-	fo = ntohs(fo);
 	if (s->v6) {
 		id = htonl(++s->lw->frag_id6);
 		hdr[6] = SNB_IPPROTO_FRAGMENT;

@@ -167,8 +167,7 @@ to_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 		    SNB_ICMP_TIME_EXCEEDED, SNB_ICMP_TIMXCEED_TTL, 0);
 		return;
 	}
-	memcpy(&v, ip + 6, 2);
-	if (len + SNB_IPV6_HLEN > s6->mtu && (ntohs(v) & SNB_IP_DF)) {
+	if (len + SNB_IPV6_HLEN > s6->mtu && (be16(ip + 6) & SNB_IP_DF)) {
 		drop4(lw, pk, origin, DROP_OVER_MTU_DF_IPV4,
 		    SNB_ICMP_DEST_UNREACH, SNB_ICMP_UNREACH_NEEDFRAG,
 		    (uint16_t)(s6->mtu - SNB_IPV6_HLEN));
@@ -196,22 +195,18 @@ from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
     int looked_up)
 {
 	uint8_t *ip6 = pk->l3, *ip = ip6 + SNB_IPV6_HLEN, *o;
-	size_t plen = pk->len - SNB_IPV6_HLEN, len = 0, hlen;
+	size_t plen = pk->len - SNB_IPV6_HLEN, len, hlen;
 	struct pkt in4;
 	uint32_t src, dst;
-	uint16_t v, port;
+	uint16_t port;
 
 	if (ip6[6] == SNB_IPPROTO_ICMPV6) {
 		route_error4(lw, icmp6_translate(lw, pk));
 		return;
 	}
-	if (ip6[6] == SNB_IPPROTO_IPIP && plen >= SNB_IPV4_HLEN) {
-		memcpy(&v, ip + 2, 2);
-		len = ntohs(v);
-	}
 	if (ip6[6] != SNB_IPPROTO_IPIP || plen < SNB_IPV4_HLEN ||
 	    (ip[0] >> 4) != 4 || (hlen = (ip[0] & 0x0f) * 4u) <
-	    SNB_IPV4_HLEN || len < hlen || len > plen) {
+	    SNB_IPV4_HLEN || (len = be16(ip + 2)) < hlen || len > plen) {
 		drop6(lw, pk, DROP_UNKNOWN_PROTO_IPV6);
 		return;
 	}
@@ -235,8 +230,7 @@ from_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 		to_b4(lw, &in4, NULL, 0, FROM_HAIRPIN);
 		return;
 	}
-	memcpy(&v, ip + 6, 2);
-	if (len > lw->s4.mtu && (ntohs(v) & SNB_IP_DF)) {
+	if (len > lw->s4.mtu && (be16(ip + 6) & SNB_IP_DF)) {
 		/* As a router would: "fragmentation needed" to the B4. */
 		cnt(lw, DROP_OVER_MTU_DF_IPV4, in4.flen);
 		cnt(lw, IN_IPV6, pk->flen);
