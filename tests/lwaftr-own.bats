@@ -344,3 +344,51 @@ memuse() {	# the v4 reassembly gauge of graph lwicmpmem's stage lw
 @test "lwaftr own 70: icmpv4-other-types-all-ports (vlan)" {
 	own 70
 }
+
+@test "lwaftr own: a held packet of more fragments than a ring has slots does not wedge its side" {
+	V="${SNB_SHARED:-$BATS_TEST_DIRNAME/../../shared}/conformance/lwaftr"
+	[ -f "$V/ndp_getna_compound.pcap" ] || skip "no vectors in $V"
+	# To a softwire of 178.79.150.233, while v6's next hop is unknown: an
+	# 8000-byte datagram (6 fragments at v6's MTU of 1500), then 3 small
+	# packets.  The rings have 4 slots, so all 6 never fit at once.
+	python3 - "$T/in4.pcap" <<'PY'
+import struct, sys
+def ip4(payload):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0,
+        64, 6, 0, bytes([149, 174, 156, 93]), bytes([178, 79, 150, 233]))
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xffff) + (s >> 16)
+    return h[:10] + struct.pack("!H", ~s & 0xffff) + h[12:] + payload
+tcp = struct.pack("!HHIIBBHHH", 80, 54192, 1, 0, 0x50, 0x10, 1000, 0, 0)
+eth = bytes.fromhex("121212121212" "686868686868" "0800")
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for n in (7980, 10, 10, 10):
+        p = eth + ip4(tcp + bytes(n))
+        f.write(struct.pack("<IIII", 0, 0, len(p), len(p)) + p)
+PY
+	# The neighbour advertisement for v6's next hop, to send after.
+	tcpdump -r "$V/ndp_getna_compound.pcap" -w "$T/na.pcap" icmp6 \
+	    2>/dev/null
+	mkfifo "$T/in6"
+	snb-run -n lwwedge --slots 4 --capacity 8192 "pcap-read $T/in4.pcap |
+	    [v4] lw: lwaftr --counters-out $T/c $V/tunnel_icmp_withoutmac.conf \
+	    [v4] | sink ; pcap-read $T/in6 | [v6] @lw [v6] | pcap-write \
+	    $T/out6.pcap" 2> "$T/err" 3>&- &
+	pid=$!
+	exec 7<> "$T/in6"
+	head -c 24 "$T/na.pcap" >&7
+	# All 4 taken (held), then the next hop answers.
+	wait_count lwwedge lw 4 in-ipv4-packets
+	tail -c +25 "$T/na.pcap" >&7
+	# The side goes on: the datagram's first fragments (as many as a
+	# ring holds), then the 3 small packets.
+	wait_for eval '[ "$(npackets "$T/out6.pcap" ip6 and not icmp6)" -ge 4 ]'
+	exec 7>&-
+	wait "$pid"
+	cat "$T/c"
+	tcpdump -nn -r "$T/out6.pcap" 2>/dev/null
+	[ "$(npackets "$T/out6.pcap" ip6 and not icmp6 and greater 200)" -ge 1 ]
+	[ "$(npackets "$T/out6.pcap" ip6 and not icmp6 and less 200)" -eq 3 ]
+	! grep -q drop-next-hop-unresolved "$T/c" || false
+}

@@ -270,7 +270,7 @@ tx_flush_held(struct side *s)
 		struct held *h = &s->held[s->held_head];
 		uint8_t *f = s->scratch + SCRATCH_HEAD;
 
-		if (s->ro != NULL && s->room - s->nout < tx_frames(s, h->len))
+		if (!room_for(s, tx_frames(s, h->len)))
 			return;
 		eth_header(f, s->nh_mac, s->mac, h->type);
 		memcpy(f + SNB_ETH_HLEN, h->l3, h->len);
