@@ -31,8 +31,8 @@
 static struct ring	*owners;
 
 /*
- * Start `path --describe`, its standard output into a pipe: *fd gets the
- * pipe's reading end (close-on-exec).  Returns the child's pid.
+ * Start `path --describe`, its standard output into a pipe: *fd gets its
+ * reading end (close-on-exec, non-blocking).  Returns the child's pid.
  */
 pid_t
 describe_spawn(const char *path, int *fd)
@@ -58,6 +58,7 @@ describe_spawn(const char *path, int *fd)
 		_exit(127);
 	}
 	close(fds[1]);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
 	*fd = fds[0];
 	return pid;
 }
@@ -105,7 +106,6 @@ describe_text(const char *path, char *buf, size_t buflen, char *errbuf,
 	pid_t pid;
 
 	pid = describe_spawn(path, &pfd[0].fd);
-	fcntl(pfd[0].fd, F_SETFL, O_NONBLOCK);
 	pfd[0].events = POLLIN;
 	pfd[1].fd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1: skipped */
 	pfd[1].events = POLLIN;
@@ -523,8 +523,7 @@ cleanup(void)
 	if (graph_dir[0] == '\0')
 		return;
 	for (i = 0; owners && i < g.nlinks; i++)
-		if (owners[i].shm)
-			ring_detach(&owners[i]);
+		ring_detach(&owners[i]);
 	free(owners);
 	owners = NULL;
 	if (snb_graph_remove(graph_dir, errbuf, sizeof(errbuf)) == -1)

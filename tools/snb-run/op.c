@@ -41,7 +41,6 @@
 
 #include <err.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,8 +72,8 @@ static struct {
 	int		 stage;
 	int		 client;	/* ctl_reply id */
 	int		 fd;		/* describe or standby pipe, -1 */
-	pid_t		 old, new;	/* new: the replacement; 0 once gone */
-	pid_t		 taker;		/* OP_TAKING: the replacement */
+	pid_t		 old, new;	/* new: the replacement, or the stage
+					   restarted (OP_TAKING); 0 once gone */
 	pid_t		 describer;	/* its --describe; 0 once reaped */
 	uint64_t	 deadline, t0;
 	char		**words;	/* the replacement: app, args */
@@ -116,7 +115,7 @@ op_end(int sig, const char *fmt, ...)
 	int client = op.client;
 	va_list ap;
 
-	if (op.new > 0 && sig)
+	if (op.new > 0 && sig && op.state < OP_TAKING)
 		kill(op.new, sig);
 	if (op.describer > 0)	/* its answer is of no use now */
 		kill(op.describer, SIGKILL);
@@ -162,16 +161,26 @@ retire(void)
 	op.deadline = now_ms() + OP_RETIRE_MS;
 }
 
-/* Stage i's replacement's words and executable; -1 with why. */
-static int
-replacement(int i, const char *spec, char *why, size_t len)
+/*
+ * A swap starts: the replacement's words and executable, then its
+ * --describe.
+ */
+void
+op_swap(int i, const char *spec, int client)
 {
-	char near[APP_NAME_MAX] = "";
-	const char *mark;
+	char near[APP_NAME_MAX] = "", why[1024];
+	const char *label = g.stages[i].label, *mark;
 	int k;
 
-	if ((op.words = graph_words(spec, &op.nwords, why, len)) == NULL)
-		return -1;
+	if (op_start(i, client, 0) == -1)
+		return;
+	if ((op.kind = calloc(1, sizeof(*op.kind))) == NULL)
+		err(1, NULL);
+	if ((op.words = graph_words(spec, &op.nwords, why,
+	    sizeof(why))) == NULL) {
+		op_end(0, "error: %s\n", why);
+		return;
+	}
 	/* A copy's replacement numbers its words as the graph did. */
 	for (k = 1; k < op.nwords; k++) {
 		if (g.stages[i].copy)
@@ -179,34 +188,35 @@ replacement(int i, const char *spec, char *why, size_t len)
 			    g.stages[i].copy);
 		/* As in the graph: elsewhere it would be taken literally. */
 		else if ((mark = graph_copy_mark(op.words[k])) != NULL) {
-			snprintf(why, len, "'%s' outside copies: %s is no copy "
-			    "('Nx( ... )'); it keeps running", mark,
-			    g.stages[i].label);
-			return -1;
+			op_end(0, "error: '%s' outside copies: %s is no copy "
+			    "('Nx( ... )'); it keeps running\n", mark, label);
+			return;
 		}
 	}
 	if (op.nwords == 0 || find_app(op.words[0], op.kind->path,
 	    sizeof(op.kind->path), near, sizeof(near)) == -1) {
 		/* As the graph says it: the nearest installed app. */
 		if (near[0])
-			snprintf(why, len, "unknown app '%s' (did you mean "
-			    "%s?); %s keeps running", op.words[0], near,
-			    g.stages[i].label);
+			op_end(0, "error: unknown app '%s' (did you mean %s?); "
+			    "%s keeps running\n", op.words[0], near, label);
 		else
-			snprintf(why, len, "unknown app '%s'; %s keeps running",
-			    op.nwords ? op.words[0] : "", g.stages[i].label);
-		return -1;
+			op_end(0, "error: unknown app '%s'; %s keeps running\n",
+			    op.nwords ? op.words[0] : "", label);
+		return;
 	}
-	return 0;
+	op.describer = describe_spawn(op.kind->path, &op.fd);
+	op.state = OP_DESCRIBE;
+	op.deadline = now_ms() + DESCRIBE_MS;
 }
 
 /*
- * The replacement described itself (exit status, op.desc): does it fit
- * stage i's ports?  -1 with why.
+ * The replacement described itself (exit status, op.desc): if it fits
+ * the stage's ports, it starts, in standby.
  */
-static int
-fits(int i, int status, char *why, size_t len)
+static void
+standby(int status)
 {
+	int i = op.stage;
 	const char *label = g.stages[i].label;
 	char e[512];
 	struct misfit m;
@@ -214,61 +224,27 @@ fits(int i, int status, char *why, size_t len)
 
 	op.desc[op.desclen] = '\0';
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		snprintf(why, len, "%s --describe failed; %s keeps running",
+		op_end(0, "error: %s --describe failed; %s keeps running\n",
 		    op.kind->path, label);
 	else if (app_info_parse(&op.kind->info, op.desc, e, sizeof(e)) == -1)
-		snprintf(why, len, "%s; %s keeps running", e, label);
+		op_end(0, "error: %s; %s keeps running\n", e, label);
 	else if (graph_stage_fit(&g, i, &op.kind->info, NULL, g.nlinks,
-	    &m) == 0)
-		return 0;
-	else if (m.link >= 0) {
+	    &m) == 0) {
+		stage_path(i, op.stats, sizeof(op.stats));
+		snprintf(op.tmp, sizeof(op.tmp), "%s.new", op.stats);
+		op.new = spawn(i, op.kind->path, op.words + 1, op.nwords - 1,
+		    op.tmp, &op.fd, op.stats);
+		op.state = OP_STANDBY;
+		op.deadline = now_ms() + OP_READY_MS;
+	} else if (m.link >= 0) {
 		l = &g.links[m.link];
-		snprintf(why, len, "%s has no %s port '%s'; %s keeps running",
+		op_end(0, "error: %s has no %s port '%s'; %s keeps running\n",
 		    op.kind->info.app, m.out ? "output" : "input", m.out ?
 		    l->from_port : l->to_port, label);
 	} else
-		snprintf(why, len, "%s needs its %s port '%s' connected; %s "
-		    "keeps running", op.kind->info.app, m.out ? "output" :
+		op_end(0, "error: %s needs its %s port '%s' connected; %s "
+		    "keeps running\n", op.kind->info.app, m.out ? "output" :
 		    "input", op.kind->info.ports[m.port].name, label);
-	return -1;
-}
-
-void
-op_swap(int i, const char *spec, int client)
-{
-	char why[1024];
-
-	if (op_start(i, client, 0) == -1)
-		return;
-	if ((op.kind = calloc(1, sizeof(*op.kind))) == NULL)
-		err(1, NULL);
-	if (replacement(i, spec, why, sizeof(why)) == -1) {
-		op_end(0, "error: %s\n", why);
-		return;
-	}
-	op.describer = describe_spawn(op.kind->path, &op.fd);
-	fcntl(op.fd, F_SETFL, O_NONBLOCK);
-	op.state = OP_DESCRIBE;
-	op.deadline = now_ms() + DESCRIBE_MS;
-}
-
-/* The replacement described itself: it starts, in standby. */
-static void
-standby(int status)
-{
-	char why[1024];
-	int i = op.stage;
-
-	if (fits(i, status, why, sizeof(why)) == -1) {
-		op_end(0, "error: %s\n", why);
-		return;
-	}
-	stage_path(i, op.stats, sizeof(op.stats));
-	snprintf(op.tmp, sizeof(op.tmp), "%s.new", op.stats);
-	op.new = spawn(i, op.kind->path, op.words + 1, op.nwords - 1, op.tmp,
-	    &op.fd, op.stats);
-	op.state = OP_STANDBY;
-	op.deadline = now_ms() + OP_READY_MS;
 }
 
 void
@@ -300,44 +276,33 @@ describe_read(int last)
 	}
 }
 
-/*
- * The replacement's pipe while it takes over: a NUL byte, it has (the
- * swap is answered), or EOF, it died (reap() and op_stage_left() see to
- * it).  Before that (OP_RETIRING), only EOF can come.
- */
+/* The stage's new process says it has taken over: the answer. */
 static void
-took_over_read(void)
+took_over(void)
 {
 	struct stage *s = &g.stages[op.stage];
-	char c;
-	ssize_t n;
 	double stall;
 
-	n = read(op.fd, &c, 1);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	close(op.fd);
-	op.fd = -1;
-	if (n != 1 || op.state != OP_TAKING)
-		return;
 	if (op.restart) {
 		if (verbose)
 			warnx("restarted %s (pid %ld -> %ld)", s->label,
-			    (long)op.old, (long)op.taker);
+			    (long)op.old, (long)op.new);
 		op_end(0, "ok: restarted %s: pid %ld -> %ld\n", s->label,
-		    (long)op.old, (long)op.taker);
+		    (long)op.old, (long)op.new);
 		return;
 	}
 	stall = (app_now_ns() - op.t0) / 1e6;
 	warnx("swapped %s to %s (pid %ld -> %ld), stall %.3f ms", s->label,
-	    s->app, (long)op.old, (long)op.taker, stall);
+	    s->app, (long)op.old, (long)op.new, stall);
 	op_end(0, "ok: swapped %s: pid %ld -> %ld, stall %.3f ms\n", s->label,
-	    (long)op.old, (long)op.taker, stall);
+	    (long)op.old, (long)op.new, stall);
 }
 
 /*
- * The describe pipe: its answer; or the standby pipe: the replacement's
- * words, then NUL (ready) or EOF.
+ * The describe pipe: its answer.  Or the replacement's (or restarted
+ * stage's) pipe: in standby its words, then NUL (ready); then a NUL byte
+ * once it has taken over (answered), never more; or EOF: it died, and
+ * reap() sees to it.  While the old stage retires, only EOF can come.
  */
 void
 op_event(void)
@@ -352,16 +317,14 @@ op_event(void)
 		describe_read(0);
 		return;
 	}
-	if (op.state != OP_STANDBY) {
-		took_over_read();
-		return;
-	}
 	n = read(op.fd, buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {	/* it exited: its status comes with SIGCHLD */
+	if (n <= 0 || op.state != OP_STANDBY) {
 		close(op.fd);
 		op.fd = -1;
+		if (n > 0 && op.state == OP_TAKING)
+			took_over();
 		return;
 	}
 	k = strnlen(buf, (size_t)n);	/* its words, up to "ready" */
@@ -427,8 +390,6 @@ take_over(void)
 		*k = old->next;
 		free(old);
 	}
-	op.taker = op.new;
-	op.new = 0;
 }
 
 /*
@@ -440,21 +401,20 @@ void
 op_stage_left(int i, pid_t pid, int status)
 {
 	struct proc *p = &procs[i];
-	char how[64];
 
-	if (op.state != OP_TAKING || pid != op.taker)
+	if (op.state != OP_TAKING || pid != op.new)
 		return;
 	/* It may have taken over before it left: its byte is unread. */
 	if (op.fd != -1)
-		took_over_read();
+		op_event();
 	if (op.state != OP_TAKING)
 		return;
-	snprintf(how, sizeof(how), "%s %d", WIFSIGNALED(status) ? "signal" :
-	    "status", WIFSIGNALED(status) ? WTERMSIG(status) :
-	    WEXITSTATUS(status));
-	op_end(0, "error: %s %s (pid %ld) of %s died while taking over (%s); "
-	    "%s\n", op.restart ? "restarted" : "replacement", g.stages[i].app,
-	    (long)pid, g.stages[i].label, how, p->pid ? "it was started again" :
+	op_end(0, "error: %s %s (pid %ld) of %s died while taking over "
+	    "(%s %d); %s\n", op.restart ? "restarted" : "replacement",
+	    g.stages[i].app, (long)pid, g.stages[i].label,
+	    WIFSIGNALED(status) ? "signal" : "status", WIFSIGNALED(status) ?
+	    WTERMSIG(status) : WEXITSTATUS(status), p->pid ?
+	    "it was started again" :
 	    p->restart_at ? "it is restarted (--restart=on-failure)" :
 	    graph_stopping() ? "the graph is stopping" :
 	    "not restarted: the graph drains");
@@ -486,7 +446,7 @@ old_left(int status)
 		/* Answered once it has taken over, as a swap. */
 		procs[i].restarts++;
 		op.fd = start_stage(i, 1);
-		op.taker = procs[i].pid;
+		op.new = procs[i].pid;
 	} else
 		take_over();
 	op.state = OP_TAKING;
@@ -506,6 +466,8 @@ op_child_exited(pid_t pid, int status)
 		standby(status);
 		return 1;
 	}
+	if (op.state == OP_TAKING)
+		return 0;	/* the stage's now: op_stage_left() */
 	if (pid == op.new) {
 		/*
 		 * Before takeover: it refused, or it died.  Its "ready" may
@@ -524,8 +486,6 @@ op_child_exited(pid_t pid, int status)
 		    "started again when it leaves" : "keeps running");
 		return 1;
 	}
-	if (op.state == OP_TAKING)
-		return 0;	/* the replacement is the stage: see above */
 	if (pid == op.old && op.state >= OP_RETIRING) {
 		old_left(status);
 		return 1;
@@ -557,7 +517,7 @@ expired(uint64_t now)
 		op_end(0, "error: %s %s (pid %ld) has not taken over %s in %d "
 		    "ms (stopped?); it is the stage's process now\n",
 		    op.restart ? "restarted" : "replacement",
-		    g.stages[op.stage].app, (long)op.taker,
+		    g.stages[op.stage].app, (long)op.new,
 		    g.stages[op.stage].label, OP_READY_MS);
 		break;
 	case OP_STANDBY:	/* reaped as a stranger: not ours */
