@@ -209,10 +209,10 @@ struct check {
 
 /*
  * Wait for check c, copy what it said to our standard error, then say
- * where the stage is if it refused.  Returns its status for check_stages.
+ * where the stage is if it refused; its status into *rc if the first.
  */
-static int
-finish_check(struct check *c, const char *where)
+static void
+finish_check(struct check *c, const char *where, int *rc)
 {
 	char buf[4096];
 	struct stage *s = &g.stages[c->stage];
@@ -229,7 +229,7 @@ finish_check(struct check *c, const char *where)
 	}
 	close(c->err);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
+		return;
 	/* Words refused (2) are not a file missing (1), nor a crash. */
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
 		warnx("%s%d:%d: stage '%s' (%s) refuses its words", where,
@@ -242,7 +242,8 @@ finish_check(struct check *c, const char *where)
 		warnx("%s%d:%d: stage '%s' (%s) was killed by signal %d (%s) "
 		    "checking its words", where, s->pos.line, s->pos.col,
 		    s->label, s->app, WTERMSIG(st), strsignal(WTERMSIG(st)));
-	return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
+	if (*rc == 0)
+		*rc = WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
 }
 
 /*
@@ -260,9 +261,9 @@ finish_check(struct check *c, const char *where)
 int
 check_stages(const char *where)
 {
-	struct check run[CHECK_PARALLEL];
+	struct check run[CHECK_PARALLEL], *c;
 	char **keys;
-	int i, j, r, rc = 0, nkeys = 0, head = 0, n = 0;
+	int i, j, rc = 0, nkeys = 0, done = 0;
 
 	/*
 	 * What decides a stage's check: its app, its words, and its ports
@@ -281,32 +282,26 @@ check_stages(const char *where)
 		append(&keys[g.links[j].from], "\002out ",
 		    g.links[j].from_port);
 	}
-	for (i = 0; i <= g.nstages; i++) {
-		if (i < g.nstages) {
-			/* keys[0 .. nkeys - 1]: the keys asked so far */
-			for (j = 0; j < nkeys && strcmp(keys[j], keys[i]); j++)
-				;
-			if (j < nkeys) {
-				free(keys[i]);
-				continue;
-			}
-			keys[nkeys++] = keys[i];
+	/* Check k (of nkeys) runs in run[k % CHECK_PARALLEL]. */
+	for (i = 0; i < g.nstages; i++) {
+		/* keys[0 .. nkeys - 1]: the keys asked so far */
+		for (j = 0; j < nkeys && strcmp(keys[j], keys[i]); j++)
+			;
+		if (j < nkeys) {
+			free(keys[i]);
+			continue;
 		}
-		/* A full window (or the end): the oldest check finishes. */
-		while (n == CHECK_PARALLEL || (i == g.nstages && n > 0)) {
-			if ((r = finish_check(&run[head], where)) && !rc)
-				rc = r;
-			head = (head + 1) % CHECK_PARALLEL;
-			n--;
-		}
-		if (i == g.nstages)
-			break;
-		j = (head + n) % CHECK_PARALLEL;
-		run[j].stage = i;
-		run[j].pid = spawn(i, procs[i].kind->path, g.stages[i].argv,
-		    g.stages[i].argc, NULL, &run[j].err, NULL);
-		n++;
+		keys[nkeys++] = keys[i];
+		/* A full window: the oldest check finishes first. */
+		if (nkeys - done > CHECK_PARALLEL)
+			finish_check(&run[done++ % CHECK_PARALLEL], where, &rc);
+		c = &run[(nkeys - 1) % CHECK_PARALLEL];
+		c->stage = i;
+		c->pid = spawn(i, procs[i].kind->path, g.stages[i].argv,
+		    g.stages[i].argc, NULL, &c->err, NULL);
 	}
+	while (done < nkeys)
+		finish_check(&run[done++ % CHECK_PARALLEL], where, &rc);
 	for (j = 0; j < nkeys; j++)
 		free(keys[j]);
 	free(keys);

@@ -185,12 +185,18 @@ stage_left(int i, pid_t pid, int status, int asked)
 		return;
 	}
 	report(i, pid, status, st);
-	/*
-	 * Back off while a stage keeps failing quickly; one that ran a
-	 * while starts again from the minimum (stage_ran()).
-	 */
-	if (restart_on_failure && st != STAGE_EOF && !outputs_closed(i) &&
-	    p->quick < max_restarts) {
+	if (restart_on_failure && st == STAGE_EOF)
+		warnx("%s failed at end of stream: not restarted", label);
+	else if (restart_on_failure && outputs_closed(i))
+		warnx("%s had ended its output streams: not restarted", label);
+	else if (restart_on_failure && p->quick >= max_restarts)
+		warnx("%s failed %d times in a row: stopping the graph", label,
+		    p->quick + 1);
+	else if (restart_on_failure) {
+		/*
+		 * Back off while a stage keeps failing quickly; one that ran
+		 * a while starts again from the minimum (stage_ran()).
+		 */
 		delay = RESTART_MIN_MS << (p->quick < 6 ? p->quick : 6);
 		if (delay > RESTART_MAX_MS)
 			delay = RESTART_MAX_MS;
@@ -201,13 +207,6 @@ stage_left(int i, pid_t pid, int status, int asked)
 		    label, delay, p->restarts, p->quick, max_restarts);
 		return;
 	}
-	if (restart_on_failure && st == STAGE_EOF)
-		warnx("%s failed at end of stream: not restarted", label);
-	else if (restart_on_failure && outputs_closed(i))
-		warnx("%s had ended its output streams: not restarted", label);
-	else if (restart_on_failure)
-		warnx("%s failed %d times in a row: stopping the graph", label,
-		    p->quick + 1);
 	warnx("%s failed: draining what it delivered, stopping the rest",
 	    label);
 	/* status 0 unasked (a SIGTERM from outside?) is a failure too */
@@ -388,12 +387,10 @@ graph_dir_events(int fd)
 	while ((n = read(fd, u.buf, sizeof(u.buf))) > 0)
 		for (p = u.buf; p < u.buf + n; p += sizeof(*ev) + ev->len) {
 			ev = (const struct inotify_event *)p;
-			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF |
-			    IN_IGNORED))
-				gone = 1;
-			else if (ev->len && (strcmp(ev->name, "ctl") == 0 ||
-			    strcmp(ev->name, "snb-run.pid") == 0))
-				gone = 1;
+			gone |= (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF |
+			    IN_IGNORED)) || (ev->len &&
+			    (strcmp(ev->name, "ctl") == 0 ||
+			    strcmp(ev->name, "snb-run.pid") == 0));
 		}
 	if (!gone || stopping)
 		return;
@@ -480,7 +477,5 @@ supervise(void)
 	close(cfd);
 	if (wfd != -1)
 		close(wfd);
-	if (signo)
-		return 128 + signo;
-	return first_fail;
+	return signo ? 128 + signo : first_fail;
 }
