@@ -118,10 +118,7 @@ talk(const struct where *w, char **words, int n, const char *prefix)
 	ssize_t len, k;
 	int fd, i, first = 1, bol = 1;
 
-	if (w->label)
-		in_graph(path, w, w->label, ".ctl");
-	else
-		in_graph(path, w, "ctl", "");
+	in_graph(path, w, w->label ? w->label : "ctl", w->label ? ".ctl" : "");
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sun.sun_path))
@@ -192,7 +189,7 @@ config_copies(const struct where *w, char **words, int n)
 int
 main(int argc, char **argv)
 {
-	struct where w;
+	struct where w = { .graph = argv[1] };
 	struct stat st;
 	char errbuf[PATH_MAX + 256], path[PATH_MAX];
 	int nargs;
@@ -243,9 +240,8 @@ main(int argc, char **argv)
 	}
 	if ((w.run = snb_run_dir(errbuf, sizeof(errbuf))) == NULL)
 		errx(1, "run directory: %s", errbuf);
-	w.graph = argv[1];
-	w.label = argv[3];
 	if (strcmp(argv[2], "config") == 0) {
+		w.label = argv[3];
 		/* labels share the graph names' alphabet: no '/' */
 		if (snb_graph_name_check(argv[3], errbuf, sizeof(errbuf)) ==
 		    -1)
@@ -255,6 +251,5 @@ main(int argc, char **argv)
 			return config_copies(&w, argv + 4, argc - 4);
 		return talk(&w, argv + 4, argc - 4, NULL);
 	}
-	w.label = NULL;
 	return talk(&w, argv + 2, argc - 2, NULL);
 }

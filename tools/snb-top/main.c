@@ -150,7 +150,7 @@ main(int argc, char **argv)
 	};
 	struct sample a, b;
 	struct graph_view *g;
-	struct page page;
+	struct page page = { .f = stdout };
 	char errbuf[512], *end;
 	const char *run, *only, *listen = NULL, *errstr;
 	double delay = 1, next;
@@ -235,8 +235,6 @@ main(int argc, char **argv)
 	}
 	if (json && count == -1)
 		count = 1;
-	memset(&page, 0, sizeof(page));
-	page.f = stdout;
 	if (!prom && !json && !batch && count != 1 && isatty(STDOUT_FILENO)) {
 		page.screen = 1;
 		screen_enter();

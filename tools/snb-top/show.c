@@ -62,8 +62,6 @@ sample_free(struct sample *sm)
 {
 	free(sm->l);
 	free(sm->s);
-	sm->l = NULL;
-	sm->s = NULL;
 }
 
 /* Per stage over the interval: what it handled, and what that cost. */
