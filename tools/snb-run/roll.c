@@ -56,13 +56,6 @@ roll_busy(void)
 	return roll.f != NULL;
 }
 
-/* "copy" or "copies", as the number n before it needs. */
-static const char *
-copies(int n)
-{
-	return n == 1 ? "copy" : "copies";
-}
-
 static void __attribute__((format(printf, 1, 2)))
 roll_end(const char *fmt, ...)
 {
@@ -120,11 +113,12 @@ roll_answer(const char *reply)
 		roll_end("error: rolling %s of %s stopped at %s (%d of %d): "
 		    "%d %s done, %d unchanged\n", what, roll.base,
 		    g.stages[roll_copy(roll.base, roll.k)].label, roll.k + 1,
-		    roll.n, roll.k, copies(roll.k), roll.n - roll.k);
+		    roll.n, roll.k, roll.k == 1 ? "copy" : "copies",
+		    roll.n - roll.k);
 	else if (++roll.k < roll.n)
 		roll_next();
 	else
 		roll_end("ok: %s the %d %s of %s%s\n", roll.restart ?
-		    "restarted" : "swapped", roll.n, copies(roll.n), roll.base,
-		    roll.n > 1 ? " one by one" : "");
+		    "restarted" : "swapped", roll.n, roll.n == 1 ? "copy" :
+		    "copies", roll.base, roll.n > 1 ? " one by one" : "");
 }
