@@ -156,6 +156,9 @@ main(int argc, char **argv)
 	double delay = 1, next;
 	long count = -1, i;
 	int ch, batch = 0, json = 0, prom = 0, n, fd;
+	/* The options that only set a flag. */
+	int *const flag[128] = { ['b'] = &batch, ['j'] = &json,
+	    ['p'] = &prom };
 
 	cli_begin(argc, argv);
 	cli_output();
@@ -164,9 +167,6 @@ main(int argc, char **argv)
 		switch (ch) {
 		case '1':
 			count = 1;
-			break;
-		case 'b':
-			batch = 1;
 			break;
 		case 'd':
 		case 'i':
@@ -181,12 +181,6 @@ main(int argc, char **argv)
 			count = (long)strtonum(optarg, 1, LONG_MAX, &errstr);
 			if (errstr != NULL)
 				errx(2, "bad count '%s' (1 or more)", optarg);
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'p':
-			prom = 1;
 			break;
 		case 'l':
 			listen = optarg;
@@ -210,8 +204,11 @@ main(int argc, char **argv)
 			    "next page now.\n");
 			return 0;
 		default:
-			fputs(USAGE, stderr);
-			return 2;
+			if (ch <= 0 || ch >= 128 || flag[ch] == NULL) {
+				fputs(USAGE, stderr);
+				return 2;
+			}
+			*flag[ch] = 1;
 		}
 	}
 	if (argc - optind > 1 || json + prom + (listen != NULL) > 1) {
