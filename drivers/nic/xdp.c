@@ -141,10 +141,8 @@ xdp_open(struct nic *nic, char *errbuf, size_t len)
 		 * (after two failed tries, no buffer would fit at all).
 		 * Every try starts from nothing.
 		 */
-		memset(&x->fill, 0, sizeof(x->fill));
-		memset(&x->comp, 0, sizeof(x->comp));
-		memset(&x->rx, 0, sizeof(x->rx));
-		memset(&x->tx, 0, sizeof(x->tx));
+		x->fill = x->tx = (struct xsk_ring_prod){ 0 };
+		x->rx = x->comp = (struct xsk_ring_cons){ 0 };
 		if ((r = xsk_umem__create(&x->umem, x->area,
 		    (uint64_t)NUM_FRAMES * FRAME_SIZE, &x->fill, &x->comp,
 		    &ucfg)) != 0) {
