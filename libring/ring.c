@@ -285,24 +285,26 @@ ring_detach(struct ring *r)
 }
 
 /*
- * Wake the other side if it sleeps.  The waker, not the sleeper, clears the
- * word: a sleeper between its re-check and FUTEX_WAIT then finds 0 where it
- * expects 1 and does not sleep at all, so the wake-up cannot be lost.
+ * Wake the other side if it sleeps (1: it did).  The waker, not the
+ * sleeper, clears the word: a sleeper between its re-check and FUTEX_WAIT
+ * then finds 0 where it expects 1 and does not sleep at all, so the
+ * wake-up cannot be lost.
  */
-static inline void
+static inline int
 wake(_Atomic uint32_t *waiting, _Atomic int32_t *sleeper)
 {
 	uint32_t how;
 	int32_t pid;
 
 	if (!atomic_load_explicit(waiting, memory_order_relaxed))
-		return;
+		return 0;	/* awake already */
 	how = atomic_exchange(waiting, 0);
 	if (how == RING_WAIT_FUTEX)
 		syscall(SYS_futex, waiting, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	else if (how == RING_WAIT_SIGNAL &&
 	    (pid = atomic_load_explicit(sleeper, memory_order_relaxed)) > 0)
 		kill(pid, RING_WAKE_SIGNAL);	/* the claim: a live peer */
+	return 1;
 }
 
 /*
@@ -398,21 +400,13 @@ peer_ready(const struct ring *r)
 int
 ring_flush_wake(struct ring *r, int all)
 {
-	_Atomic uint32_t *w;
-
 	if (!r->wake_pending || (!all && peer_ready(r) < r->wake_batch))
 		return 0;
 	clear_pending(r);
-	/* Our publish's fence came before: this load still pairs with it. */
-	w = r->side == RING_PRODUCER ? &r->shm->cons.waiting :
-	    &r->shm->prod.waiting;
-	if (!atomic_load_explicit(w, memory_order_relaxed))
-		return 0;	/* awake already */
+	/* Our publish's fence came before: wake()'s load still pairs with it. */
 	if (r->side == RING_PRODUCER)
-		wake(w, &r->shm->cons.pid);
-	else
-		wake(w, &r->shm->prod.pid);
-	return 1;
+		return wake(&r->shm->cons.waiting, &r->shm->cons.pid);
+	return wake(&r->shm->prod.waiting, &r->shm->prod.pid);
 }
 
 /* Publish n filled slots holding `bytes` bytes of packets. */
