@@ -37,18 +37,15 @@ ctl_send(int fd, const struct memif_msg *m, int attach)
 	} ctl;
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
 
 	memif_msg_encode(m, buf);
 	if (attach >= 0) {
 		memset(&ctl, 0, sizeof(ctl));
+		ctl.h = (struct cmsghdr){ .cmsg_len = CMSG_LEN(sizeof(int)),
+		    .cmsg_level = SOL_SOCKET, .cmsg_type = SCM_RIGHTS };
+		memcpy(CMSG_DATA(&ctl.h), &attach, sizeof(int));
 		mh.msg_control = ctl.b;
 		mh.msg_controllen = sizeof(ctl.b);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &attach, sizeof(int));
 	}
 	return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) ==
 	    (ssize_t)sizeof(buf) ? 0 : -1;
@@ -139,14 +136,12 @@ bad_ring(const char *fmt, ...)
 static int
 slave_send(unsigned step)
 {
-	struct memif_msg m;
+	struct memif_msg m = { 0 };
 	struct mring *r;
 
-	memset(&m, 0, sizeof(m));
 	switch (step) {
 	case 1:
 		m.type = MEMIF_MSG_ADD_REGION;
-		m.add_region.index = 0;
 		m.add_region.size = conn.reg[0].size;
 		return ctl_send(conn.fd, &m, conn.reg[0].fd);
 	case 2:
@@ -324,8 +319,7 @@ conn_setup(int fd)
 	conn.fd = fd;
 	conn.state = C_SETUP;
 	conn.deadline = app_now_ns() + HANDSHAKE_NS;
-	memset(&conn.s, 0, sizeof(conn.s));	/* MEMIF_S_HELLO_SENT */
-	conn.s.id = id;
+	conn.s = (struct memif_session){ .id = id };	/* MEMIF_S_HELLO_SENT */
 	memcpy(conn.s.secret, secret, sizeof(conn.s.secret));
 	epoll_set(epfd, EPOLL_CTL_ADD, fd);
 }

@@ -38,8 +38,7 @@ release_memory(void)
 	unsigned i;
 
 	for (i = 0; i < conn.nregions; i++) {
-		if (conn.reg[i].addr)
-			memguard_unmap(conn.reg[i].addr, conn.reg[i].size);
+		memguard_unmap(conn.reg[i].addr, conn.reg[i].size);
 		closefd(&conn.reg[i].fd);
 	}
 	conn.nregions = 0;

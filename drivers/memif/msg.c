@@ -262,11 +262,8 @@ memif_master_step(struct memif_session *s, const struct memif_msg *m,
 			    m->add_ring.index);
 		/* The region may come later only in theory: check all on
 		 * CONNECT, when every region is known. */
-		r += *n;
-		r->region = m->add_ring.region;
-		r->offset = m->add_ring.offset;
-		r->log2 = m->add_ring.log2_ring_size;
-		(*n)++;
+		r[(*n)++] = (struct memif_ring_cfg){ m->add_ring.region,
+		    m->add_ring.offset, m->add_ring.log2_ring_size };
 		return MEMIF_A_ACK_RING;
 	case MEMIF_MSG_CONNECT:
 		return check_rings(s, why, whylen);
