@@ -13,15 +13,6 @@
 
 #include "bt.h"
 
-static const char *
-fmt4(uint32_t a, char buf[16])
-{
-	const uint8_t *b = (const uint8_t *)&a;
-
-	snprintf(buf, 16, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
-	return buf;
-}
-
 /* Sort key: address (host order) then PSID; idx is the file position. */
 struct bt_key {
 	uint64_t	key;
@@ -102,20 +93,18 @@ int
 lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
     size_t errlen)
 {
-	char b1[16];
+	char a[INET_ADDRSTRLEN];
 
-	if (s->psid_length > 16 || s->reserved_bits > 16 ||
-	    s->psid_length + s->reserved_bits > 16) {
+	inet_ntop(AF_INET, &s->ipv4, a, sizeof(a));
+	if (s->psid_length + s->reserved_bits > 16) {
 		snprintf(err, errlen, "%s (%s psid %u): psid-length %u + "
-		    "reserved-ports-bit-count %u is more than 16", who,
-		    fmt4(s->ipv4, b1), s->psid, s->psid_length,
-		    s->reserved_bits);
+		    "reserved-ports-bit-count %u is more than 16", who, a,
+		    s->psid, s->psid_length, s->reserved_bits);
 		return -1;
 	}
 	if (s->psid_length < 16 && s->psid >> s->psid_length) {
 		snprintf(err, errlen, "%s (%s psid %u): psid out of range for "
-		    "psid-length %u", who, fmt4(s->ipv4, b1), s->psid,
-		    s->psid_length);
+		    "psid-length %u", who, a, s->psid, s->psid_length);
 		return -1;
 	}
 	return 0;
@@ -168,8 +157,9 @@ bt_index(struct softwire *sorted, size_t n, const struct bt_key *k,
 				/* the sort is stable: k[j] is the later one */
 				snprintf(err, errlen, "%s (%s psid %u) "
 				    "duplicates %s", bt_name(nm, IDX(j), 0,
-				    who, sizeof(who)), fmt4(s->ipv4, b1),
-				    s->psid, bt_name(nm, IDX(j - 1), 1, other,
+				    who, sizeof(who)), inet_ntop(AF_INET,
+				    &s->ipv4, b1, sizeof(b1)), s->psid,
+				    bt_name(nm, IDX(j - 1), 1, other,
 				    sizeof(other)));
 				goto fail;
 			}
@@ -184,9 +174,9 @@ bt_index(struct softwire *sorted, size_t n, const struct bt_key *k,
 				    "(psid-length %u there, %u here; "
 				    "reserved-ports-bit-count %u there, %u "
 				    "here)", bt_name(nm, y, 0, who,
-				    sizeof(who)), fmt4(s->ipv4, b1),
-				    sw[y].psid, bt_name(nm, x, 1, other,
-				    sizeof(other)), sw[x].psid_length,
+				    sizeof(who)), inet_ntop(AF_INET, &s->ipv4,
+				    b1, sizeof(b1)), sw[y].psid, bt_name(nm, x,
+				    1, other, sizeof(other)), sw[x].psid_length,
 				    sw[y].psid_length, sw[x].reserved_bits,
 				    sw[y].reserved_bits);
 				goto fail;

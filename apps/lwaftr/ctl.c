@@ -128,7 +128,6 @@ fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
 	const struct field *fd;
 	unsigned long v = 0;
 	char *val, *end;
-	uint16_t psid;
 	uint8_t *p;
 	size_t j;
 	int i;
@@ -152,10 +151,9 @@ fields(int argc, char **argv, struct softwire *s, int *given, FILE *f)
 		    (v = strtoul(val, &end, 10), *end != '\0') || v > fd->max))
 			return refuse(f, "bad %s '%s' (0 to %lu)\n", fd->name,
 			    val, fd->max);
-		if (fd->af == 0 && fd->max > UINT8_MAX) {
-			psid = (uint16_t)v;	/* the one 16-bit number */
-			memcpy(p, &psid, 2);
-		} else if (fd->af == 0)
+		if (fd->af == 0 && fd->max > UINT8_MAX)
+			*(uint16_t *)(void *)p = (uint16_t)v;	/* psid */
+		else if (fd->af == 0)
 			*p = (uint8_t)v;
 		if (*given & 1 << j)
 			return refuse(f, "'%s' given twice\n", argv[i]);

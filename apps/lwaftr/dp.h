@@ -126,10 +126,8 @@ struct side {
 	uint16_t	 vlan_tci;	/* network order */
 	uint8_t		 mac[6];
 	uint8_t		 nh_mac[6];
-	int		 nh_known;	/* nh_mac is valid */
-	int		 resolve;	/* next hop given by IP: ARP/NDP */
-	int		 sol_sent;	/* a solicitation went out */
-	uint64_t	 sol_due;	/* next (multicast) solicitation */
+	int		 nh_known;	/* nh_mac: configured or learnt */
+	uint64_t	 sol_due;	/* next solicitation, 0: none sent */
 	struct snb_bpf	*ingress, *egress;
 	struct reasm	*reasm;
 	uint64_t	 reasm_evicted, reasm_expired;

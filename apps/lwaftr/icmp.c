@@ -261,19 +261,17 @@ icmp6_translate(struct lw *lw, struct pkt *pk)
 	size_t ilen = pk->len - SNB_IPV6_HLEN, q4len;
 	const struct softwire *sw = NULL;
 	uint32_t dst, mtu6;
-	uint16_t port, c, mtu = 0;
+	uint16_t port, mtu = 0;
 	uint8_t code;
 
 	if (!lw->s6.cf->allow_incoming_icmp) {
 		drop6(lw, pk, DROP_IN_POLICY_ICMPV6);
 		return 0;
 	}
-	if (ilen >= SNB_ICMP6_HLEN + SNB_IPV6_HLEN + SNB_IPV4_HLEN)
-		memcpy(&c, icmp + 2, 2);
 	if (ilen < SNB_ICMP6_HLEN + SNB_IPV6_HLEN + SNB_IPV4_HLEN ||
 	    icmp[0] < SNB_ICMP6_DEST_UNREACH ||
-	    icmp[0] > SNB_ICMP6_PARAM_PROBLEM ||
-	    ipv6_l4_cksum(pk->l3, icmp, ilen, SNB_IPPROTO_ICMPV6) != c) {
+	    icmp[0] > SNB_ICMP6_PARAM_PROBLEM || be16(icmp + 2) !=
+	    ntohs(ipv6_l4_cksum(pk->l3, icmp, ilen, SNB_IPPROTO_ICMPV6))) {
 		drop6(lw, pk, DROP_UNKNOWN_PROTO_ICMPV6);
 		return 0;
 	}

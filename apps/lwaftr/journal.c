@@ -1,18 +1,11 @@
 /*
  * journal.c: the binding-table changes made to a running snb-lwaftr, kept
- * so that they outlive its process (snb-lwaftr(1) RESTART AND SWAP has
- * the file's lines and what a restart does with them).
- *
- * The process is all there is of the running configuration (no leader
- * holds it, as Snabb's does), so a restart after a crash, or a swap,
- * would start again from conf and silently undo every change.  A line is
- * appended once its change took effect (one write(2) before the reply: a
- * SIGKILL loses at most the change it was answering); a load rewrites the
- * journal as a new file renamed over the old, so a kill leaves the old or
- * the new whole.  Nothing is synced: the journal lives in the graph's
- * directory (tmpfs by default) and only a process of the running graph
- * reads it.  Replay checks the lines one by one against the table as
- * changed so far (an overlay, below), then makes them in one rebuild.
+ * so that they outlive its process (snb-lwaftr(1) RESTART AND SWAP says
+ * what is written when, and what a restart does with it).  No leader holds
+ * the running configuration, as Snabb's does: without the journal, a
+ * restart or swap would start again from conf and undo every change.  A
+ * line is one write(2) (a SIGKILL loses at most the change it answers); a
+ * load writes a new journal renamed over the old (a kill leaves one whole).
  */
 #include <err.h>
 #include <errno.h>
@@ -148,16 +141,7 @@ ov_address(struct overlay *o, uint32_t ipv4)
 	return a;
 }
 
-/* Is key (ipv4, psid) in the table, changes included? */
-static int
-ov_present(struct overlay *o, uint32_t ipv4, uint16_t psid)
-{
-	struct entry *c = ov_get(o, ipv4, psid);
-
-	return c != NULL ? c->present : lwaftr_bt_find(o->base, ipv4, psid,
-	    0) != NULL;
-}
-
+/* The softwire keyed (ipv4, psid), or of address ipv4, changes included. */
 static const struct softwire *
 ov_find(void *ctx, uint32_t ipv4, uint16_t psid, int any)
 {
@@ -175,7 +159,7 @@ static void
 ov_put(struct overlay *o, const struct softwire *s, int present)
 {
 	struct entry *a = ov_address(o, s->ipv4), *c;
-	int was = ov_present(o, s->ipv4, s->psid);
+	int was = ov_find(o, s->ipv4, s->psid, 0) != NULL;
 
 	if ((c = ov_get(o, s->ipv4, s->psid)) == NULL) {
 		c = &o->e[o->n++];	/* room: ov_address() grew it */
@@ -203,7 +187,7 @@ fits(struct overlay *o, const struct softwire *s, char *err, size_t len)
 	if (lwaftr_sw_check(s, "softwire", err, len) == -1)
 		return -1;
 	a = ov_address(o, s->ipv4);
-	others = a->n - (uint32_t)ov_present(o, s->ipv4, s->psid);
+	others = a->n - (ov_find(o, s->ipv4, s->psid, 0) != NULL);
 	if (others == 0 || (a->s.psid_length == s->psid_length &&
 	    a->s.reserved_bits == s->reserved_bits))
 		return 0;
@@ -382,10 +366,11 @@ struct lwaftr_bt *
 lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 {
 	struct replay r;
-	char prev[PATH_MAX], *body = NULL, *line = NULL, why[1024];
+	char *body = NULL, *line = NULL, *prev, why[1024];
 	size_t cap = 0, blen = 0, n = 0;
 	const char *dir = app_graph_dir();
 	FILE *f = NULL;
+	int c;
 
 	*skipped = 0;
 	if (dir == NULL)
@@ -398,10 +383,10 @@ lw_journal_start(struct lwaftr_bt *bt, const char *conf, size_t *skipped)
 	    getline(&line, &cap, f) > (ssize_t)strlen(HEADER) &&
 	    strncmp(line, HEADER, strlen(HEADER)) == 0) {
 		line[strcspn(line, "\n")] = '\0';
-		snprintf(prev, sizeof(prev), "%s", line + strlen(HEADER));
+		prev = line + strlen(HEADER);
 		if (strcmp(prev, jconf) != 0) {
-			while (getline(&line, &cap, f) != -1)
-				n++;
+			while ((c = getc(f)) != EOF)
+				n += c == '\n';
 			if (n > 0)
 				warnx("%zu live changes of %s not carried "
 				    "over: new conf", n, prev);

@@ -1,12 +1,8 @@
 /*
- * snb-lwaftr: a lightweight 4over6 AFTR (RFC 7596).  Port v4 faces the
- * IPv4 internet, port v6 the B4s; each is an input and an output.
- *
- * This file is the app's glue: options, configuration, ports, counters
+ * snb-lwaftr: a lightweight 4over6 AFTR (RFC 7596; lwaftr.h maps its
+ * files).  This one is the glue: options, configuration, ports, counters
  * and the breathe loop, which takes a burst from each input (rx.c) and
  * commits what the bursts wrote into the output rings' slots (tx.c).
- * Config requests (snb-ctl GRAPH config LABEL ..., SIGHUP: reload) are
- * ctl.c's, in the runtime's control thread.
  */
 #include <err.h>
 #include <malloc.h>
@@ -156,12 +152,10 @@ side_init(struct side *s, const struct lwaftr_side *cf, const char *path)
 	s->cf = cf;
 	s->mtu = cf->mtu;
 	memcpy(s->mac, cf->mac, 6);
+	/* else ARP/NDP learn it, asked first at the first breath */
 	if (cf->has_nh_mac) {
 		memcpy(s->nh_mac, cf->nh_mac, 6);
 		s->nh_known = 1;
-	} else {
-		s->resolve = 1;	/* first solicitation at the first breath */
-		s->sol_due = 0;
 	}
 	if (cf->vlan_tag >= 0) {
 		s->vlan = 1;
@@ -314,7 +308,7 @@ timers(struct lw *lw)
 
 	for (i = 0; i < 2; i++) {
 		s = side(lw, i);
-		if (!s->resolve || s->nh_known)
+		if (s->nh_known)
 			continue;
 		if (lw_now(lw) >= s->sol_due && room_for(s, 1)) {
 			tx_solicit(s);
@@ -378,8 +372,7 @@ lw_stop(int eof)
 		 */
 		if (eof) {
 			side_start(s);
-			if (s->resolve && !s->nh_known && !s->sol_sent &&
-			    room_for(s, 1))
+			if (!s->nh_known && s->sol_due == 0 && room_for(s, 1))
 				tx_solicit(s);
 			side_commit(s);
 		}

@@ -141,7 +141,7 @@ arp_input(struct lw *lw, struct pkt *pk)
 		return;
 	}
 	cnt(lw, IN_ARP_REPLY, pk->flen);
-	if (s4->resolve && m.spa == nh)
+	if (!s4->cf->has_nh_mac && m.spa == nh)
 		tx_learn(s4, m.sha);
 }
 
@@ -195,7 +195,7 @@ nd_input(struct lw *lw, struct pkt *pk)
 		return;
 	}
 	cnt(lw, IN_NDP_NA, pk->flen);
-	if (r != NDP_OK || !s6->resolve || s6->nh_known ||
+	if (r != NDP_OK || s6->nh_known ||
 	    !(m.flags & NDP_NA_SOLICITED) || m.lladdr_bad ||
 	    memcmp(m.target, s6->cf->nh_ip, 16) != 0)
 		return;

@@ -5,11 +5,9 @@
  * is being resolved, and the ARP requests / neighbour solicitations that
  * resolve it.
  *
- * The common case costs nothing extra: tx_begin() hands out the L3 spot of
- * the next output slot itself, the caller writes the packet there, and
- * tx_end() only writes the Ethernet header and counts.  A frame that must
- * be fragmented, held, or does not fit a slot is built in the side's
- * scratch buffer instead and copied out from there.
+ * The usual frame is written in the next output slot itself (tx_begin()
+ * and tx_end(), dp.h); one that must be fragmented, held, or does not fit
+ * a slot is built in the side's scratch buffer and copied out from there.
  *
  * Every frame that leaves counts once in out-ipvX-frag-not, or in
  * out-ipvX-frag per fragment, whatever it carries (ARP and NDP too): the
@@ -319,7 +317,6 @@ tx_solicit(struct side *s)
 		cnt(s->lw, OUT_ARP_REQUEST, SNB_ETH_HLEN + ARP_PKT_LEN);
 	}
 	tx_end(s, TX_FILTER);
-	s->sol_sent = 1;
 	s->sol_due = lw_now(s->lw) + SOLICIT_INTERVAL;
 }
 

@@ -122,10 +122,9 @@ to_b4(struct lw *lw, struct pkt *pk, const struct softwire *sw,
 			drop4(lw, pk, origin, DROP_IN_POLICY_ICMPV4, 0, 0, 0);
 			return;
 		}
-		if (len >= hlen + SNB_ICMP_HLEN)
-			memcpy(&c, ip + hlen + 2, 2);
-		if (len < hlen + SNB_ICMP_HLEN || ipv4_l4_cksum(ip, ip + hlen,
-		    len - hlen, SNB_IPPROTO_ICMP) != c) {
+		if (len < hlen + SNB_ICMP_HLEN || be16(ip + hlen + 2) !=
+		    ntohs(ipv4_l4_cksum(ip, ip + hlen, len - hlen,
+		    SNB_IPPROTO_ICMP))) {
 			drop4(lw, pk, origin, DROP_BAD_CKSUM_ICMPV4, 0, 0, 0);
 			return;
 		}
