@@ -300,7 +300,7 @@ static int
 parse_copies(struct parser *p, int n, int paren, struct token **pipe)
 {
 	struct token *open = cur(p), *t, *bar;
-	int *tails, start, k, j, prev, m, glued, from = -1;
+	int tails[n], start, k, j, prev, m, glued, from = -1;
 
 	if (p->nfeed > 1)
 		return gr_fail(p->err, p->errlen, open->pos, "copies right "
@@ -318,7 +318,6 @@ parse_copies(struct parser *p, int n, int paren, struct token **pipe)
 		p->t++;
 	}
 	start = p->t;
-	tails = gr_xrealloc(NULL, (size_t)n, sizeof(*tails));
 	for (k = 1; k <= n; k++) {
 		p->t = start;
 		p->copy = k;
@@ -331,10 +330,10 @@ parse_copies(struct parser *p, int n, int paren, struct token **pipe)
 				if (m == 1)
 					gr_fail(p->err, p->errlen, cur(p)->pos,
 					    "copies inside copies");
-				goto fail;
+				return -1;
 			}
 			if ((j = parse_elem(p)) == -1)
-				goto fail;
+				return -1;
 			if (prev >= 0)
 				pair(p, prev, j, 0);
 			else if (from >= 0)
@@ -344,7 +343,7 @@ parse_copies(struct parser *p, int n, int paren, struct token **pipe)
 			if ((bar = take(p, T_PIPE)) != NULL) {
 				p->elems[j].pipe = bar;
 				if (after_pipe(p, bar) == -1)
-					goto fail;
+					return -1;
 				continue;
 			}
 			while (take(p, T_NEWLINE))
@@ -358,33 +357,26 @@ parse_copies(struct parser *p, int n, int paren, struct token **pipe)
 				glued = p->lx.toks[m].type == T_WORD &&
 				    !p->lx.toks[m].quoted &&
 				    strchr(p->lx.toks[m].text, ')') != NULL;
-			gr_fail(p->err, p->errlen, t->pos, "expected '|' or the "
-			    "')' that closes the copies opened at %d:%d, found "
-			    "%s%s", open->pos.line, open->pos.col,
+			return gr_fail(p->err, p->errlen, t->pos, "expected '|' "
+			    "or the ')' that closes the copies opened at %d:%d, "
+			    "found %s%s", open->pos.line, open->pos.col,
 			    tok_name[t->type], glued ? " (a ')' that closes "
 			    "stands alone, with spaces around it)" : "");
-			goto fail;
 		}
 		tails[k - 1] = j;
 	}
 	p->copy = 0;
 	p->paren = 0;
-	if ((t = cur(p))->type == T_PORT) {
-		gr_fail(p->err, p->errlen, t->pos, "output port [%s] after "
-		    "copies: write it inside, on the copy's last stage",
+	if ((t = cur(p))->type == T_PORT)
+		return gr_fail(p->err, p->errlen, t->pos, "output port [%s] "
+		    "after copies: write it inside, on the copy's last stage",
 		    t->text);
-		goto fail;
-	}
 	/* The '|' after the copies leaves each copy's last stage. */
 	*pipe = take(p, T_PIPE);
 	for (k = 0; k < n; k++)
 		p->elems[tails[k]].pipe = *pipe;
 	set_feed(p, tails, *pipe ? n : 0);
-	free(tails);
 	return 0;
-fail:
-	free(tails);
-	return -1;
 }
 
 static int
