@@ -321,3 +321,49 @@ EOF
 	! grep -q 'SIGKILL\|killed' "$T/err" || false
 
 }
+
+@test "pcap-write -C to a FIFO: a successor that finishes its predecessor's record, then rotates, writes every record once" {
+	mkfifo "$T/f"
+	timeout 120 snb-run -n pwc "source --size 1000 --seq | w: pcap-write -C 1 $T/f" 2> "$T/err" 3>&- &
+	gpid=$!
+	exec 5< "$T/f"
+	# Read 890 kB, then nothing: the pipe (64 kB) fills within a burst
+	# that ends short of -C's million, and the writer waits with a
+	# record begun.
+	dd bs=1000 count=890 iflag=fullblock <&5 > "$T/out.pcap" 2> /dev/null
+	wait_stages pwc 2
+	sleep 0.5
+	# The successor's first burst, from that record on, passes the
+	# million: it finishes the record, then rotates into f1.
+	chaos pwc w swap "pcap-write -C 1 $T/f"
+	cat <&5 >> "$T/out.pcap"
+	wait_for test -s "$T/f1"
+	sleep 0.3
+	snb-ctl pwc stop
+	st=0; wait $gpid || st=$?
+	cat "$T/err"
+	[ "$st" -eq 0 ]
+	# The FIFO's stream, then f1, hold 0, 1, 2 ... once each.
+	python3 - "$T/out.pcap" "$T/f1" <<'PY'
+import struct, sys
+n = 0
+for name in sys.argv[1:]:
+    d = open(name, 'rb').read()
+    off = 24
+    while off + 16 <= len(d):
+        incl = struct.unpack('<4I', d[off:off + 16])[2]
+        rec = d[off + 16:off + 16 + incl]
+        if len(rec) < incl:
+            break
+        s = struct.unpack('>Q', rec[42:50])[0] if incl >= 50 else None
+        if s != n:
+            sys.exit('%s: record %d holds sequence %s' % (name, n, s))
+        n += 1
+        off += 16 + incl
+    if off != len(d):
+        sys.exit('%s: a torn record at offset %d of %d' % (name, off, len(d)))
+    print(name, n)
+if n < 900:
+    sys.exit('%d records' % n)
+PY
+}

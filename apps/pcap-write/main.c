@@ -197,7 +197,7 @@ write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 
 		/* -C: a new file once this one is larger than the size. */
 		if (__builtin_expect((int64_t)off > room, 0)) {
-			if ((w = flush(r, done, i, off, b, 0)) !=
+			if ((w = flush(r, done, i, off, b, skip)) !=
 			    (int)(i - done))
 				return w == -1 ? 0 : done + (uint32_t)w;
 			if (rotate(st->gtime, st->cfile + 1) == -1)
@@ -205,6 +205,7 @@ write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 			room = (int64_t)(rotate_bytes - st->length);
 			done = i;
 			off = 0;
+			skip = 0;
 			b = 0;
 		}
 		len = packet_len(r, p);
