@@ -47,8 +47,6 @@ line(enum audit_kind k, struct audit_run *a)
 	struct tm tm;
 	int n;
 
-	if (a->when.tv_sec == 0)
-		clock_gettime(CLOCK_REALTIME, &a->when);
 	seq[0] = '\0';
 	if (e->has_seq)
 		snprintf(seq, sizeof(seq), " seq %u", e->seq);
@@ -80,7 +78,7 @@ audit_breath(void)
 
 		if (a->n == 0)
 			continue;
-		if (a->when.tv_sec == 0)	/* the first's breath */
+		if (a->when.tv_sec == 0)	/* the first's breath: line()'s */
 			clock_gettime(CLOCK_REALTIME, &a->when);
 		if (now >= a->quiet_until) {
 			line((enum audit_kind)k, a);

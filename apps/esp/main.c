@@ -63,7 +63,6 @@ static const char *const cnt_names[] = {
 	"drop-bad-inner", "drop-wrong-remote", "resynced",
 	"drop-inner-remote", NULL
 };
-static uint64_t *verdict_cnt[ESP_BAD_INNER + 1];
 
 /* ---- the data path ---- */
 
@@ -210,7 +209,9 @@ decap(const struct packet *p, uint32_t len)
 			audit_note(v == ESP_REPLAY ? AUDIT_REPLAY :
 			    v == ESP_TOO_OLD ? AUDIT_TOO_OLD : AUDIT_ICV, spi,
 			    esp, ip->src, ip->dst, ipv6_flow(ip));
-		return drop(verdict_cnt[v]);
+		/* drop_replay .. drop_bad_inner: in esp_verdict's order */
+		return drop(v == ESP_TOO_SHORT ? cnt.drop_too_short :
+		    (&cnt.drop_replay)[v - ESP_REPLAY]);
 	}
 	/* RFC 4301 5.2 step 4: authentic, but the SA does not carry
 	 * packets from there (a peer's policy wider than ours). */
@@ -422,10 +423,6 @@ esp_init(int argc, char **argv)
 		errx(1, "%s", err);
 	app_counters((uint64_t **)&cnt, cnt_names);
 	esp_resynced = cnt.resynced;
-	/* drop_replay .. drop_bad_inner are in esp_verdict's order */
-	verdict_cnt[ESP_TOO_SHORT] = cnt.drop_too_short;
-	for (i = ESP_REPLAY; i <= ESP_BAD_INNER; i++)
-		verdict_cnt[i] = (&cnt.drop_replay)[i - ESP_REPLAY];
 	fwd_init(&fwd, names, names);
 	/* All that encap() puts goes to core, all that decap() does to clear. */
 	fwd.out[CORE].sent = cnt.encrypted;

@@ -238,14 +238,12 @@ static int
 top_block(struct cfg *cf, void *obj, const struct cfg_field *f,
     const struct cfg_tok *n)
 {
-	struct sactx x;
+	struct sactx x = { .sa = { .at = n->at,
+	    .resync_threshold = ESP_RESYNC_THRESHOLD,
+	    .resync_attempts = ESP_RESYNC_ATTEMPTS },
+	    .window = ESP_WINDOW_DEFAULT };
 	int rc;
 
-	memset(&x, 0, sizeof(x));
-	x.sa.at = n->at;
-	x.window = ESP_WINDOW_DEFAULT;
-	x.sa.resync_threshold = ESP_RESYNC_THRESHOLD;
-	x.sa.resync_attempts = ESP_RESYNC_ATTEMPTS;
 	if ((rc = cfg_block(cf, "sa", &s_sa, n, &x)) == 0)
 		rc = check_sa(obj, n, &x);
 	/* The key does not stay behind on the stack. */
@@ -258,14 +256,12 @@ esp_sadb_parse(void *obj, const char *text, size_t len, const char *file,
     char *err, size_t errlen)
 {
 	struct esp_sadb *db = obj;
-	struct saparser ps;
+	struct saparser ps = { .db = db };
 	struct cfg_pos eof;
 	int rc = -1;
 
 	memset(db, 0, sizeof(*db));
-	memset(&ps, 0, sizeof(ps));
 	cfg_init(&ps.cf, text, len, file, err, errlen);
-	ps.db = db;
 	if (cfg_block(&ps.cf, NULL, &s_top, NULL, &ps) == 0) {
 		eof = cfg_here(&ps.cf);
 		if (db->nsa == 0)
