@@ -122,11 +122,9 @@ stream_next(struct rec *rc)
 static int
 begin(void)
 {
-	char msg[PCAP_ERRBUF_SIZE + 256];
-
 	stream_reset();
 	drops = 0;
-	return open_file(msg, sizeof(msg)) == 0;
+	return open_file(0) == 0;
 }
 
 int

@@ -26,9 +26,8 @@
 #include "pcap-read.h"
 
 static int unresumable;
-static int streaming;		/* a pipe or FIFO: records come when they
-				   are written, and a read may block */
-static struct stat file_st;	/* the file, as init() opened it */
+static struct stat file_st;	/* the file, as init() opened it (all
+				   zero for standard input) */
 static uint64_t *packets;
 static struct port *out;
 
@@ -70,7 +69,6 @@ pcap_read_init(int argc, char **argv)
 		APP_NUM("rate", &pace.pps, 1, 1000000000),
 		APP_OPT_END
 	};
-	char msg[PCAP_ERRBUF_SIZE + 256];
 
 	if (app_options(argc, argv, opts, APP_OPT_WORDS) != argc - 1)
 		app_usage();
@@ -98,11 +96,9 @@ pcap_read_init(int argc, char **argv)
 	 */
 	if (from_stdin)
 		return;
-	if (open_file(msg, sizeof(msg)) == -1)
-		errx(1, "%s", msg);
+	open_file(1);
 	if (fstat(fileno(pcap_file(pc)), &file_st) == -1)
 		err(1, "%s", file);
-	streaming = !S_ISREG(file_st.st_mode);
 }
 
 static void
@@ -110,7 +106,6 @@ pcap_read_start(void)
 {
 	struct read_state *st = app_state(sizeof(*st)), now;
 	struct ring *r = &out->rings[0];
-	char msg[PCAP_ERRBUF_SIZE + 256];
 	uint64_t pos, k;
 	int rv;
 
@@ -157,12 +152,9 @@ pcap_read_start(void)
 	}
 	*st = now;
 	app_state_commit();
-	if (from_stdin && open_file(msg, sizeof(msg)) == -1)
-		errx(1, "%s", msg);
 	if (from_stdin)
-		streaming = 1;
+		open_file(1);
 }
-
 
 static int
 pcap_read_breathe(void)
@@ -188,10 +180,10 @@ pcap_read_breathe(void)
 		if (held)
 			held = 0;	/* rc is the record read before */
 		else {
-			/* A pipe's next record may be long in coming:
-			 * publish what we hold before a read that may wait
-			 * for it, not with a burst still to fill. */
-			if (streaming && may_block()) {
+			/* A pipe's or FIFO's next record may be long in
+			 * coming: publish what we hold before a read that
+			 * may wait for it, not with a burst still to fill. */
+			if (!S_ISREG(file_st.st_mode) && may_block()) {
 				ring_commit_bytes(r, i - pub, bytes);
 				ring_flush_wake(r, 1);	/* a last breath's too */
 				*packets += i - pub;

@@ -34,7 +34,7 @@ extern unsigned char *frame;	/* a record made Ethernet, cap bytes */
 extern struct pace pace;	/* --timing (mult), --rate (pps) */
 #define PACED	(pace.mult != 0 || pace.pps != 0)
 
-int	open_file(char *msg, size_t len);
+int	open_file(int fatal);
 void	stream_reset(void);
 int	read_record(struct rec *rc);
 int	next_pass(void);

@@ -67,11 +67,11 @@ cache_add(const struct rec *rc)
 	cache_len += CACHED_LEN(rc->caplen);
 }
 
-/* Open the file for a pass; -1 with the reason in msg. */
+/* Open the file for a pass; on failure, exit 1 if fatal, else -1. */
 int
-open_file(char *msg, size_t len)
+open_file(int fatal)
 {
-	char errbuf[PCAP_ERRBUF_SIZE];
+	char errbuf[PCAP_ERRBUF_SIZE], msg[PCAP_ERRBUF_SIZE + 256];
 	const char *lt;
 	FILE *fp;
 
@@ -79,27 +79,28 @@ open_file(char *msg, size_t len)
 	if (from_stdin)
 		fp = stdin;
 	else if ((fp = fopen(file, "rbe")) == NULL) {
-		snprintf(msg, len, "%s: %s", file, strerror(errno));
-		return -1;
+		snprintf(msg, sizeof(msg), "%s: %s", file, strerror(errno));
+		goto fail;
 	}
 	pc = pcap_fopen_offline_with_tstamp_precision(fp,
 	    PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (pc == NULL) {
-		snprintf(msg, len, "%s: %s", file, errbuf);
+		snprintf(msg, sizeof(msg), "%s: %s", file, errbuf);
 		if (fp != stdin)
 			fclose(fp);
-		return -1;
+		goto fail;
 	}
-	if (!linktype_known(dlt = pcap_datalink(pc))) {
-		lt = pcap_datalink_val_to_name(dlt);
-		snprintf(msg, len, "%s: link type %s (%d) is not supported "
-		    "(" LINKTYPE_NAMES " are)", file, lt ? lt : "unknown",
-		    dlt);
-		pcap_close(pc);
-		pc = NULL;
-		return -1;
-	}
-	return 0;
+	if (linktype_known(dlt = pcap_datalink(pc)))
+		return 0;
+	lt = pcap_datalink_val_to_name(dlt);
+	snprintf(msg, sizeof(msg), "%s: link type %s (%d) is not supported "
+	    "(" LINKTYPE_NAMES " are)", file, lt ? lt : "unknown", dlt);
+	pcap_close(pc);
+	pc = NULL;
+fail:
+	if (fatal)
+		errx(1, "%s", msg);
+	return -1;
 }
 
 /* Back to the start of the stream (init, stop, the fuzzer's runs). */
@@ -190,8 +191,6 @@ read_record(struct rec *rc)
 int
 next_pass(void)
 {
-	char msg[PCAP_ERRBUF_SIZE + 256];
-
 	if (cached) {	/* the cache holds no skipped record: count them */
 		*drop_oversize += pass_oversize;
 		*drop_nonether += pass_nonether0;
@@ -217,8 +216,7 @@ next_pass(void)
 		cur = 0;
 		return 1;
 	}
-	if (open_file(msg, sizeof(msg)) == -1)
-		errx(1, "%s", msg);
+	open_file(1);
 	return 1;
 }
 
