@@ -1,28 +1,18 @@
 /*
  * snb-pcap-write: write the packets reaching it to a pcap file as
- * tcpdump -w does (snb-pcap-write(1)).
- *
- * Nothing is touched before there is something to write: the file is
- * created (or an existing one replaced) with the first burst, or at the
- * end of a whole stream that brought no packet (an empty capture).  A
- * graph that failed before sending anything, or whose stream was cut by
- * a failure (RING_FAILED), leaves the file as it was, and says so.
- *
- * Each burst is written with write(2) as it is taken, whole: readers of
- * the file see every burst at once.  A pipe whose reader went away
- * (EPIPE) ends the graph quietly with status 0, as `tcpdump -w - | head`.
- * A pipe is written through a non-blocking descriptor of our own: a
- * writer asked to leave while the pipe is full leaves at once, and hands
- * the record it was writing to its successor, who writes the rest.
+ * tcpdump -w does (snb-pcap-write(1): when the file is created or left
+ * as it was, what a pipe's reader sees).
  *
  * Exactly once across restarts, swaps and SIGKILL, for a regular file:
  * write the burst, commit the hand-over state (the file's length and the
- * input ring's tail after it; which file: -C number, -G window), then
+ * input rings' tails after it; which file: -C number, -G window), then
  * release the slots.  A successor cuts the file to the committed length
  * (dropping whatever was written after the last commit, whole or torn)
  * and releases the input packets up to the committed tails (they are in
- * the file): every packet is in the file once.  A pipe cannot be cut:
- * its header is written once per stream, a successor appends records.
+ * the file).  A pipe cannot be cut: its header is written once per
+ * stream, a successor appends records, and a writer asked to leave while
+ * the pipe is full (its descriptor is non-blocking) hands the record it
+ * was writing to its successor, who writes the rest.
  */
 #include <sys/stat.h>
 

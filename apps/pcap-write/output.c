@@ -32,8 +32,7 @@ pcap_whole(int f, off_t size, uint32_t magic)
 	off_t off = HDR_LEN;
 
 	if (pread(f, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    h[0] != magic ||
-	    h[5] != DLT_EN10MB)
+	    h[0] != magic || h[5] != DLT_EN10MB)
 		return -1;
 	while (off <= size - REC_HDR &&
 	    pread(f, rec, sizeof(rec), off) == (ssize_t)sizeof(rec) &&
