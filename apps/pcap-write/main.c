@@ -19,7 +19,6 @@
 #include <err.h>
 #include <limits.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -162,7 +161,7 @@ static uint32_t
 write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 {
 	uint32_t i, done = 0, len, h[4], snap, usec;
-	uint64_t ts, b = 0, now;
+	uint64_t ts, now;
 	int64_t room;		/* -C: bytes this file takes before it rotates */
 	size_t off = 0, skip = 0;
 	int w;
@@ -187,7 +186,7 @@ write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 
 		/* -C: a new file once this one is larger than the size. */
 		if (__builtin_expect((int64_t)off > room, 0)) {
-			if ((w = flush(r, done, i, off, b, skip)) !=
+			if ((w = flush(r, done, i, off, skip)) !=
 			    (int)(i - done))
 				return w == -1 ? 0 : done + (uint32_t)w;
 			if (rotate(st->gtime, st->cfile + 1) == -1)
@@ -196,7 +195,6 @@ write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 			done = i;
 			off = 0;
 			skip = 0;
-			b = 0;
 		}
 		len = packet_len(r, p);
 		ts = ts_mode == TS_ZERO ? 0 : ts_mode == TS_NOW ||
@@ -215,9 +213,8 @@ write_burst(void *ctx, int from, struct ring *r, uint32_t n)
 		memcpy(burst + off + sizeof(h), p->data, h[2]);
 		off += sizeof(h) + h[2];
 		ends[i] = off;
-		b += h[2];
 	}
-	if ((w = flush(r, done, n, off, b, skip)) != (int)(n - done))
+	if ((w = flush(r, done, n, off, skip)) != (int)(n - done))
 		return w == -1 ? 0 : done + (uint32_t)w;
 	/* -c: done, like tcpdump -c, whatever still comes. */
 	if (count && st->written >= count)

@@ -266,16 +266,16 @@ rotate(int64_t gtime, uint32_t cfile)
 }
 
 /*
- * Write off bytes of burst, packets [from, to) of ring r holding b bytes
- * of data (from byte skip: the rest of a predecessor's record), and
- * commit.  Returns the packets now whole in the output: to - from, or
- * fewer when the stage was asked to leave first; to a pipe, the record
- * it was writing is then its successor's to finish.  -1: reader gone.
+ * Write off bytes of burst, packets [from, to) of ring r (from byte
+ * skip: the rest of a predecessor's record), and commit.  Returns the
+ * packets now whole in the output: to - from, or fewer when the stage
+ * was asked to leave first; to a pipe, the record it was writing is then
+ * its successor's to finish.  -1: reader gone.
  */
 int
-flush(struct ring *r, uint32_t from, uint32_t to, size_t off, uint64_t b,
-    size_t skip)
+flush(struct ring *r, uint32_t from, uint32_t to, size_t off, size_t skip)
 {
+	uint64_t b = off - (uint64_t)REC_HDR * (to - from);	/* of data */
 	size_t start = 0;
 	ssize_t w, rest;
 

@@ -62,6 +62,6 @@ int	open_output(int resumed);
 int	start_output(struct ring *r, uint32_t n);
 int	rotate(int64_t gtime, uint32_t cfile);
 int	flush(struct ring *r, uint32_t from, uint32_t to, size_t off,
-	    uint64_t b, size_t skip);
+	    size_t skip);
 
 #endif
