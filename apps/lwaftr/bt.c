@@ -95,6 +95,9 @@ lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
 {
 	char a[INET_ADDRSTRLEN];
 
+	if (s->psid_length + s->reserved_bits <= 16 && (s->psid_length == 16 ||
+	    s->psid >> s->psid_length == 0))
+		return 0;	/* a million of them load: format only for errors */
 	inet_ntop(AF_INET, &s->ipv4, a, sizeof(a));
 	if (s->psid_length + s->reserved_bits > 16) {
 		snprintf(err, errlen, "%s (%s psid %u): psid-length %u + "
@@ -102,12 +105,9 @@ lwaftr_sw_check(const struct softwire *s, const char *who, char *err,
 		    s->psid, s->psid_length, s->reserved_bits);
 		return -1;
 	}
-	if (s->psid_length < 16 && s->psid >> s->psid_length) {
-		snprintf(err, errlen, "%s (%s psid %u): psid out of range for "
-		    "psid-length %u", who, a, s->psid, s->psid_length);
-		return -1;
-	}
-	return 0;
+	snprintf(err, errlen, "%s (%s psid %u): psid out of range for "
+	    "psid-length %u", who, a, s->psid, s->psid_length);
+	return -1;
 }
 
 /*
