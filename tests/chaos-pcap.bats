@@ -57,6 +57,17 @@ print(n - first)
 EOF
 }
 
+# ended_ok PID [FILE...]: the graph PID ends; its stderr ($T/err) and
+# FILEs shown; its status 0.
+ended_ok() {
+	local st=0
+
+	wait "$1" || st=$?
+	shift
+	cat "$T/err" "$@"
+	[ "$st" -eq 0 ]
+}
+
 # The number of records in pcap FILE.
 npkts() {
 	capinfos -T -r -c -M "$1" | cut -f2
@@ -80,9 +91,7 @@ reads_cleanly() {
 	done
 	sleep 0.2
 	snb-ctl pwf stop
-	st=0; wait $pid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $pid
 	n=$(seqs "$T/out.pcap")
 	[ "$n" -gt 0 ]
 	reads_cleanly "$T/out.pcap"
@@ -100,9 +109,7 @@ reads_cleanly() {
 	done
 	sleep 0.2
 	snb-ctl pwp stop
-	st=0; wait $pid || st=$?
-	cat "$T/err" "$T/td0"
-	[ "$st" -eq 0 ]
+	ended_ok $pid "$T/td0"
 	! grep -qi 'truncated\|error\|bogus' "$T/td0" || false
 	n=$(seqs "$T/out.pcap")
 	[ "$n" -gt 0 ]
@@ -120,9 +127,7 @@ reads_cleanly() {
 	done
 	sleep 0.2
 	snb-ctl pws stop
-	st=0; wait $pid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $pid
 	n=$(seqs "$T/out.pcap")
 	[ "$n" -gt 0 ]
 	reads_cleanly "$T/out.pcap"
@@ -146,9 +151,7 @@ reads_cleanly() {
 	done
 	cat <&5 >> "$T/out.pcap"
 	exec 5<&-
-	st=0; wait $pid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $pid
 	grep -q "^sink: $N packets.* 0 sequence errors, 0 lost" "$T/err"
 	seqs "$T/out.pcap" $N
 }
@@ -171,9 +174,7 @@ reads_cleanly() {
 	done
 	cat <&5 >> "$T/out.pcap"
 	exec 5<&-
-	st=0; wait $pid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $pid
 	[ "$(grep -c 'dropping records larger than 1500' "$T/err")" -le 1 ]
 	cmp "$T/base.pcap" "$T/out.pcap"
 }
@@ -192,9 +193,7 @@ reads_cleanly() {
 	chaos prs r swap "pcap-read $T/b.pcap"
 	cat <&5 >> "$T/out.pcap"
 	exec 5<&-
-	st=0; wait $pid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $pid
 	# 0 .. k-1 of a.pcap, then 0 .. N-1 of b.pcap, each once.
 	python3 - "$T/out.pcap" $N <<'EOF'
 import struct, sys
@@ -268,9 +267,7 @@ EOF
 	done
 	sleep 0.2
 	snb-ctl pwc stop
-	st=0; wait $pid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $pid
 	files=$(cd "$T" && ls | grep '^r\.pcap[0-9]*$' | sort -V)
 	[ "$(echo "$files" | wc -l)" -ge 2 ]
 	for f in $files; do reads_cleanly "$T/$f"; done
@@ -342,9 +339,7 @@ EOF
 	wait_for test -s "$T/f1"
 	sleep 0.3
 	snb-ctl pwc stop
-	st=0; wait $gpid || st=$?
-	cat "$T/err"
-	[ "$st" -eq 0 ]
+	ended_ok $gpid
 	# The FIFO's stream, then f1, hold 0, 1, 2 ... once each.
 	n=$(seqs "$T/out.pcap")
 	m=$(seqs "$T/f1" - "$n")
